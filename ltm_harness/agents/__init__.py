@@ -1,0 +1,45 @@
+"""Agent adapters, made from a spec string such as `retrieval`, `recent:2000`, `openai:gpt-4o-mini`."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ltm_harness.agents.base import Agent, AgentMessage, Reply
+from ltm_harness.errors import UserError
+
+# kind -> (module, class, one line of description)
+AGENT_KINDS: dict[str, tuple[str, str, str]] = {
+    "oracle": ("ltm_harness.agents.baselines", "OracleAgent", "calibration agent handed the expected answers; scores 1.0"),
+    "null": ("ltm_harness.agents.baselines", "NullAgent", "no memory: always answers \"I don't know.\"; scores about 0"),
+    "recent": ("ltm_harness.agents.baselines", "RecentAgent", "recent:N remembers only the last N tokens it was told and answers from them"),
+    "retrieval": ("ltm_harness.agents.baselines", "RetrievalAgent", "remembers everything it was told and answers with the best BM25 matches"),
+    "openai": ("ltm_harness.agents.openai_chat", "OpenAIChatAgent", "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
+    "http": ("ltm_harness.agents.http_agent", "HTTPAgent", "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol in the README)"),
+}
+
+
+def _kind(spec: str) -> str:
+    if spec.startswith(("http://", "https://")):
+        return "http"
+    return spec.split(":", 1)[0]
+
+
+def agent_factory(spec: str) -> Callable[[], Agent]:
+    """Check `spec` now and return a function that makes a fresh agent for it."""
+    kind = _kind(spec)
+    if kind not in AGENT_KINDS:
+        raise UserError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
+    if kind in ("oracle", "null", "retrieval") and spec != kind:
+        raise UserError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
+    module, cls_name, _ = AGENT_KINDS[kind]
+    cls = getattr(importlib.import_module(module), cls_name)
+    cls(spec)  # validates the spec (no network is touched when constructing)
+    return lambda: cls(spec)
+
+
+def make_agent(spec: str) -> Agent:
+    return agent_factory(spec)()
+
+
+__all__ = ["Agent", "AgentMessage", "Reply", "AGENT_KINDS", "agent_factory", "make_agent"]

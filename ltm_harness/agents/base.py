@@ -1,0 +1,51 @@
+"""The agent adapter interface: what the harness sends to an agent and what it gets back."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+
+class AgentMessage(BaseModel):
+    """One user message: its text, its virtual timestamp and its token count (derived from the text)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    timestamp: datetime
+    tokens: int
+
+
+class Reply(BaseModel):
+    """The agent's reply, with token usage and cost when the adapter knows them."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class Agent(ABC):
+    """An agent under test. Adapters are async; one instance holds one conversation."""
+
+    #: the oracle calibration agent is the only one handed the expected answers
+    is_oracle: bool = False
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        return self.spec
+
+    @abstractmethod
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        """Answer one user message. `oracle_hint` is only ever given to agents with is_oracle."""
+
+    async def reset(self) -> None:
+        """Forget the conversation (a new session starts)."""
+
+    async def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,77 @@
+"""Offline baseline agents that need no key: honest simple agents for calibration and comparison."""
+
+from __future__ import annotations
+
+from ltm_harness.agents.base import Agent, AgentMessage, Reply
+from ltm_harness.agents.lexical import LexicalMemory
+from ltm_harness.errors import UserError
+
+DONT_KNOW = "I don't know."
+
+
+class OracleAgent(Agent):
+    """Calibration: is handed what a perfect reply contains, and says it. Should score 1.0 everywhere."""
+
+    is_oracle = True
+    description = "calibration agent handed the expected answers; should score 1.0 on every dataset"
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        return Reply(text=oracle_hint or "OK.")
+
+
+class NullAgent(Agent):
+    """No memory at all: always says it does not know. Should score about 0."""
+
+    description = "no memory: always answers \"I don't know.\"; should score about 0"
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        return Reply(text=DONT_KNOW)
+
+
+class _MemoryAgent(Agent):
+    """Answers every message with the remembered sentences that match it best (or "OK.")."""
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        self.memory = LexicalMemory()
+
+    def _answer(self, message: AgentMessage) -> str:
+        query = message.text.strip().splitlines()[-1] if message.text.strip() else ""
+        found = self.memory.search(query)
+        return " ".join(u.text for u in found) if found else "OK."
+
+    def _trim(self) -> None:
+        """Forget what the agent cannot keep (unbounded by default)."""
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        text = self._answer(message)
+        self.memory.add(message.text, message.tokens)
+        self._trim()
+        return Reply(text=text)
+
+    async def reset(self) -> None:
+        self.memory = LexicalMemory()
+
+
+class RetrievalAgent(_MemoryAgent):
+    description = "remembers every sentence said and answers with the best BM25 matches"
+
+
+class RecentAgent(_MemoryAgent):
+    """Remembers only the last N tokens of what it was told."""
+
+    description = "recent:N remembers only the last N tokens and answers from them (lexical matching)"
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        _, _, arg = spec.partition(":")
+        try:
+            self.window = int(arg.replace("_", "").lower().removesuffix("k")) * (1000 if arg.lower().endswith("k") else 1)
+        except ValueError:
+            raise UserError(f"agent {spec!r}: write recent:N with N a number of tokens, e.g. recent:2000 or recent:8k") from None
+        if self.window <= 0:
+            raise UserError(f"agent {spec!r}: the window N must be a positive number of tokens")
+
+    def _trim(self) -> None:
+        while self.memory.tokens > self.window and self.memory.units:
+            self.memory.forget_oldest()

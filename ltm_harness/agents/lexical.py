@@ -1,0 +1,108 @@
+"""A lexical memory (BM25 over remembered sentences) used by the offline baseline agents."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her him his how i if in "
+    "into is it its me my of on or our please say she so that the their them then there these they this to "
+    "told tell us was we were what when where which who whom why will with would you your yours".split()
+)
+
+
+def terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+@dataclass(slots=True)
+class Unit:
+    uid: int
+    text: str
+    terms: Counter[str]
+    length: int
+    tokens: int
+
+
+class LexicalMemory:
+    """Remembered sentences with an incremental BM25 index; oldest units can be forgotten."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self) -> None:
+        self.units: dict[int, Unit] = {}
+        self._order: list[int] = []
+        self._head = 0
+        self._postings: dict[str, dict[int, int]] = {}
+        self._total_len = 0
+        self._next = 0
+        self.tokens = 0
+
+    def add(self, text: str, tokens: int) -> None:
+        """Remember a message, sentence by sentence; `tokens` is the message's count, shared out by length."""
+        parts = sentences(text)
+        total_chars = sum(len(p) for p in parts) or 1
+        for part in parts:
+            counts = Counter(terms(part))
+            unit = Unit(self._next, part, counts, max(sum(counts.values()), 1), max(1, round(tokens * len(part) / total_chars)))
+            self._next += 1
+            self.units[unit.uid] = unit
+            self._order.append(unit.uid)
+            self._total_len += unit.length
+            self.tokens += unit.tokens
+            for term, tf in counts.items():
+                self._postings.setdefault(term, {})[unit.uid] = tf
+
+    def forget_oldest(self) -> None:
+        uid = self._order[self._head]
+        self._head += 1
+        if self._head > 1024 and self._head * 2 > len(self._order):
+            self._order = self._order[self._head:]
+            self._head = 0
+        unit = self.units.pop(uid)
+        self._total_len -= unit.length
+        self.tokens -= unit.tokens
+        for term in unit.terms:
+            posting = self._postings[term]
+            del posting[uid]
+            if not posting:
+                del self._postings[term]
+
+    def search(self, query: str, min_relative: float = 0.3, limit: int = 5) -> list[Unit]:
+        """Units that match `query` well enough, in the order they were remembered."""
+        q_terms = set(terms(query))
+        n = len(self.units)
+        if not q_terms or not n:
+            return []
+        avg_len = self._total_len / n
+        scores: dict[int, float] = {}
+        best_possible = 0.0
+        for term in q_terms:
+            posting = self._postings.get(term)
+            df = len(posting) if posting else 0
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            best_possible += idf
+            if not posting:
+                continue
+            for uid, tf in posting.items():
+                length = self.units[uid].length
+                s = idf * tf * (self.K1 + 1) / (tf + self.K1 * (1 - self.B + self.B * length / avg_len))
+                scores[uid] = scores.get(uid, 0.0) + s
+        if not scores:
+            return []
+        top = max(scores.values())
+        if top < min_relative * best_possible:
+            return []
+        # Facts change over a conversation: of the good matches, keep the most recent ones.
+        keep = sorted(uid for uid, s in scores.items() if s >= 0.5 * top)[-limit:]
+        return [self.units[uid] for uid in keep]

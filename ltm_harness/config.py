@@ -1,0 +1,130 @@
+"""Run configuration: YAML shaped like the reference benchmark's, validated by pydantic."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ltm_harness.errors import UserError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+DEFAULT_CONFIG = CONFIG_DIR / "default.yml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunSection(_Strict):
+    run_name: str = "default"
+    seed: int = 0
+    incompatibilities: list[list[str]] = Field(default_factory=list)
+    isolated: bool = False
+    isolated_concurrency: int = Field(default=8, ge=1)
+    max_message_tokens: int = Field(default=4096, ge=256)
+    seconds_per_turn: float = Field(default=10.0, ge=0)
+    start_time: datetime = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
+    tokenizer: str = "cl100k_base"
+    agents: list[str] = Field(default_factory=list)
+    dataset_dirs: list[str] = Field(default_factory=list)
+    debug: bool = False  # accepted for configs written for the reference benchmark
+
+    @field_validator("incompatibilities")
+    @classmethod
+    def _pairs(cls, v: list[list[str]]) -> list[list[str]]:
+        for pair in v:
+            if len(pair) < 2:
+                raise ValueError("each entry must list at least two dataset names, e.g. [names, name_list]")
+        return v
+
+    @field_validator("start_time")
+    @classmethod
+    def _aware(cls, v: datetime) -> datetime:
+        return v if v.tzinfo else v.replace(tzinfo=timezone.utc)
+
+
+class DatasetDefaults(_Strict):
+    memory_span: int = Field(default=4000, ge=100)
+    dataset_examples: int = Field(default=1, ge=1)
+
+
+class DatasetEntry(_Strict):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    def common(self, defaults: DatasetDefaults) -> DatasetDefaults:
+        return DatasetDefaults(
+            memory_span=self.args.get("memory_span", defaults.memory_span),
+            dataset_examples=self.args.get("dataset_examples", defaults.dataset_examples),
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.args.items() if k not in ("memory_span", "dataset_examples")}
+
+
+class DatasetsSection(_Strict):
+    args: DatasetDefaults = Field(default_factory=DatasetDefaults)
+    datasets: list[DatasetEntry]
+
+
+class RunConfig(_Strict):
+    config: RunSection = Field(default_factory=RunSection)
+    datasets: DatasetsSection
+
+    def incompatible(self, a: str, b: str) -> bool:
+        if a == b:
+            return True
+        return any(a in pair and b in pair for pair in self.config.incompatibilities)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def describe_validation_error(source: str, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = _where(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return f"{source}: {where}: unknown field; remove it or fix its spelling"
+    if kind == "missing":
+        return f"{source}: {where}: required field is missing; add it"
+    return f"{source}: {where}: {err['msg']} (got {err.get('input')!r}); fix the value"
+
+
+def resolve_config_path(name: str) -> Path:
+    """A path, or the name of a shipped config in configs/ (with or without .yml)."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    for candidate in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.yml"):
+        if candidate.is_file():
+            return candidate
+    shipped = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yml")))
+    raise UserError(f"config {name!r} not found; give a YAML file path or one of the shipped configs: {shipped}")
+
+
+def load_config(name: str | Path) -> RunConfig:
+    path = resolve_config_path(str(name))
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise UserError(f"{path}: not valid YAML{at}; fix the syntax") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file; give a YAML config") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: the config must be a mapping with `config` and `datasets` sections")
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(str(path), exc)) from None

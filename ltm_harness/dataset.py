@@ -1,0 +1,124 @@
+"""`DatasetInterface`: how a dataset generates its tests, runs them and scores them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ltm_harness.example import TestExample, Wait, spread_waits
+from ltm_harness.program import Heard, TestContext, TestOutcome
+
+CallbackResult = tuple[float, float, list[str], bool]
+MAX_CALLBACK_TURNS = 2000
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetInterface:
+    """Base class of every dataset.
+
+    Subclasses set `name`, `description`, optionally `reset_message` and a pydantic `Params`
+    model for their config args, and implement `generate_examples`. Scoring is either
+    `evaluate_correct` (after the test's questions are answered) or, for tests with
+    `uses_callback`, `continual_evaluation_callback` (after every turn once the test asked its
+    last line). Tests whose script must be decided during the conversation override `run`.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    reset_message: ClassVar[str] = ""
+    Params: ClassVar[type[BaseModel]] = NoParams
+
+    def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
+        self.memory_span = int(memory_span)
+        self.seed = int(seed)
+        self.params = self.Params(**params)
+        # Seeded by a string: stable across processes and Python hash seeds.
+        self.rng = random.Random(f"ltm-harness:{self.seed}:{self.name}")
+
+    # -- generation -----------------------------------------------------------------------
+    def generate_examples(self, num_examples: int) -> list[TestExample]:
+        raise NotImplementedError(f"dataset {self.name!r} does not implement generate_examples")
+
+    def make_example(
+        self,
+        index: int,
+        script: list[str],
+        is_question: list[bool],
+        expected_responses: list[Any],
+        *,
+        waits: list[Wait] | None = None,
+        oracle_answers: list[str] | None = None,
+        **fields: Any,
+    ) -> TestExample:
+        """A TestExample of this dataset; waits default to lines spread over 90% of the span."""
+        return TestExample(
+            dataset_name=self.name,
+            example_id=str(index),
+            script=script,
+            is_question=is_question,
+            waits=waits if waits is not None else spread_waits(len(script)),
+            expected_responses=expected_responses,
+            oracle_answers=oracle_answers or [],
+            **fields,
+        )
+
+    # -- scoring --------------------------------------------------------------------------
+    def evaluate_correct(
+        self, questions: list[str], responses: list[str], expected_answers: list[Any]
+    ) -> tuple[float, float, list[str]]:
+        raise NotImplementedError(f"dataset {self.name!r} does not implement evaluate_correct")
+
+    def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:
+        """Called with the turns since the test's last line (that turn first) after every turn.
+
+        Returns (score, max_score, reasons, deregister); the test ends when deregister is True.
+        """
+        raise NotImplementedError(f"dataset {self.name!r} uses callbacks but has no continual_evaluation_callback")
+
+    def oracle_hint(self, example: TestExample, log: list[Heard]) -> str | None:
+        """For callback tests: what the *next* reply must contain to be perfect (oracle only)."""
+        return None
+
+    def answer_statement_idx(self, example: TestExample) -> tuple[int, int] | None:
+        """(script line, character index) after which nothing relevant to the answer is said.
+
+        Default: the end of the last statement before the first question.
+        """
+        first_q = example.is_question.index(True) if True in example.is_question else len(example.script)
+        for i in range(first_q - 1, -1, -1):
+            if not example.is_question[i]:
+                return i, len(example.script[i])
+        return None
+
+    # -- running ----------------------------------------------------------------------------
+    async def run(self, example: TestExample, ctx: TestContext) -> TestOutcome:
+        """The default program: say the script with its waits, then score it."""
+        answers = iter(example.oracle_answers)
+        last = len(example.script) - 1
+        for i, (line, is_q, wait) in enumerate(zip(example.script, example.is_question, example.waits)):
+            if is_q:
+                await ctx.ask(line, oracle=next(answers, None))
+            else:
+                await ctx.say(line)
+            if i < last:
+                await ctx.wait(wait.tokens, wait.time, wait.percentage_finished)
+        if example.uses_callback:
+            return await self._watch(example, ctx)
+        score, max_score, reasons = self.evaluate_correct(ctx.questions, ctx.responses, example.expected_responses)
+        return TestOutcome(score, max_score, list(reasons))
+
+    async def _watch(self, example: TestExample, ctx: TestContext) -> TestOutcome:
+        log: list[Heard] = [ctx.last_heard]
+        for _ in range(MAX_CALLBACK_TURNS):
+            score, max_score, reasons, deregister = self.continual_evaluation_callback(example, log)
+            if deregister:
+                ctx.expect_in_next_reply(None)
+                return TestOutcome(score, max_score, list(reasons))
+            ctx.expect_in_next_reply(self.oracle_hint(example, log))
+            log.append(await ctx.next_turn())
+        return TestOutcome(0.0, 1.0, [f"the callback did not finish within {MAX_CALLBACK_TURNS} turns"], unscored=True)

@@ -1,0 +1,79 @@
+"""Test definitions on disk: generated once from the seed, saved as JSON, reused by later runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ltm_harness.dataset import DatasetInterface
+from ltm_harness.errors import UserError
+from ltm_harness.example import DEFINITION_FORMAT, TestExample
+
+
+class Manifest(BaseModel):
+    format: int = DEFINITION_FORMAT
+    fingerprint: str
+    tests: list[str]
+
+
+def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
+    spec = [
+        {"name": d.name, "span": d.memory_span, "seed": d.seed, "params": d.params.model_dump(mode="json"), "n": n}
+        for d, n in datasets
+    ]
+    blob = json.dumps({"format": DEFINITION_FORMAT, "datasets": spec}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _path(folder: Path, example: TestExample) -> Path:
+    return folder / example.dataset_name / f"{example.example_id}.def.json"
+
+
+def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
+    """The examples of every dataset: read from `folder` if made by the same config, else generated and saved."""
+    fp = fingerprint(datasets)
+    manifest_path = folder / "manifest.json"
+    if manifest_path.is_file():
+        try:
+            manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        except ValidationError:
+            raise UserError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
+        if manifest.format > DEFINITION_FORMAT:
+            raise UserError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
+                            f"understands ({DEFINITION_FORMAT}); upgrade ltm-harness")
+        if manifest.fingerprint == fp:
+            return _read_all(folder, manifest, datasets)
+    generated: dict[str, list[TestExample]] = {}
+    names = []
+    for dataset, n in datasets:
+        examples = dataset.generate_examples(n)
+        if len(examples) != n:
+            raise UserError(f"dataset {dataset.name!r} generated {len(examples)} examples instead of {n}; fix its generate_examples")
+        generated[dataset.name] = examples
+        for ex in examples:
+            path = _path(folder, ex)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(ex.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            names.append(ex.unique_id)
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(Manifest(fingerprint=fp, tests=names).model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return generated
+
+
+def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
+    out: dict[str, list[TestExample]] = {d.name: [] for d, _ in datasets}
+    for uid in manifest.tests:
+        dataset_name, example_id = uid.split("/", 1)
+        path = folder / dataset_name / f"{example_id}.def.json"
+        try:
+            out[dataset_name].append(TestExample.model_validate_json(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise UserError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            raise UserError(f"{path}: {where}: {err['msg']}; fix the definition or delete the folder to regenerate") from None
+    return out

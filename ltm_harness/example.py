@@ -1,0 +1,88 @@
+"""The scripted test: `TestExample` and its `Wait`s, as JSON definitions (pydantic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFINITION_FORMAT = 1
+
+
+class Wait(BaseModel):
+    """What must pass after a script line before the test's next line is said.
+
+    All given conditions must hold: `tokens` of conversation since the line was said, `time`
+    seconds of virtual time since the line was said, and `percentage_finished` of the dataset's
+    memory span since the test's first line.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int = Field(default=0, ge=0)
+    time: float = Field(default=0.0, ge=0)
+    percentage_finished: float = Field(default=0.0, ge=0, le=100)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.tokens or self.time or self.percentage_finished)
+
+
+class TestExample(BaseModel):
+    """One test: lines said to the agent (some of them questions), waits, expected answers."""
+
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False  # not a pytest class
+
+    format: int = DEFINITION_FORMAT
+    dataset_name: str
+    example_id: str
+    description: str = ""
+    script: list[str]
+    is_question: list[bool]
+    waits: list[Wait] = Field(default_factory=list)
+    expected_responses: list[Any] = Field(default_factory=list)
+    uses_callback: bool = False
+    is_temporal: bool = False
+    can_be_interleaved: bool = True
+    # The answer a perfect agent gives to each question (for the oracle calibration agent only).
+    oracle_answers: list[str] = Field(default_factory=list)
+    # Dataset-specific data the test program or evaluator needs; never shown to the agent.
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> "TestExample":
+        n = len(self.script)
+        if n == 0:
+            raise ValueError("script is empty; a test needs at least one line")
+        if len(self.is_question) != n:
+            raise ValueError(f"is_question has {len(self.is_question)} entries but script has {n} lines")
+        if not self.waits:
+            self.waits = [Wait() for _ in range(n)]
+        elif len(self.waits) != n:
+            raise ValueError(f"waits has {len(self.waits)} entries but script has {n} lines")
+        if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
+            raise ValueError("oracle_answers needs one entry per question")
+        return self
+
+    @property
+    def questions(self) -> list[str]:
+        return [line for line, q in zip(self.script, self.is_question) if q]
+
+    @property
+    def unique_id(self) -> str:
+        return f"{self.dataset_name}/{self.example_id}"
+
+
+def spread_waits(num_lines: int, until_percent: float = 90.0) -> list[Wait]:
+    """Waits that spread `num_lines` lines over the span, the last one said at `until_percent`.
+
+    Line i+1 is said once (i+1) * until_percent / (num_lines - 1) percent of the span has passed
+    since the test started; the last line has no wait after it.
+    """
+    if num_lines <= 1:
+        return [Wait() for _ in range(num_lines)]
+    step = until_percent / (num_lines - 1)
+    waits = [Wait(percentage_finished=round((i + 1) * step, 6)) for i in range(num_lines - 1)]
+    waits.append(Wait())
+    return waits

@@ -1,0 +1,138 @@
+"""Neutral filler that fills information gaps: arithmetic practice questions built from templates.
+
+Filler must never mention names, colours, places, items, times or anything a test asks about, so
+it is made only of numbers and arithmetic words. Each message is a short instruction, worked
+question/answer lines and a final open question; the agent is asked for a short JSON reply.
+
+Every line is counted once, when the seeded pool is built. A message's token count is the sum of
+its parts' counts: each part ends with a newline and the next starts with a letter, so the
+tokenizer never merges across parts (tests check this against a full count).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from ltm_harness.tokens import Tokenizer
+
+HEADER = 'Arithmetic practice. Read the worked examples, then reply only with the answer to the last question as JSON, like {"answer": 12}.\n'
+POOL_LINES = 1200
+POOL_FINALS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class FillerMessage:
+    text: str
+    tokens: int
+    expected_reply: str
+
+
+def _is_prime(n: int) -> bool:
+    return n > 1 and all(n % p for p in range(2, math.isqrt(n) + 1))
+
+
+def _qa(rng: random.Random) -> tuple[str, str]:
+    """One arithmetic question and its answer, from a seeded template."""
+    a, b = rng.randint(2, 99), rng.randint(2, 99)
+    kind = rng.randrange(11)
+    if kind == 0:
+        return f"What is {a} plus {b}?", str(a + b)
+    if kind == 1:
+        return f"What is {a + b} minus {b}?", str(a)
+    if kind == 2:
+        return f"What is {a} times {b}?", str(a * b)
+    if kind == 3:
+        return f"What is {a * b} divided by {b}?", str(a)
+    if kind == 4:
+        return f"What is the remainder when {a * 7 + b} is divided by {a}?", str((a * 7 + b) % a)
+    if kind == 5:
+        n = rng.randint(2, 400)
+        return f"Is {n} a prime number?", "yes" if _is_prime(n) else "no"
+    if kind == 6:
+        return f"What is {a} squared?", str(a * a)
+    if kind == 7:
+        sides = rng.randint(3, 20)
+        return f"How many sides has a polygon whose interior angles add up to {180 * (sides - 2)} degrees?", str(sides)
+    if kind == 8:
+        p, x = rng.choice((10, 20, 25, 50, 75)), rng.randint(1, 40) * 20
+        return f"What is {p} percent of {x}?", str(p * x // 100)
+    if kind == 9:
+        return f"What is the greatest common divisor of {a * 6} and {b * 6}?", str(math.gcd(a * 6, b * 6))
+    n = rng.randint(100, 99999)
+    return f"What is the sum of the digits of {n}?", str(sum(int(d) for d in str(n)))
+
+
+class FillerGenerator:
+    """Makes filler messages of a requested token size, deterministically from a seed."""
+
+    def __init__(self, tokenizer: Tokenizer, seed: int = 0, max_tokens: int = 4096) -> None:
+        rng = random.Random(f"ltm-harness-filler:{seed}")
+        self._rng = rng
+        self.max_tokens = max_tokens
+        self._header_tokens = tokenizer.count(HEADER)
+        self._lines: list[tuple[str, int]] = []
+        for _ in range(POOL_LINES):
+            q, a = _qa(rng)
+            line = f"Q: {q} A: {a}.\n"
+            self._lines.append((line, tokenizer.count(line)))
+        self._finals_by_size: dict[int, list[tuple[str, str]]] = {}
+        for _ in range(POOL_FINALS):
+            q, a = _qa(rng)
+            text = f"Q: {q}"
+            self._finals_by_size.setdefault(tokenizer.count(text), []).append((text, a))
+        self._lines_by_size: dict[int, list[str]] = {}
+        for line, n in self._lines:
+            self._lines_by_size.setdefault(n, []).append(line)
+        self._final_sizes = sorted(self._finals_by_size)
+        self._cursor = 0
+        self.min_tokens = self._header_tokens + self._final_sizes[0]
+        if max_tokens < self.min_tokens + max(n for _, n in self._lines) * 2:
+            raise ValueError(f"filler max_message_tokens={max_tokens} is too small; use at least {self.min_tokens + 64}")
+
+    def _next_line(self) -> tuple[str, int]:
+        if self._cursor == 0:
+            self._rng.shuffle(self._lines)
+        line = self._lines[self._cursor]
+        self._cursor = (self._cursor + 1) % len(self._lines)
+        return line
+
+    def make(self, target_tokens: int) -> FillerMessage:
+        """A filler message of as close to `target_tokens` tokens as possible (within the bounds)."""
+        target = max(self.min_tokens, min(int(target_tokens), self.max_tokens))
+        remaining = target - self._header_tokens
+        parts = [HEADER]
+        used = self._header_tokens
+        max_final = self._final_sizes[-1]
+        max_line = max(self._lines_by_size)
+        while remaining > max_final + max_line:
+            line, n = self._next_line()
+            parts.append(line)
+            used += n
+            remaining -= n
+        # Close the gap: up to two sized lines plus a sized final question, exact where the pool allows.
+        extra, final_size = self._fit(remaining)
+        for size in extra:
+            parts.append(self._rng.choice(self._lines_by_size[size]))
+            used += size
+        question, answer = self._rng.choice(self._finals_by_size[final_size])
+        parts.append(question)
+        used += final_size
+        return FillerMessage("".join(parts), used, f'{{"answer": "{answer}"}}')
+
+    def _fit(self, tokens: int) -> tuple[tuple[int, ...], int]:
+        best: tuple[int, tuple[int, ...], int] | None = None
+        line_sizes = [()] + [(s,) for s in self._lines_by_size] + [
+            (a, b) for a in self._lines_by_size for b in self._lines_by_size if a <= b
+        ]
+        for extra in line_sizes:
+            rest = tokens - sum(extra)
+            final = min(self._final_sizes, key=lambda s: (abs(rest - s), s))
+            err = abs(rest - final)
+            if best is None or err < best[0]:
+                best = (err, extra, final)
+                if err == 0:
+                    break
+        assert best is not None
+        return best[1], best[2]

@@ -1,0 +1,74 @@
+"""Finding datasets: the built-in `datasets/` folder and any user folders, loaded by file path.
+
+Dataset modules are loaded under the private package name `ltm_harness_datasets`, never as a
+top-level `datasets` package, so they cannot clash with HuggingFace `datasets` in one process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+from ltm_harness.dataset import DatasetInterface
+from ltm_harness.errors import UserError
+
+PACKAGE = "ltm_harness_datasets"
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "datasets"
+
+
+def _package() -> types.ModuleType:
+    pkg = sys.modules.get(PACKAGE)
+    if pkg is None:
+        pkg = types.ModuleType(PACKAGE)
+        pkg.__path__ = []  # a namespace for the loaded dataset modules
+        sys.modules[PACKAGE] = pkg
+    return pkg
+
+
+def _load_module(path: Path) -> types.ModuleType:
+    name = f"{PACKAGE}.{path.stem}"
+    loaded = sys.modules.get(name)
+    if loaded is not None and getattr(loaded, "__file__", None) == str(path):
+        return loaded
+    _package()
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UserError(f"{path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise UserError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the dataset module") from exc
+    return module
+
+
+def discover(extra_dirs: list[Path] | None = None) -> dict[str, type[DatasetInterface]]:
+    """All dataset classes by name: built-ins first, then user folders (which may not reuse a name)."""
+    found: dict[str, type[DatasetInterface]] = {}
+    origin: dict[str, Path] = {}
+    for folder in [BUILTIN_DIR, *(extra_dirs or [])]:
+        if not folder.is_dir():
+            raise UserError(f"dataset folder {folder} does not exist; check the path")
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            module = _load_module(path)
+            for obj in vars(module).values():
+                if (isinstance(obj, type) and issubclass(obj, DatasetInterface) and obj.name
+                        and obj.__module__ == module.__name__):
+                    if obj.name in found and origin[obj.name] != path:
+                        raise UserError(f"{path}: dataset name {obj.name!r} is already used by {origin[obj.name]}; rename one")
+                    found[obj.name] = obj
+                    origin[obj.name] = path
+    return found
+
+
+def get_dataset_class(name: str, registry: dict[str, type[DatasetInterface]]) -> type[DatasetInterface]:
+    try:
+        return registry[name]
+    except KeyError:
+        raise UserError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(registry))}") from None

@@ -1,0 +1,124 @@
+"""Result models: per test, per dataset, per agent, per run."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+RESULTS_FORMAT = 1
+
+
+class GapMeasure(BaseModel):
+    """Tokens between the end of the answer statement and a question: what the waits asked for and what happened."""
+
+    line: int  # the question's message index in the test
+    target_tokens: int | None  # None in isolated mode, where waits on tokens are not honoured
+    achieved_tokens: int
+
+    @property
+    def relative_error(self) -> float | None:
+        if not self.target_tokens:
+            return None
+        return (self.achieved_tokens - self.target_tokens) / self.target_tokens
+
+
+class TestResult(BaseModel):
+    __test__ = False
+
+    dataset: str
+    example_id: str
+    status: Literal["ok", "unscored", "errored"]
+    score: float
+    max_score: float
+    reasons: list[str]
+    questions: list[str]
+    responses: list[str]
+    expected: list[Any]
+    memory_span: int
+    gaps: list[GapMeasure] = Field(default_factory=list)
+    start_turn: int
+    end_turn: int
+    tokens: int  # conversation tokens from the test's first line to its end
+
+    @property
+    def normalized(self) -> float:
+        return self.score / self.max_score if self.max_score > 0 else 0.0
+
+    @property
+    def target_gap(self) -> int | None:
+        targets = [g.target_tokens for g in self.gaps if g.target_tokens is not None]
+        return max(targets) if targets else None
+
+    @property
+    def achieved_gap(self) -> int | None:
+        return max((g.achieved_tokens for g in self.gaps), default=None)
+
+
+class DatasetSummary(BaseModel):
+    dataset: str
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float  # mean normalised score of scored tests
+    std: float
+    target_gap: float | None
+    achieved_gap: float | None
+
+
+class AgentSummary(BaseModel):
+    agent: str
+    benchmark_score: float  # sum over datasets of the mean normalised score
+    max_benchmark_score: int
+    ltm_score: float  # mean achieved gap of the perfectly answered tests (0 if none)
+    datasets: list[DatasetSummary]
+    turns: int
+    filler_turns: int
+    conversation_tokens: int
+    agent_prompt_tokens: int
+    agent_completion_tokens: int
+    cost_usd: float
+    wall_seconds: float
+
+
+class RunSummary(BaseModel):
+    format: int = RESULTS_FORMAT
+    run_name: str
+    seed: int
+    isolated: bool
+    agents: list[AgentSummary]
+
+
+def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> AgentSummary:
+    by_dataset: dict[str, list[TestResult]] = {}
+    for r in results:
+        by_dataset.setdefault(r.dataset, []).append(r)
+    datasets = []
+    for name in sorted(by_dataset):
+        rs = by_dataset[name]
+        scored = [r for r in rs if r.status != "unscored"]
+        values = [r.normalized if r.status == "ok" else 0.0 for r in scored]
+        targets = [r.target_gap for r in rs if r.target_gap is not None]
+        achieved = [r.achieved_gap for r in rs if r.achieved_gap is not None]
+        datasets.append(DatasetSummary(
+            dataset=name,
+            tests=len(rs),
+            scored=len(scored),
+            unscored=sum(r.status == "unscored" for r in rs),
+            errored=sum(r.status == "errored" for r in rs),
+            score=statistics.fmean(values) if values else 0.0,
+            std=statistics.pstdev(values) if len(values) > 1 else 0.0,
+            target_gap=statistics.fmean(targets) if targets else None,
+            achieved_gap=statistics.fmean(achieved) if achieved else None,
+        ))
+    perfect = [r.achieved_gap for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
+    return AgentSummary(
+        agent=agent,
+        benchmark_score=sum(d.score for d in datasets),
+        max_benchmark_score=len(datasets),
+        ltm_score=statistics.fmean(perfect) if perfect else 0.0,
+        datasets=datasets,
+        **stats,
+    )

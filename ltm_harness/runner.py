@@ -1,0 +1,163 @@
+"""A whole run: datasets -> definitions -> one session per agent (concurrently) -> results on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from pydantic import ValidationError
+
+from ltm_harness.agents import Agent, agent_factory
+from ltm_harness.config import RunConfig
+from ltm_harness.dataset import DatasetInterface
+from ltm_harness.definitions import load_or_generate
+from ltm_harness.errors import UserError
+from ltm_harness.events import EventLog
+from ltm_harness.example import TestExample
+from ltm_harness.filler import FillerGenerator
+from ltm_harness.registry import discover, get_dataset_class
+from ltm_harness.results import AgentSummary, RunSummary, TestResult, summarize_agent
+from ltm_harness.session import Session, SessionSettings
+from ltm_harness.tokens import get_tokenizer
+
+RESULTS_ROOT = Path("results")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+
+
+@dataclass
+class PreparedRun:
+    config: RunConfig
+    datasets: list[tuple[DatasetInterface, int]]
+    examples: dict[str, list[TestExample]]
+    run_dir: Path
+
+    def interleaved(self) -> list[tuple[DatasetInterface, TestExample]]:
+        """Tests in start order: the first example of every dataset, then the second, and so on."""
+        out = []
+        depth = max((len(v) for v in self.examples.values()), default=0)
+        for i in range(depth):
+            for dataset, _ in self.datasets:
+                exs = self.examples[dataset.name]
+                if i < len(exs):
+                    out.append((dataset, exs[i]))
+        return out
+
+
+def build_datasets(cfg: RunConfig, source: str = "config") -> list[tuple[DatasetInterface, int]]:
+    registry = discover([Path(d) for d in cfg.config.dataset_dirs])
+    built = []
+    seen = set()
+    for i, entry in enumerate(cfg.datasets.datasets):
+        cls = get_dataset_class(entry.name, registry)
+        if entry.name in seen:
+            raise UserError(f"{source}: datasets.datasets[{i}]: dataset {entry.name!r} is listed twice; list it once")
+        seen.add(entry.name)
+        try:
+            common = entry.common(cfg.datasets.args)
+            dataset = cls(memory_span=common.memory_span, seed=cfg.config.seed, **entry.params)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            fix = "remove it or fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
+            raise UserError(f"{source}: datasets.datasets[{i}].args.{where}: {err['msg']}; {fix}") from None
+        built.append((dataset, common.dataset_examples))
+    if not built:
+        raise UserError(f"{source}: datasets.datasets is empty; list at least one dataset")
+    return built
+
+
+def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config") -> PreparedRun:
+    datasets = build_datasets(cfg, source)
+    run_dir = results_root / slug(cfg.config.run_name)
+    examples = load_or_generate(run_dir / "definitions", datasets)
+    return PreparedRun(cfg, datasets, examples, run_dir)
+
+
+@dataclass
+class AgentRun:
+    spec: str
+    results: list[TestResult]
+    summary: AgentSummary
+
+
+async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
+                    on_turn: Callable[[Session], None] | None = None) -> AgentRun:
+    cfg = prepared.config.config
+    tokenizer = get_tokenizer(cfg.tokenizer)
+    agent_dir = prepared.run_dir / slug(spec)
+    tests = prepared.interleaved()
+    started = time.perf_counter()
+    sessions: list[Session] = []
+
+    def settings(session_id: str) -> SessionSettings:
+        return SessionSettings(
+            agent_name=spec, session_id=session_id, start_time=cfg.start_time, seconds_per_turn=cfg.seconds_per_turn,
+            isolated=cfg.isolated, incompatible=prepared.config.incompatible,
+        )
+
+    if not cfg.isolated:
+        agent = make()
+        log = EventLog(agent_dir / "events.jsonl")
+        session = Session(agent, tests, tokenizer, FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens), log,
+                          settings("main"), on_turn)
+        sessions.append(session)
+        try:
+            results = await session.run()
+        finally:
+            log.close()
+            await agent.close()
+    else:
+        limit = asyncio.Semaphore(cfg.isolated_concurrency)
+
+        async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
+            async with limit:
+                agent = make()
+                sid = slug(f"{example.dataset_name}__{example.example_id}")
+                log = EventLog(agent_dir / "events" / f"{sid}.jsonl")
+                session = Session(agent, [(dataset, example)], tokenizer, None, log, settings(sid), on_turn)
+                sessions.append(session)
+                try:
+                    return await session.run()
+                finally:
+                    log.close()
+                    await agent.close()
+
+        parts = await asyncio.gather(*(one(d, e) for d, e in tests))
+        results = [r for part in parts for r in part]
+    wall = time.perf_counter() - started
+    summary = summarize_agent(
+        spec, results,
+        turns=sum(s.turns for s in sessions),
+        filler_turns=sum(s.filler_turns for s in sessions),
+        conversation_tokens=sum(s.pos for s in sessions),
+        agent_prompt_tokens=sum(s.agent_prompt_tokens for s in sessions),
+        agent_completion_tokens=sum(s.agent_completion_tokens for s in sessions),
+        cost_usd=sum(s.cost_usd for s in sessions),
+        wall_seconds=round(wall, 3),
+    )
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "results.json").write_text(
+        "[\n" + ",\n".join(r.model_dump_json() for r in results) + "\n]\n", encoding="utf-8")
+    (agent_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return AgentRun(spec, results, summary)
+
+
+async def run_all(prepared: PreparedRun, agent_specs: list[str],
+                  on_turn: Callable[[Session], None] | None = None) -> RunSummary:
+    if not agent_specs:
+        raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
+    if len(set(agent_specs)) != len(agent_specs):
+        raise UserError("an agent is given twice; give each -a once")
+    factories = {spec: agent_factory(spec) for spec in agent_specs}
+    runs = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs))
+    cfg = prepared.config.config
+    summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated, agents=[r.summary for r in runs])
+    (prepared.run_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return summary

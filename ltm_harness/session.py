@@ -1,0 +1,370 @@
+"""One conversation with one agent: the scheduler that interleaves test programs, sends filler,
+moves the virtual clock, records every turn and measures information gaps.
+
+Order is decided only by the state of the conversation (never by event-loop timing):
+1. tests whose waits are over are resumed; a ready line is said, the earliest-ready first;
+2. else a queued test is started if it is compatible with the running ones, the conversation's
+   token load allows it, and its first line fits before any waiting test's wake-up point;
+3. else, when a test has enough tokens but waits on time, the virtual clock jumps;
+4. else filler sized to reach the nearest wake-up point is sent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Callable, Literal
+
+from ltm_harness.agents.base import Agent, AgentMessage
+from ltm_harness.clock import VirtualClock
+from ltm_harness.dataset import DatasetInterface
+from ltm_harness.events import ClockJump, EventLog, SessionEnd, SessionStart, TestEnd, TestStart, TurnEvent
+from ltm_harness.example import TestExample
+from ltm_harness.filler import FillerGenerator
+from ltm_harness.program import Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome, WaitFor
+from ltm_harness.results import GapMeasure, TestResult
+from ltm_harness.tokens import Tokenizer
+
+INTRO = (
+    "Hello. This will be a long conversation with many topics; I will sometimes come back to things "
+    "I told you much earlier. Please answer briefly and follow any instructions I give you."
+)
+MAX_LOAD = 0.5  # at most this share of a span may be taken by the running tests' own lines and replies
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    turn: int
+    pos: int
+    planned: int  # offset from the test's start that its waits asked for
+    tokens: int
+    reply_tokens: int
+    time: datetime
+    text: str
+    is_question: bool
+
+
+@dataclass
+class SessionSettings:
+    agent_name: str
+    session_id: str
+    start_time: datetime
+    seconds_per_turn: float = 10.0
+    isolated: bool = False
+    intro: str | None = INTRO
+    incompatible: Callable[[str, str], bool] = lambda a, b: a == b
+
+
+class TestRun:
+    """The state of one test inside the conversation."""
+
+    __test__ = False
+
+    def __init__(self, session: "Session", order: int, dataset: DatasetInterface, example: TestExample,
+                 line_tokens: dict[str, int]) -> None:
+        self.session = session
+        self.order = order
+        self.dataset = dataset
+        self.example = example
+        self.span = dataset.memory_span
+        self.line_tokens = line_tokens
+        self.ctx = TestContext(self)
+        self.driver = ProgramDriver(self._program())
+        self.pending: Request | None = None
+        self.ready_seq = 0
+        self.messages: list[MessageRecord] = []
+        self.start_pos = 0
+        self.start_turn = 0
+        self.plan_cursor = 0
+        self.wake_pos = 0
+        self.wake_time: datetime | None = None
+        self.oracle_suffix: str | None = None
+        self.end_pos = 0
+
+    async def _program(self) -> TestOutcome:
+        outcome = await self.dataset.run(self.example, self.ctx)
+        if self.dataset.reset_message:
+            await Say(self.dataset.reset_message, False, "reset")
+        return outcome
+
+    def count(self, text: str) -> int:
+        n = self.line_tokens.get(text)
+        if n is None:
+            n = self.session.tokenizer.count(text)
+        return n
+
+    def wait_tokens_met(self, pos: int) -> bool:
+        return pos >= self.wake_pos
+
+    def wait_time_met(self, now: datetime) -> bool:
+        return self.wake_time is None or now >= self.wake_time
+
+
+class Session:
+    def __init__(
+        self,
+        agent: Agent,
+        tests: list[tuple[DatasetInterface, TestExample]],
+        tokenizer: Tokenizer,
+        filler: FillerGenerator | None,
+        log: EventLog,
+        settings: SessionSettings,
+        on_turn: Callable[["Session"], None] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.tokenizer = tokenizer
+        self.filler = filler
+        self.log = log
+        self.settings = settings
+        self.clock = VirtualClock(settings.start_time, settings.seconds_per_turn)
+        self.on_turn = on_turn
+        self.queue = list(tests)
+        self.total_tests = len(tests)
+        self.running: list[TestRun] = []
+        self.results: list[TestResult] = []
+        self.pos = 0
+        self.turns = 0
+        self.filler_turns = 0
+        self._seq = 0
+        self._orders = 0
+        self._reply_est = 16.0
+        self._filler_reply_est = 8.0
+        self._n_test_replies = 0
+        self._n_filler_replies = 0
+        self.cost_usd = 0.0
+        self.agent_prompt_tokens = 0
+        self.agent_completion_tokens = 0
+        self._line_tokens: dict[str, dict[str, int]] = {}
+
+    # -- the loop ---------------------------------------------------------------------------
+    async def run(self) -> list[TestResult]:
+        s = self.settings
+        self.log.write(SessionStart(agent=s.agent_name, session=s.session_id, time=self.clock.now,
+                                    tokenizer=self.tokenizer.encoding_name))
+        if s.intro:
+            await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
+        while True:
+            await self._settle()
+            ready = [r for r in self.running if isinstance(r.pending, Say)]
+            if ready:
+                await self._say(min(ready, key=lambda r: r.ready_seq))
+                continue
+            if await self._start_next():
+                continue
+            if not self.running:
+                break
+            if self._jump_clock():
+                continue
+            await self._send_filler()
+        self.log.write(SessionEnd(turns=self.turns, pos=self.pos, time=self.clock.now))
+        return self.results
+
+    async def _settle(self) -> None:
+        """Resume tests whose waits are over until each has a line to say or an unmet wait."""
+        changed = True
+        while changed:
+            changed = False
+            for run in list(self.running):
+                if isinstance(run.pending, WaitFor) and self._wait_met(run):
+                    await self._step(run, None)
+                    changed = True
+
+    def _wait_met(self, run: TestRun) -> bool:
+        if self.settings.isolated:
+            return run.wait_time_met(self.clock.now)
+        return run.wait_tokens_met(self.pos) and run.wait_time_met(self.clock.now)
+
+    async def _step(self, run: TestRun, value: object) -> None:
+        request = await run.driver.step(value)
+        run.pending = request
+        if request is None:
+            self._finish(run)
+        elif isinstance(request, Say):
+            self._seq += 1
+            run.ready_seq = self._seq
+        elif isinstance(request, WaitFor):
+            self._set_wait(run, request)
+
+    def _set_wait(self, run: TestRun, w: WaitFor) -> None:
+        last = run.messages[-1] if run.messages else None
+        base_pos = last.pos if last else self.pos
+        base_time = last.time if last else self.clock.now
+        base_plan = last.planned if last else 0
+        pct_offset = math.ceil(w.percentage_finished * run.span / 100) if w.percentage_finished else 0
+        run.wake_pos = max(base_pos + w.tokens, run.start_pos + pct_offset)
+        run.wake_time = base_time + timedelta(seconds=w.time) if w.time else None
+        run.plan_cursor = max(run.plan_cursor, base_plan + w.tokens, pct_offset)
+
+    # -- starting tests -----------------------------------------------------------------------
+    def _compatible(self, dataset: DatasetInterface, example: TestExample) -> bool:
+        if self.running and (not example.can_be_interleaved or any(not r.example.can_be_interleaved for r in self.running)):
+            return False
+        return not any(self.settings.incompatible(dataset.name, r.dataset.name) for r in self.running)
+
+    def _line_counts(self, example: TestExample) -> dict[str, int]:
+        counts = self._line_tokens.get(example.unique_id)
+        if counts is None:
+            counts = {line: self.tokenizer.count(line) for line in example.script}
+            self._line_tokens[example.unique_id] = counts
+        return counts
+
+    def _load(self, example: TestExample, span: int) -> float:
+        counts = self._line_counts(example)
+        own = sum(counts[line] for line in example.script) + len(example.script) * self._reply_est
+        return own / max(span, 1)
+
+    def _headroom(self) -> float:
+        room = math.inf
+        for r in self.running:
+            if isinstance(r.pending, WaitFor) and not r.wait_tokens_met(self.pos):
+                room = min(room, r.wake_pos - self.pos)
+        return room
+
+    async def _start_next(self) -> bool:
+        if not self.queue:
+            return False
+        if self.running and self.settings.isolated:
+            return False
+        load = sum(self._load(r.example, r.span) for r in self.running)
+        headroom = self._headroom()
+        for i, (dataset, example) in enumerate(self.queue):
+            if not self._compatible(dataset, example):
+                continue
+            if self.running:
+                if load + self._load(example, dataset.memory_span) > MAX_LOAD:
+                    continue
+                first = self._line_counts(example)[example.script[0]] + self._reply_est
+                if first > headroom:
+                    continue
+            del self.queue[i]
+            run = TestRun(self, self._orders, dataset, example, self._line_counts(example))
+            self._orders += 1
+            run.start_pos, run.start_turn = self.pos, self.turns
+            self.running.append(run)
+            self.log.write(TestStart(test=example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now))
+            await self._step(run, None)
+            return True
+        return False
+
+    # -- moving the conversation on --------------------------------------------------------
+    def _jump_clock(self) -> bool:
+        times = [
+            r.wake_time for r in self.running
+            if isinstance(r.pending, WaitFor) and r.wake_time is not None
+            and (self.settings.isolated or r.wait_tokens_met(self.pos)) and not r.wait_time_met(self.clock.now)
+        ]
+        if not times:
+            return False
+        target = min(times)
+        self.log.write(ClockJump(turn=self.turns, time=self.clock.now, to=target))
+        self.clock.jump_to(target)
+        return True
+
+    async def _send_filler(self) -> None:
+        if self.filler is None or self.settings.isolated:
+            raise RuntimeError("no test can move on: every running test waits on tokens but this session has no filler")
+        need = self._headroom()
+        if need == math.inf:  # only tests watching the next turn: the smallest filler will do
+            need = 0
+        message = self.filler.make(int(need - self._filler_reply_est))
+        self.filler_turns += 1
+        await self._turn("filler", message.text, message.tokens, oracle=message.expected_reply)
+
+    async def _say(self, run: TestRun) -> None:
+        say = run.pending
+        assert isinstance(say, Say)
+        tokens = run.count(say.text)
+        if say.kind == "test":
+            planned = run.plan_cursor
+            record = MessageRecord(self.turns, self.pos, planned, tokens, 0, self.clock.now, say.text, say.is_question)
+            run.messages.append(record)
+        heard = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question, oracle=say.oracle)
+        if say.kind == "test":
+            record.reply_tokens = self._last_reply_tokens
+            run.plan_cursor = record.planned + record.tokens + record.reply_tokens
+            run.ctx.last_heard = heard
+        await self._step(run, heard.reply)
+
+    async def _turn(self, kind: Literal["intro", "filler", "test", "reset"], text: str, tokens: int,
+                    run: TestRun | None = None, question: bool = False, oracle: str | None = None) -> Heard:
+        now = self.clock.now
+        hint = None
+        if self.agent.is_oracle:
+            suffixes = [r.oracle_suffix for r in self.running if r.oracle_suffix]
+            hint = " ".join([oracle or "OK."] + suffixes)
+        reply = await self.agent.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), hint)
+        reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
+        reply_tokens = self.tokenizer.count(reply_text)
+        self._last_reply_tokens = reply_tokens
+        self.log.write(TurnEvent(
+            i=self.turns, time=now, pos=self.pos, kind=kind, test=run.example.unique_id if run else None,
+            question=question, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,
+            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
+        ))
+        if reply.cost_usd:
+            self.cost_usd += reply.cost_usd
+        self.agent_prompt_tokens += reply.prompt_tokens or 0
+        self.agent_completion_tokens += reply.completion_tokens or 0
+        if kind == "filler":
+            self._n_filler_replies += 1
+            self._filler_reply_est += (reply_tokens - self._filler_reply_est) / min(self._n_filler_replies, 20)
+        elif kind == "test":
+            self._n_test_replies += 1
+            self._reply_est += (reply_tokens - self._reply_est) / min(self._n_test_replies, 20)
+        self.pos += tokens + reply_tokens
+        self.turns += 1
+        self.clock.tick()
+        heard_index = self.turns - 1
+        for other in list(self.running):
+            if isinstance(other.pending, NextTurn) and other is not run:
+                await self._step(other, Heard(heard_index, text, reply_text, now, False))
+        if self.on_turn:
+            self.on_turn(self)
+        return Heard(heard_index, text, reply_text, now, True)
+
+    # -- ending tests -----------------------------------------------------------------------
+    def _finish(self, run: TestRun) -> None:
+        self.running.remove(run)
+        run.end_pos = self.pos
+        driver = run.driver
+        if driver.error is not None:
+            status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: {driver.error}"])
+        elif not isinstance(driver.result, TestOutcome):
+            status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program returned {type(driver.result).__name__}, not a TestOutcome"])
+        else:
+            outcome = driver.result
+            status = "unscored" if outcome.unscored else "ok"
+        self.log.write(TestEnd(test=run.example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now,
+                               score=outcome.score, max_score=outcome.max_score, status=status, reasons=outcome.reasons))
+        self.results.append(TestResult(
+            dataset=run.dataset.name,
+            example_id=run.example.example_id,
+            status=status,
+            score=outcome.score,
+            max_score=outcome.max_score,
+            reasons=outcome.reasons,
+            questions=run.ctx.questions,
+            responses=run.ctx.responses,
+            expected=run.example.expected_responses,
+            memory_span=run.span,
+            gaps=self._gaps(run),
+            start_turn=run.start_turn,
+            end_turn=self.turns,
+            tokens=run.end_pos - run.start_pos,
+        ))
+
+    def _gaps(self, run: TestRun) -> list[GapMeasure]:
+        idx = run.dataset.answer_statement_idx(run.example)
+        if idx is None or idx[0] >= len(run.messages):
+            return []
+        line, char = idx
+        statement = run.messages[line]
+        cut = statement.tokens if char >= len(statement.text) else self.tokenizer.count(statement.text[:char])
+        gaps = []
+        for q_index, m in enumerate(run.messages):
+            if m.is_question and q_index > line:
+                achieved = m.pos - statement.pos - cut
+                target = None if self.settings.isolated else m.planned - statement.planned - cut
+                gaps.append(GapMeasure(line=q_index, target_tokens=target, achieved_tokens=achieved))
+        return gaps
