@@ -90,7 +90,9 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 
 def describe_validation_error(source: str, exc: ValidationError) -> str:
-    err = exc.errors()[0]
+    errors = exc.errors()
+    # An unknown field explains the rest (a misspelt key also shows up as a missing one): report it first.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = _where(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":

@@ -42,6 +42,7 @@ class TurnEvent(BaseModel):
 
 
 class TestStart(BaseModel):
+    __test__ = False
     type: Literal["test_start"] = "test_start"
     test: str
     turn: int
@@ -50,6 +51,7 @@ class TestStart(BaseModel):
 
 
 class TestEnd(BaseModel):
+    __test__ = False
     type: Literal["test_end"] = "test_end"
     test: str
     turn: int

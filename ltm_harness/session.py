@@ -12,6 +12,7 @@ Order is decided only by the state of the conversation (never by event-loop timi
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Literal
@@ -129,9 +130,8 @@ class Session:
         self._seq = 0
         self._orders = 0
         self._reply_est = 16.0
-        self._filler_reply_est = 8.0
+        self._filler_replies: deque[int] = deque(maxlen=20)  # recent filler reply sizes
         self._n_test_replies = 0
-        self._n_filler_replies = 0
         self.cost_usd = 0.0
         self.agent_prompt_tokens = 0
         self.agent_completion_tokens = 0
@@ -267,7 +267,10 @@ class Session:
         need = self._headroom()
         if need == math.inf:  # only tests watching the next turn: the smallest filler will do
             need = 0
-        message = self.filler.make(int(need - self._filler_reply_est))
+        # Aim at the nearest wake-up assuming the shortest recent filler reply: rather a few tokens
+        # over than a few under, which would cost a whole extra filler message.
+        shortest_reply = min(self._filler_replies, default=0)
+        message = self.filler.make(int(need - shortest_reply))
         self.filler_turns += 1
         await self._turn("filler", message.text, message.tokens, oracle=message.expected_reply)
 
@@ -307,8 +310,7 @@ class Session:
         self.agent_prompt_tokens += reply.prompt_tokens or 0
         self.agent_completion_tokens += reply.completion_tokens or 0
         if kind == "filler":
-            self._n_filler_replies += 1
-            self._filler_reply_est += (reply_tokens - self._filler_reply_est) / min(self._n_filler_replies, 20)
+            self._filler_replies.append(reply_tokens)
         elif kind == "test":
             self._n_test_replies += 1
             self._reply_est += (reply_tokens - self._reply_est) / min(self._n_test_replies, 20)

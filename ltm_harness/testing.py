@@ -1,0 +1,29 @@
+"""Helpers for writing and testing datasets: build a config in code and run it in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ltm_harness.config import RunConfig
+from ltm_harness.registry import discover
+from ltm_harness.results import RunSummary
+from ltm_harness.runner import prepare, run_all
+
+
+def make_config(datasets: list[str] | list[dict[str, Any]], span: int = 2000, examples: int = 1, **config: Any) -> RunConfig:
+    """A run config for `datasets` (names, or {"name", "args"} entries); extra keywords go to `config:`."""
+    entries = [d if isinstance(d, dict) else {"name": d} for d in datasets]
+    return RunConfig.model_validate({
+        "config": {"run_name": "t", **config},
+        "datasets": {"args": {"memory_span": span, "dataset_examples": examples}, "datasets": entries},
+    })
+
+
+async def run_config(cfg: RunConfig, results_root: Path, agents: list[str]) -> RunSummary:
+    """Generate (or reuse) the definitions and run every agent; outputs go under `results_root`."""
+    return await run_all(prepare(cfg, results_root), agents)
+
+
+def all_dataset_names() -> list[str]:
+    return sorted(discover())

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
