@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ltm_harness.tokens import Tokenizer
 
+SHORT_HEADER = 'Reply with the answer only, as JSON.\n'
 HEADER = 'Arithmetic practice. Read the worked examples, then reply only with the answer to the last question as JSON, like {"answer": 12}.\n'
 POOL_LINES = 1200
 POOL_FINALS = 400
@@ -86,29 +88,37 @@ class FillerGenerator:
         for line, n in self._lines:
             self._lines_by_size.setdefault(n, []).append(line)
         self._final_sizes = sorted(self._finals_by_size)
-        self._cursor = 0
-        self.min_tokens = self._header_tokens + self._final_sizes[0]
+        self._fits: dict[int, tuple[tuple[int, ...], int]] = {}
+        # A fixed seeded order of the pool, doubled so that any run of lines is one slice; a message
+        # takes the lines from a random start, so choosing them costs one bisect, not a loop.
+        rng.shuffle(self._lines)
+        doubled = self._lines + self._lines
+        self._texts = [line for line, _ in doubled]
+        self._prefix = [0]
+        for _, n in doubled:
+            self._prefix.append(self._prefix[-1] + n)
+        self._short_header_tokens = tokenizer.count(SHORT_HEADER)
+        self.full_min_tokens = self._header_tokens + self._final_sizes[0]
+        self.min_tokens = self._short_header_tokens + self._final_sizes[0]
         if max_tokens < self.min_tokens + max(n for _, n in self._lines) * 2:
-            raise ValueError(f"filler max_message_tokens={max_tokens} is too small; use at least {self.min_tokens + 64}")
-
-    def _next_line(self) -> tuple[str, int]:
-        if self._cursor == 0:
-            self._rng.shuffle(self._lines)
-        line = self._lines[self._cursor]
-        self._cursor = (self._cursor + 1) % len(self._lines)
-        return line
+            raise ValueError(f"filler max_message_tokens={max_tokens} is too small; use at least {self.full_min_tokens + 64}")
 
     def make(self, target_tokens: int) -> FillerMessage:
         """A filler message of as close to `target_tokens` tokens as possible (within the bounds)."""
         target = max(self.min_tokens, min(int(target_tokens), self.max_tokens))
-        remaining = target - self._header_tokens
-        parts = [HEADER]
-        used = self._header_tokens
+        # Small gaps get a short instruction so that even a few dozen tokens can be filled exactly.
+        header, header_tokens = (HEADER, self._header_tokens) if target >= 2 * self.full_min_tokens else (SHORT_HEADER, self._short_header_tokens)
+        remaining = target - header_tokens
+        parts = [header]
+        used = header_tokens
         max_final = self._final_sizes[-1]
         max_line = max(self._lines_by_size)
-        while remaining > max_final + max_line:
-            line, n = self._next_line()
-            parts.append(line)
+        if remaining > max_final + max_line:
+            start = self._rng.randrange(len(self._lines))
+            end = bisect_right(self._prefix, self._prefix[start] + remaining - (max_final + max_line)) - 1
+            end = min(end, start + len(self._lines))
+            parts.extend(self._texts[start:end])
+            n = self._prefix[end] - self._prefix[start]
             used += n
             remaining -= n
         # Close the gap: up to two sized lines plus a sized final question, exact where the pool allows.
@@ -122,10 +132,13 @@ class FillerGenerator:
         return FillerMessage("".join(parts), used, f'{{"answer": "{answer}"}}')
 
     def _fit(self, tokens: int) -> tuple[tuple[int, ...], int]:
+        """Sizes of up to two extra lines and of the final question that add up to `tokens`, or closest."""
+        cached = self._fits.get(tokens)
+        if cached is not None:
+            return cached
         best: tuple[int, tuple[int, ...], int] | None = None
-        line_sizes = [()] + [(s,) for s in self._lines_by_size] + [
-            (a, b) for a in self._lines_by_size for b in self._lines_by_size if a <= b
-        ]
+        sizes = sorted(self._lines_by_size)
+        line_sizes = [()] + [(s,) for s in sizes] + [(a, b) for a in sizes for b in sizes if a <= b]
         for extra in line_sizes:
             rest = tokens - sum(extra)
             final = min(self._final_sizes, key=lambda s: (abs(rest - s), s))
@@ -135,4 +148,5 @@ class FillerGenerator:
                 if err == 0:
                     break
         assert best is not None
+        self._fits[tokens] = (best[1], best[2])
         return best[1], best[2]

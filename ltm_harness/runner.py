@@ -121,7 +121,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
                 agent = make()
                 sid = slug(f"{example.dataset_name}__{example.example_id}")
                 log = EventLog(agent_dir / "events" / f"{sid}.jsonl")
-                session = Session(agent, [(dataset, example)], tokenizer, None, log, settings(sid), on_turn)
+                filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # only for watching tests
+                session = Session(agent, [(dataset, example)], tokenizer, filler, log, settings(sid), on_turn)
                 sessions.append(session)
                 try:
                     return await session.run()

@@ -2,9 +2,11 @@
 moves the virtual clock, records every turn and measures information gaps.
 
 Order is decided only by the state of the conversation (never by event-loop timing):
-1. tests whose waits are over are resumed; a ready line is said, the earliest-ready first;
+1. tests whose waits are over are resumed; a ready line is said, the earliest planned first
+   (reset messages last, and only when they fit before the next wake-up point);
 2. else a queued test is started if it is compatible with the running ones, the conversation's
-   token load allows it, and its first line fits before any waiting test's wake-up point;
+   token load allows it, and none of its planned wake-up points would come so close to a running
+   test's that one line would delay the other (else filler moves the conversation to where it fits);
 3. else, when a test has enough tokens but waits on time, the virtual clock jumps;
 4. else filler sized to reach the nearest wake-up point is sent.
 """
@@ -12,6 +14,7 @@ Order is decided only by the state of the conversation (never by event-loop timi
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -82,6 +85,20 @@ class TestRun:
         self.wake_time: datetime | None = None
         self.oracle_suffix: str | None = None
         self.end_pos = 0
+        self.plan_abs: list[int] = []  # planned conversation position of each script line
+
+    def next_point(self) -> int | None:
+        """Where this test plans to speak next (None when it has no more planned lines)."""
+        k = len(self.messages)
+        if k >= len(self.plan_abs):
+            return None
+        if isinstance(self.pending, WaitFor):
+            return max(self.wake_pos, self.plan_abs[k])
+        return self.plan_abs[k]
+
+    def future_points(self) -> list[int]:
+        nxt = self.next_point()
+        return [] if nxt is None else [nxt, *self.plan_abs[len(self.messages) + 1:]]
 
     async def _program(self) -> TestOutcome:
         outcome = await self.dataset.run(self.example, self.ctx)
@@ -136,6 +153,11 @@ class Session:
         self.agent_prompt_tokens = 0
         self.agent_completion_tokens = 0
         self._line_tokens: dict[str, dict[str, int]] = {}
+        self._plans: dict[str, list[int]] = {}
+        self._loads: dict[str, float] = {}
+        self._incompatibility: dict[tuple[str, str], bool] = {}
+        self._blocked_until: dict[str, int] = {}  # queued test -> earliest start position, for this set of running tests
+        self._start_at: float = math.inf
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> list[TestResult]:
@@ -146,9 +168,9 @@ class Session:
             await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
         while True:
             await self._settle()
-            ready = [r for r in self.running if isinstance(r.pending, Say)]
-            if ready:
-                await self._say(min(ready, key=lambda r: r.ready_seq))
+            run = self._next_speaker()
+            if run is not None:
+                await self._say(run)
                 continue
             if await self._start_next():
                 continue
@@ -159,6 +181,20 @@ class Session:
             await self._send_filler()
         self.log.write(SessionEnd(turns=self.turns, pos=self.pos, time=self.clock.now))
         return self.results
+
+    def _next_speaker(self) -> TestRun | None:
+        """The ready test line planned earliest; a reset message only if nothing else is ready and it fits."""
+        lines, resets = [], []
+        for r in self.running:
+            if isinstance(r.pending, Say):
+                (resets if r.pending.kind == "reset" else lines).append(r)
+        if lines:
+            return min(lines, key=lambda r: (r.next_point() or self.pos, r.ready_seq))
+        for r in sorted(resets, key=lambda r: r.ready_seq):
+            assert isinstance(r.pending, Say)
+            if r.count(r.pending.text) + self._reply_est <= self._headroom():
+                return r
+        return None
 
     async def _settle(self) -> None:
         """Resume tests whose waits are over until each has a line to say or an unmet wait."""
@@ -200,7 +236,14 @@ class Session:
     def _compatible(self, dataset: DatasetInterface, example: TestExample) -> bool:
         if self.running and (not example.can_be_interleaved or any(not r.example.can_be_interleaved for r in self.running)):
             return False
-        return not any(self.settings.incompatible(dataset.name, r.dataset.name) for r in self.running)
+        return not any(self._incompatible(dataset.name, r.dataset.name) for r in self.running)
+
+    def _incompatible(self, a: str, b: str) -> bool:
+        key = (a, b)
+        known = self._incompatibility.get(key)
+        if known is None:
+            known = self._incompatibility[key] = self.settings.incompatible(a, b)
+        return known
 
     def _line_counts(self, example: TestExample) -> dict[str, int]:
         counts = self._line_tokens.get(example.unique_id)
@@ -210,9 +253,13 @@ class Session:
         return counts
 
     def _load(self, example: TestExample, span: int) -> float:
-        counts = self._line_counts(example)
-        own = sum(counts[line] for line in example.script) + len(example.script) * self._reply_est
-        return own / max(span, 1)
+        """Share of the span the test's own lines and replies take (estimated once per test)."""
+        load = self._loads.get(example.unique_id)
+        if load is None:
+            counts = self._line_counts(example)
+            own = sum(counts[line] for line in example.script) + len(example.script) * self._reply_est
+            load = self._loads[example.unique_id] = own / max(span, 1)
+        return load
 
     def _headroom(self) -> float:
         room = math.inf
@@ -221,7 +268,51 @@ class Session:
                 room = min(room, r.wake_pos - self.pos)
         return room
 
+    def _plan(self, example: TestExample, span: int) -> list[int]:
+        """Planned offset of each script line from the test's start, from its waits and line sizes."""
+        plan = self._plans.get(example.unique_id)
+        if plan is None:
+            counts = self._line_counts(example)
+            plan, r = [0], 0
+            for line, w in zip(example.script[:-1], example.waits):
+                pct = math.ceil(w.percentage_finished * span / 100) if w.percentage_finished else 0
+                r = max(r + counts[line] + int(self._reply_est), r + w.tokens, pct)
+                plan.append(r)
+            self._plans[example.unique_id] = plan
+        return plan
+
+    def _clearance(self, example: TestExample) -> int:
+        """How far apart two tests' planned points must be so that neither line delays the other:
+        the longer line with its reply, plus room for one smallest filler turn."""
+        longest = max(self._line_counts(example).values())
+        for r in self.running:
+            longest = max(longest, max(r.line_tokens.values()))
+        filler_turn = (self.filler.min_tokens if self.filler else 0) + min(self._filler_replies, default=0)
+        return int(longest + 2 * self._reply_est + filler_turn)
+
+    def _start_offset(self, example: TestExample, span: int) -> int:
+        """Tokens from now until the test can start with every planned point clear of the running tests'."""
+        points = sorted(p for r in self.running for p in r.future_points())
+        if not points:
+            return 0
+        plan = self._plan(example, span)
+        clear = self._clearance(example)
+
+        def fits(start: int) -> bool:
+            for r in plan:
+                i = bisect_left(points, start + r - clear + 1)
+                if i < len(points) and points[i] < start + r + clear:
+                    return False
+            return True
+
+        candidates = sorted({0, *(p + clear - r - self.pos for p in points for r in plan if p + clear - r > self.pos)})
+        for d in candidates:
+            if fits(self.pos + d):
+                return d
+        return candidates[-1]
+
     async def _start_next(self) -> bool:
+        self._start_at = math.inf
         if not self.queue:
             return False
         if self.running and self.settings.isolated:
@@ -237,11 +328,19 @@ class Session:
                 first = self._line_counts(example)[example.script[0]] + self._reply_est
                 if first > headroom:
                     continue
+                uid = example.unique_id
+                if uid not in self._blocked_until:
+                    self._blocked_until[uid] = self.pos + self._start_offset(example, dataset.memory_span)
+                if self._blocked_until[uid] > self.pos:
+                    self._start_at = min(self._start_at, self._blocked_until[uid])
+                    continue
             del self.queue[i]
             run = TestRun(self, self._orders, dataset, example, self._line_counts(example))
             self._orders += 1
             run.start_pos, run.start_turn = self.pos, self.turns
+            run.plan_abs = [self.pos + r for r in self._plan(example, dataset.memory_span)]
             self.running.append(run)
+            self._blocked_until.clear()  # the running set changed
             self.log.write(TestStart(test=example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now))
             await self._step(run, None)
             return True
@@ -262,9 +361,10 @@ class Session:
         return True
 
     async def _send_filler(self) -> None:
-        if self.filler is None or self.settings.isolated:
+        if self.filler is None:
             raise RuntimeError("no test can move on: every running test waits on tokens but this session has no filler")
-        need = self._headroom()
+        # In isolated mode waits on tokens are not honoured: filler only keeps a watching (continual) test going.
+        need = math.inf if self.settings.isolated else min(self._headroom(), self._start_at - self.pos)
         if need == math.inf:  # only tests watching the next turn: the smallest filler will do
             need = 0
         # Aim at the nearest wake-up assuming the shortest recent filler reply: rather a few tokens
@@ -328,6 +428,7 @@ class Session:
     # -- ending tests -----------------------------------------------------------------------
     def _finish(self, run: TestRun) -> None:
         self.running.remove(run)
+        self._blocked_until.clear()
         run.end_pos = self.pos
         driver = run.driver
         if driver.error is not None:

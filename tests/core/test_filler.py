@@ -40,7 +40,7 @@ def test_filler_is_neutral():
     text = " ".join(filler.make(4000).text for _ in range(20))
     words = set(re.findall(r"[A-Za-z]+", text))
     allowed = set(
-        "Arithmetic practice Read the worked examples then reply only with answer to last question as JSON like "
+        "Arithmetic practice Read the worked examples then reply only with answer Reply to last question as JSON like "
         "Q A What is plus minus times divided by remainder when a prime number squared How many sides has polygon "
         "whose interior angles add up degrees percent of greatest common divisor and sum digits yes no Is".split()
     )
