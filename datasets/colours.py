@@ -45,15 +45,23 @@ class Colours(DatasetInterface):
             examples.append(self.make_example(
                 i, script, is_q, [colours[-1]],
                 oracle_answers=[f"Your favourite colour is {colours[-1]}."],
+                extra={"stated": colours},
             ))
         return examples
 
+    def evaluate_example(self, example: TestExample, questions: list[str], responses: list[str]) -> tuple[float, float, list[str]]:
+        # The colours stated in this test are the ones that can be confused with the answer.
+        return self._score(responses[0], example.expected_responses[0], example.extra.get("stated", COLOURS))
+
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        expected = expected_answers[0]
-        response = responses[0]
+        return self._score(responses[0], expected_answers[0], COLOURS)
+
+    @staticmethod
+    def _score(response: str, expected: str, rivals: list[str]) -> tuple[float, float, list[str]]:
+        """Right when the expected colour is named and no rival colour is named after it."""
         if not phrase_positions(response, expected):
             return 0.0, 1.0, [f"{expected!r} is not in the answer."]
-        others = [c for c in COLOURS if c.lower() != expected.lower()]
+        others = [c for c in rivals if c.lower() != expected.lower()]
         if last_mentioned(response, others + [expected]) != expected:
             return 0.0, 1.0, [f"{expected!r} is in the answer, but another colour is named after it."]
         return 1.0, 1.0, [f"{expected!r} is the (last) colour in the answer."]

@@ -73,6 +73,11 @@ class DatasetInterface:
     ) -> tuple[float, float, list[str]]:
         raise NotImplementedError(f"dataset {self.name!r} does not implement evaluate_correct")
 
+    def evaluate_example(self, example: TestExample, questions: list[str], responses: list[str]) -> tuple[float, float, list[str]]:
+        """Score a finished test. Default: `evaluate_correct` with the example's expected responses;
+        override it when scoring needs more of the example (e.g. data kept in `extra`)."""
+        return self.evaluate_correct(questions, responses, example.expected_responses)
+
     def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:
         """Called with the turns since the test's last line (that turn first) after every turn.
 
@@ -109,7 +114,7 @@ class DatasetInterface:
                 await ctx.wait(wait.tokens, wait.time, wait.percentage_finished)
         if example.uses_callback:
             return await self._watch(example, ctx)
-        score, max_score, reasons = self.evaluate_correct(ctx.questions, ctx.responses, example.expected_responses)
+        score, max_score, reasons = self.evaluate_example(example, ctx.questions, ctx.responses)
         return TestOutcome(score, max_score, list(reasons))
 
     async def _watch(self, example: TestExample, ctx: TestContext) -> TestOutcome:

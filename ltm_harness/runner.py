@@ -157,8 +157,16 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
     if len(set(agent_specs)) != len(agent_specs):
         raise UserError("an agent is given twice; give each -a once")
     factories = {spec: agent_factory(spec) for spec in agent_specs}
-    runs = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs))
+    outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs),
+                                    return_exceptions=True)
+    runs = [o for o in outcomes if isinstance(o, AgentRun)]
     cfg = prepared.config.config
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated, agents=[r.summary for r in runs])
     (prepared.run_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    # One agent failing does not lose the others' results: they are written first, then the failure is reported.
+    for spec, outcome in zip(agent_specs, outcomes):
+        if isinstance(outcome, UserError):
+            raise UserError(f"agent {spec}: {outcome}")
+        if isinstance(outcome, BaseException):
+            raise outcome
     return summary

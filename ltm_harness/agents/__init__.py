@@ -15,7 +15,7 @@ AGENT_KINDS: dict[str, tuple[str, str, str]] = {
     "recent": ("ltm_harness.agents.baselines", "RecentAgent", "recent:N remembers only the last N tokens it was told and answers from them"),
     "retrieval": ("ltm_harness.agents.baselines", "RetrievalAgent", "remembers everything it was told and answers with the best BM25 matches"),
     "openai": ("ltm_harness.agents.openai_chat", "OpenAIChatAgent", "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
-    "http": ("ltm_harness.agents.http_agent", "HTTPAgent", "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol in the README)"),
+    "http": ("ltm_harness.agents.http_agent", "HTTPAgent", "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol: docs/http-agent.md)"),
 }
 
 
@@ -34,8 +34,12 @@ def agent_factory(spec: str) -> Callable[[], Agent]:
         raise UserError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
     module, cls_name, _ = AGENT_KINDS[kind]
     cls = getattr(importlib.import_module(module), cls_name)
-    cls(spec)  # validates the spec (no network is touched when constructing)
-    return lambda: cls(spec)
+    checked = [cls(spec)]  # constructing validates the spec (no network is touched); the first call gets it
+
+    def make() -> Agent:
+        return checked.pop() if checked else cls(spec)
+
+    return make
 
 
 def make_agent(spec: str) -> Agent:
