@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from ltm_harness.tokens import Tokenizer
 
-SHORT_HEADER = 'Reply with the answer only, as JSON.\n'
-HEADER = 'Arithmetic practice. Read the worked examples, then reply only with the answer to the last question as JSON, like {"answer": 12}.\n'
+SHORT_HEADER = 'Please answer as JSON.\n'
+HEADER = 'Arithmetic practice. Read the worked examples, then answer the last question as JSON, like {"answer": 12}.\n'
 POOL_LINES = 1200
 POOL_FINALS = 400
 

@@ -189,7 +189,11 @@ class Session:
             if isinstance(r.pending, Say):
                 (resets if r.pending.kind == "reset" else lines).append(r)
         if lines:
-            return min(lines, key=lambda r: (r.next_point() or self.pos, r.ready_seq))
+            def planned(r: TestRun) -> int:
+                point = r.next_point()
+                return self.pos if point is None else point
+
+            return min(lines, key=lambda r: (planned(r), r.ready_seq))
         for r in sorted(resets, key=lambda r: r.ready_seq):
             assert isinstance(r.pending, Say)
             if r.count(r.pending.text) + self._reply_est <= self._headroom():

@@ -37,10 +37,10 @@ def test_same_seed_same_filler_other_seed_other_filler():
 def test_filler_is_neutral():
     """Filler has only arithmetic: no capitalised words beyond the fixed phrasing, no colours, names or places."""
     filler = FillerGenerator(tok, seed=11)
-    text = " ".join(filler.make(4000).text for _ in range(20))
+    text = " ".join(filler.make(size).text for size in [4000] * 20 + list(range(17, 120)))
     words = set(re.findall(r"[A-Za-z]+", text))
     allowed = set(
-        "Arithmetic practice Read the worked examples then reply only with answer Reply to last question as JSON like "
+        "Arithmetic practice Read the worked examples then answer the last question as JSON like Please "
         "Q A What is plus minus times divided by remainder when a prime number squared How many sides has polygon "
         "whose interior angles add up degrees percent of greatest common divisor and sum digits yes no Is".split()
     )
