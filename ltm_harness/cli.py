@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ltm_harness.errors import UserError
 
-DEFAULT_AGENTS = ["oracle", "retrieval", "recent:1000", "null"]
+DEFAULT_AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 
 
 def _parser() -> argparse.ArgumentParser:

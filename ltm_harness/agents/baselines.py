@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.agents.lexical import LexicalMemory
 from ltm_harness.errors import UserError
@@ -28,8 +30,14 @@ class NullAgent(Agent):
         return Reply(text=DONT_KNOW)
 
 
+FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)
+
+
 class _MemoryAgent(Agent):
-    """Answers every message with the remembered sentences that match it best (or "OK.")."""
+    """Answers every message with the remembered sentences that match it best (or "OK.").
+
+    Asked to forget or disregard something, it drops the remembered sentences that match the request.
+    """
 
     def __init__(self, spec: str) -> None:
         super().__init__(spec)
@@ -44,6 +52,10 @@ class _MemoryAgent(Agent):
         """Forget what the agent cannot keep (unbounded by default)."""
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        if FORGET.search(message.text):
+            for unit in self.memory.search(message.text, min_relative=0.15, limit=None):
+                self.memory.remove(unit.uid)
+            return Reply(text="OK.")
         text = self._answer(message)
         self.memory.add(message.text, message.tokens)
         self._trim()

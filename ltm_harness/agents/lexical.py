@@ -16,8 +16,13 @@ STOPWORDS = frozenset(
 )
 
 
+def _stem(word: str) -> str:
+    """A light plural folding, so that "names" finds "name"."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
 def sentences(text: str) -> list[str]:
@@ -53,6 +58,8 @@ class LexicalMemory:
         parts = sentences(text)
         total_chars = sum(len(p) for p in parts) or 1
         for part in parts:
+            if part.endswith("?"):  # questions carry no facts to remember
+                continue
             counts = Counter(terms(part))
             unit = Unit(self._next, part, counts, max(sum(counts.values()), 1), max(1, round(tokens * len(part) / total_chars)))
             self._next += 1
@@ -64,11 +71,17 @@ class LexicalMemory:
                 self._postings.setdefault(term, {})[unit.uid] = tf
 
     def forget_oldest(self) -> None:
-        uid = self._order[self._head]
-        self._head += 1
+        while self._head < len(self._order):
+            uid = self._order[self._head]
+            self._head += 1
+            if uid in self.units:
+                self.remove(uid)
+                break
         if self._head > 1024 and self._head * 2 > len(self._order):
             self._order = self._order[self._head:]
             self._head = 0
+
+    def remove(self, uid: int) -> None:
         unit = self.units.pop(uid)
         self._total_len -= unit.length
         self.tokens -= unit.tokens
@@ -78,7 +91,7 @@ class LexicalMemory:
             if not posting:
                 del self._postings[term]
 
-    def search(self, query: str, min_relative: float = 0.3, limit: int = 5) -> list[Unit]:
+    def search(self, query: str, min_relative: float = 0.3, limit: int | None = 5) -> list[Unit]:
         """Units that match `query` well enough, in the order they were remembered."""
         q_terms = set(terms(query))
         n = len(self.units)
@@ -104,5 +117,7 @@ class LexicalMemory:
         if top < min_relative * best_possible:
             return []
         # Facts change over a conversation: of the good matches, keep the most recent ones.
-        keep = sorted(uid for uid, s in scores.items() if s >= 0.5 * top)[-limit:]
+        keep = sorted(uid for uid, s in scores.items() if s >= 0.4 * top)
+        if limit is not None:
+            keep = keep[-limit:]
         return [self.units[uid] for uid in keep]
