@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -138,3 +139,19 @@ def test_dataset_modules_do_not_clash_with_a_top_level_datasets_package(tmp_path
     code2 = "from ltm_harness.registry import discover; discover(); import datasets; assert datasets.MARKER; print('ok')"
     done = subprocess.run([sys.executable, "-c", code2], cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_main_command_with_no_arguments_runs_the_offline_default(tmp_path):
+    """`python -m ltm_harness run`, as the README's first command runs it: no arguments, no key, no network."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    done = subprocess.run([sys.executable, "-m", "ltm_harness", "run"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for agent in ("oracle", "retrieval", "recent:500", "null"):
+        assert agent in done.stdout
+    run_dir = tmp_path / "results" / "default"
+    assert (run_dir / "summary.json").is_file()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    scores = {a["agent"]: a["benchmark_score"] for a in summary["agents"]}
+    assert scores["oracle"] == len(summary["agents"][0]["datasets"])
+    assert scores["oracle"] > scores["retrieval"] >= scores["recent:500"] > scores["null"] == 0
