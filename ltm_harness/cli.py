@@ -73,7 +73,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         n = sum(len(v) for v in prepared.examples.values())
         console.print(f"run [b]{cfg.config.run_name}[/b]: {n} tests from {len(prepared.datasets)} datasets, "
                       f"agents {', '.join(agents)}{' (isolated)' if cfg.config.isolated else ''}")
-    summary = asyncio.run(run_all(prepared, agents))
+    if args.quiet or not console.is_terminal:
+        summary = asyncio.run(run_all(prepared, agents))
+    else:
+        from ltm_harness.progress import RunProgress
+
+        n_tests = sum(len(v) for v in prepared.examples.values())
+        with RunProgress(console, agents, n_tests) as progress:
+            summary = asyncio.run(run_all(prepared, agents, progress.on_turn))
     print_run(summary, console)
     console.print(f"results in {prepared.run_dir}/  ({time.perf_counter() - started:.1f} s)")
     return 0
