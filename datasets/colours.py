@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.example import TestExample
-from ltm_harness.scoring import last_mentioned, phrase_positions
+from ltm_harness.scoring import score_latest
 
 COLOURS = [
     "Red", "Blue", "Green", "Yellow", "Orange", "Purple", "Pink", "Brown", "Black", "White", "Grey", "Cyan",
@@ -51,17 +51,8 @@ class Colours(DatasetInterface):
 
     def evaluate_example(self, example: TestExample, questions: list[str], responses: list[str]) -> tuple[float, float, list[str]]:
         # The colours stated in this test are the ones that can be confused with the answer.
-        return self._score(responses[0], example.expected_responses[0], example.extra.get("stated", COLOURS))
+        rivals = example.extra.get("stated", COLOURS)
+        return score_latest(responses[0] if responses else "", example.expected_responses[0], rivals, "colour")
 
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        return self._score(responses[0], expected_answers[0], COLOURS)
-
-    @staticmethod
-    def _score(response: str, expected: str, rivals: list[str]) -> tuple[float, float, list[str]]:
-        """Right when the expected colour is named and no rival colour is named after it."""
-        if not phrase_positions(response, expected):
-            return 0.0, 1.0, [f"{expected!r} is not in the answer."]
-        others = [c for c in rivals if c.lower() != expected.lower()]
-        if last_mentioned(response, others + [expected]) != expected:
-            return 0.0, 1.0, [f"{expected!r} is in the answer, but another colour is named after it."]
-        return 1.0, 1.0, [f"{expected!r} is the (last) colour in the answer."]
+        return score_latest(responses[0] if responses else "", expected_answers[0], COLOURS, "colour")

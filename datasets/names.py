@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.example import TestExample
-from ltm_harness.scoring import last_mentioned, phrase_positions
+from ltm_harness.scoring import score_latest
 
 NAMES: list[str] = json.loads((Path(__file__).parent / "data" / "first_names.json").read_text(encoding="utf-8"))["first_names"]
 STATEMENTS = [
@@ -49,12 +49,5 @@ class Names(DatasetInterface):
         return examples
 
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        expected = str(expected_answers[0])
-        response = responses[0] if responses else ""
-        if not phrase_positions(response, expected):
-            return 0.0, 1.0, [f"{expected!r} is not in the answer."]
-        # Every name a test can state is in NAMES; the expected one is added for imported definitions.
-        others = [n for n in NAMES if n.lower() != expected.lower()]
-        if last_mentioned(response, others + [expected]) != expected:
-            return 0.0, 1.0, [f"{expected!r} is in the answer, but another name is given after it."]
-        return 1.0, 1.0, [f"{expected!r} is the (last) name in the answer."]
+        # Every name a test can state is in NAMES (score_latest adds the expected one for imported definitions).
+        return score_latest(responses[0] if responses else "", str(expected_answers[0]), NAMES, "name")

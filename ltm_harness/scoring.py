@@ -66,3 +66,16 @@ def word_overlap(reply: str, expected: str) -> float:
         return 0.0
     have = set(normalize(reply).split())
     return sum(w in have for w in want) / len(want)
+
+
+def score_latest(response: str, expected: str, rivals: list[str], noun: str) -> tuple[float, float, list[str]]:
+    """For facts that change: right when `expected` is named and no rival is named after it.
+
+    Naming earlier values first is fine ("it was Brown, now it is Red"); naming one after is not.
+    """
+    if not phrase_positions(response, expected):
+        return 0.0, 1.0, [f"{expected!r} is not in the answer."]
+    others = [c for c in rivals if c.lower() != expected.lower()]
+    if last_mentioned(response, others + [expected]) != expected:
+        return 0.0, 1.0, [f"{expected!r} is in the answer, but another {noun} is named after it."]
+    return 1.0, 1.0, [f"{expected!r} is the (last) {noun} in the answer."]

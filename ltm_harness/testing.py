@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from ltm_harness.config import RunConfig
 from ltm_harness.registry import discover
@@ -27,3 +28,19 @@ async def run_config(cfg: RunConfig, results_root: Path, agents: list[str]) -> R
 
 def all_dataset_names() -> list[str]:
     return sorted(discover())
+
+
+@asynccontextmanager
+async def serve_local(app: Any) -> AsyncIterator[str]:
+    """Serve an aiohttp `web.Application` on 127.0.0.1 at a free port; yields its base URL."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()

@@ -8,6 +8,7 @@ import pytest
 from aiohttp import web
 
 from ltm_harness.agents import agent_factory
+from ltm_harness.testing import serve_local
 from ltm_harness.agents.base import AgentMessage
 from ltm_harness.agents.http_agent import HTTPAgent
 from ltm_harness.agents.lexical import terms
@@ -59,14 +60,9 @@ async def server():
     agent = EchoAgent()
     app = web.Application()
     app.router.add_post("/agent", agent.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    agent.url = f"http://127.0.0.1:{port}/agent"
-    yield agent
-    await runner.cleanup()
+    async with serve_local(app) as url:
+        agent.url = f"{url}/agent"
+        yield agent
 
 
 def msg(text: str, minutes: int = 0) -> AgentMessage:
@@ -165,19 +161,14 @@ async def test_timeout(server):
 
     app = web.Application()
     app.router.add_post("/slow", slow)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    agent = HTTPAgent(f"http://127.0.0.1:{port}/slow", timeout=0.2)
-    try:
-        with pytest.raises(UserError, match="no answer within 0.2 s"):
-            await agent.reply(msg("Hello."))
-    finally:
-        done.set()
-        await agent.close()
-        await runner.cleanup()
+    async with serve_local(app) as url:
+        agent = HTTPAgent(f"{url}/slow", timeout=0.2)
+        try:
+            with pytest.raises(UserError, match="no answer within 0.2 s"):
+                await agent.reply(msg("Hello."))
+        finally:
+            done.set()
+            await agent.close()
 
 
 async def test_unreachable(unused_tcp_port):

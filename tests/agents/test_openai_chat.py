@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 
 from ltm_harness.agents import agent_factory
+from ltm_harness.testing import serve_local
 from ltm_harness.agents.base import AgentMessage
 from ltm_harness.agents.lexical import terms
 from ltm_harness.agents.openai_chat import (
@@ -81,14 +82,9 @@ async def mock():
     server = MockOpenAI()
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    server.base_url = f"http://127.0.0.1:{port}/v1"
-    yield server
-    await runner.cleanup()
+    async with serve_local(app) as url:
+        server.base_url = f"{url}/v1"
+        yield server
 
 
 def msg(text: str, minutes: int = 0) -> AgentMessage:
