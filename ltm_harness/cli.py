@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from ltm_harness.config import load_config, resolve_config_path
     from ltm_harness.runner import prepare, run_all
@@ -71,8 +72,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     prepared = prepare(cfg, Path(args.results), source)
     if not args.quiet:
         n = sum(len(v) for v in prepared.examples.values())
-        console.print(f"run [b]{cfg.config.run_name}[/b]: {n} tests from {len(prepared.datasets)} datasets, "
-                      f"agents {', '.join(agents)}{' (isolated)' if cfg.config.isolated else ''}")
+        console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets, "
+                      f"agents {escape(', '.join(agents))}{' (isolated)' if cfg.config.isolated else ''}")
     if args.quiet or not console.is_terminal:
         summary = asyncio.run(run_all(prepared, agents))
     else:
@@ -82,12 +83,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with RunProgress(console, agents, n_tests) as progress:
             summary = asyncio.run(run_all(prepared, agents, progress.on_turn))
     print_run(summary, console)
-    console.print(f"results in {prepared.run_dir}/  ({time.perf_counter() - started:.1f} s)")
+    console.print(f"results in {escape(str(prepared.run_dir))}/  ({time.perf_counter() - started:.1f} s)")
     return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from ltm_harness.agents import AGENT_KINDS
@@ -99,13 +101,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
     datasets.add_column("name")
     datasets.add_column("description")
     for name, cls in sorted(discover().items()):
-        datasets.add_row(name, cls.description)
+        datasets.add_row(escape(name), escape(cls.description))
     console.print(datasets)
     agents = Table(title="agents", title_justify="left")
     agents.add_column("spec")
     agents.add_column("description")
     for kind, (_, _, desc) in AGENT_KINDS.items():
-        agents.add_row(kind, desc)
+        agents.add_row(kind, escape(desc))
     console.print(agents)
     console.print("configs: " + ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yml"))))
     return 0

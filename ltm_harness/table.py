@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ltm_harness.results import AgentSummary, RunSummary
@@ -13,7 +14,7 @@ def _gap(value: float | None) -> str:
 
 
 def agent_table(summary: AgentSummary) -> Table:
-    table = Table(title=f"agent {summary.agent}", title_justify="left")
+    table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
     for col, just in (("dataset", "left"), ("score", "right"), ("tests", "right"), ("target gap", "right"),
                       ("achieved gap", "right"), ("unscored/errored", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
@@ -32,10 +33,10 @@ def agent_table(summary: AgentSummary) -> Table:
 
 def comparison_table(run: RunSummary) -> Table:
     names = sorted({d.dataset for a in run.agents for d in a.datasets})
-    table = Table(title=f"run {run.run_name}: mean score per dataset", title_justify="left")
+    table = Table(title=f"run {escape(run.run_name)}: mean score per dataset", title_justify="left")
     table.add_column("dataset")
     for a in run.agents:
-        table.add_column(a.agent, justify="right")
+        table.add_column(escape(a.agent), justify="right")
     for name in names:
         row = [name]
         for a in run.agents:

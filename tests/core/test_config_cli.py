@@ -103,7 +103,7 @@ def test_cli_run_writes_results_and_prints_tables(tmp_path, capsys):
 def test_list_shows_datasets_agents_and_configs(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for word in ("colours", "oracle", "retrieval", "recent", "openai", "http", "benchmark-v3-32k"):
+    for word in ("colours", "oracle", "retrieval", "recent", "openai", "http", "benchmark-v3-32k", "[@max_context]"):
         assert word in out
 
 
