@@ -54,7 +54,7 @@ class KeyValue(DatasetInterface):
             examples.append(self.make_example(
                 i, script, is_q, [values[asked]],
                 oracle_answers=[f"The value stored under key {keys[asked]} is {values[asked]}."],
-                extra={"key": keys[asked], "answer_line": asked},
+                extra={"key": keys[asked], "answer_line": asked, "values": values},
             ))
         return examples
 
@@ -65,9 +65,19 @@ class KeyValue(DatasetInterface):
             return line, len(example.script[line])
         return super().answer_statement_idx(example)
 
+    def evaluate_example(self, example: TestExample, questions: list[str], responses: list[str]) -> tuple[float, float, list[str]]:
+        # A reply that also names the test's other values is a hedge, not an answer.
+        return self._score(responses[0] if responses else "", str(example.expected_responses[0]),
+                           [str(v) for v in example.extra.get("values", [])])
+
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        expected = str(expected_answers[0])
-        response = responses[0] if responses else ""
-        if contains_phrase(response, expected):
-            return 1.0, 1.0, [f"{expected!r} is in the answer."]
-        return 0.0, 1.0, [f"{expected!r} is not in the answer."]
+        return self._score(responses[0] if responses else "", str(expected_answers[0]), [])
+
+    @staticmethod
+    def _score(response: str, expected: str, rivals: list[str]) -> tuple[float, float, list[str]]:
+        if not contains_phrase(response, expected):
+            return 0.0, 1.0, [f"{expected!r} is not in the answer."]
+        named = [v for v in rivals if v != expected and contains_phrase(response, v)]
+        if named:
+            return 0.0, 1.0, [f"{expected!r} is in the answer, but so are other stored values: {', '.join(named)}."]
+        return 1.0, 1.0, [f"{expected!r} is in the answer."]

@@ -101,7 +101,7 @@ def _field(entry: dict[str, Any], *names: str) -> Any:
 class Shopping(DatasetInterface):
     name = "shopping"
     description = "Items are added to and removed from a shopping list over time; the agent must give the final list as JSON."
-    reset_message = "Please clear my shopping list and forget the items I mentioned so far."
+    reset_message = "Please clear my shopping list; it starts empty again now."
     Params = ShoppingParams
 
     def _change(self, state: dict[str, int]) -> str:

@@ -31,10 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolated", action="store_true", help="each test in its own fresh session, no filler, tests run concurrently")
     run.add_argument("--results", default="results", help="folder for run outputs (default: results)")
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
-    run.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    run.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
 
     ls = sub.add_parser("list", help="list datasets, agents and shipped configs", description="List what can be run.")
-    ls.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    ls.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
     return p
 
 
@@ -46,12 +46,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ltm_harness.runner import prepare, run_all
     from ltm_harness.table import print_run
 
-    console = Console(stderr=False)
+    console = Console(width=None if sys.stdout.isatty() else 120)
     source = str(resolve_config_path(args.config))
     cfg = load_config(args.config)
     if args.span is not None:
-        if args.span < 100:
-            raise UserError("--span must be at least 100 tokens")
+        if args.span < 500:
+            raise UserError("--span must be at least 500 tokens")
         cfg.datasets.args.memory_span = args.span
         for entry in cfg.datasets.datasets:
             entry.args.pop("memory_span", None)
@@ -69,11 +69,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cfg.config.isolated = True
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
     started = time.perf_counter()
-    prepared = prepare(cfg, Path(args.results), source)
+    try:
+        prepared = prepare(cfg, Path(args.results), source)
+    except OSError as exc:
+        raise UserError(f"cannot write results under {args.results}: {exc.strerror or exc} ({exc.filename}); "
+                        "give another --results folder") from None
+    for warning in prepared.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if not args.quiet:
         n = sum(len(v) for v in prepared.examples.values())
-        console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets, "
-                      f"agents {escape(', '.join(agents))}{' (isolated)' if cfg.config.isolated else ''}")
+        where = "reused from" if prepared.reused_definitions else "generated in"
+        console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets "
+                      f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(agents))}"
+                      f"{' (isolated)' if cfg.config.isolated else ''}")
     if args.quiet or not console.is_terminal:
         summary = asyncio.run(run_all(prepared, agents))
     else:
@@ -84,7 +92,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             summary = asyncio.run(run_all(prepared, agents, progress.on_turn))
     print_run(summary, console)
     console.print(f"results in {escape(str(prepared.run_dir))}/  ({time.perf_counter() - started:.1f} s)")
-    return 0
+    for error in summary.errors.values():
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if summary.errors else 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -122,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"run": _cmd_run, "list": _cmd_list}[args.command](args)
     except UserError as exc:
-        if args.debug:
+        if getattr(args, "debug", False):
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -41,6 +41,15 @@ class RunSection(_Strict):
                 raise ValueError("each entry must list at least two dataset names, e.g. [names, name_list]")
         return v
 
+    @field_validator("tokenizer")
+    @classmethod
+    def _offline_encoding(cls, v: str) -> str:
+        from ltm_harness.tokens import SHIPPED_ENCODINGS
+
+        if v not in SHIPPED_ENCODINGS:
+            raise ValueError(f"must be one of {', '.join(SHIPPED_ENCODINGS)} (the encodings available offline)")
+        return v
+
     @field_validator("start_time")
     @classmethod
     def _aware(cls, v: datetime) -> datetime:
@@ -48,7 +57,7 @@ class RunSection(_Strict):
 
 
 class DatasetDefaults(_Strict):
-    memory_span: int = Field(default=4000, ge=100)
+    memory_span: int = Field(default=4000, ge=500)
     dataset_examples: int = Field(default=1, ge=1)
 
 

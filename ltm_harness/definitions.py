@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import sys
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -19,9 +21,16 @@ class Manifest(BaseModel):
     tests: list[str]
 
 
+def _source_hash(dataset: DatasetInterface) -> str:
+    """A hash of the dataset's module file: editing a dataset's code regenerates its definitions."""
+    path = getattr(sys.modules.get(type(dataset).__module__), "__file__", None)
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else ""
+
+
 def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
     spec = [
-        {"name": d.name, "span": d.memory_span, "seed": d.seed, "params": d.params.model_dump(mode="json"), "n": n}
+        {"name": d.name, "span": d.memory_span, "seed": d.seed, "params": d.params.model_dump(mode="json"), "n": n,
+         "code": _source_hash(d)}
         for d, n in datasets
     ]
     blob = json.dumps({"format": DEFINITION_FORMAT, "datasets": spec}, sort_keys=True)
@@ -32,8 +41,9 @@ def _path(folder: Path, example: TestExample) -> Path:
     return folder / example.dataset_name / f"{example.example_id}.def.json"
 
 
-def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
-    """The examples of every dataset: read from `folder` if made by the same config, else generated and saved."""
+def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> tuple[dict[str, list[TestExample]], bool]:
+    """The examples of every dataset, and whether they were reused: read from `folder` if made by the
+    same config and dataset code, else generated and saved there."""
     fp = fingerprint(datasets)
     manifest_path = folder / "manifest.json"
     if manifest_path.is_file():
@@ -45,7 +55,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
             raise UserError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
                             f"understands ({DEFINITION_FORMAT}); upgrade ltm-harness")
         if manifest.fingerprint == fp:
-            return _read_all(folder, manifest, datasets)
+            return _read_all(folder, manifest, datasets), True
+        shutil.rmtree(folder)  # made by another config: replaced as a whole
     generated: dict[str, list[TestExample]] = {}
     names = []
     for dataset, n in datasets:
@@ -60,7 +71,7 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
             names.append(ex.unique_id)
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
     manifest_path.write_text(Manifest(fingerprint=fp, tests=names).model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return generated
+    return generated, False
 
 
 def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
@@ -69,11 +80,17 @@ def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInte
         dataset_name, example_id = uid.split("/", 1)
         path = folder / dataset_name / f"{example_id}.def.json"
         try:
-            out[dataset_name].append(TestExample.model_validate_json(path.read_text(encoding="utf-8")))
+            example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UserError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(top level)"
             raise UserError(f"{path}: {where}: {err['msg']}; fix the definition or delete the folder to regenerate") from None
+        if (example.dataset_name, example.example_id) != (dataset_name, example_id):
+            raise UserError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
+                            "fix them or delete the folder to regenerate")
+        if dataset_name not in out:
+            raise UserError(f"{folder / 'manifest.json'}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
+        out[dataset_name].append(example)
     return out

@@ -29,17 +29,20 @@ def _package() -> types.ModuleType:
 
 def _load_module(path: Path) -> types.ModuleType:
     name = f"{PACKAGE}.{path.stem}"
+    source = path.read_bytes()
     loaded = sys.modules.get(name)
-    if loaded is not None and getattr(loaded, "__file__", None) == str(path):
-        return loaded
+    if loaded is not None and getattr(loaded, "__file__", None) == str(path) and getattr(loaded, "_ltm_source", None) == source:
+        return loaded  # loaded already, and unchanged since
     _package()
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UserError(f"{path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    module._ltm_source = source  # type: ignore[attr-defined]
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the bytes just read (not a cached .pyc), so an edit is always what runs.
+        exec(compile(source, str(path), "exec"), module.__dict__)
     except Exception as exc:
         del sys.modules[name]
         raise UserError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the dataset module") from exc

@@ -89,6 +89,7 @@ class RunSummary(BaseModel):
     seed: int
     isolated: bool
     agents: list[AgentSummary]
+    errors: dict[str, str] = Field(default_factory=dict)  # agent -> why it did not finish
 
 
 def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> AgentSummary:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +29,8 @@ RESULTS_ROOT = Path("results")
 
 
 def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+    """A safe folder name: no separators, no leading dots (so never `.` or `..`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
 
 
 @dataclass
@@ -37,6 +39,8 @@ class PreparedRun:
     datasets: list[tuple[DatasetInterface, int]]
     examples: dict[str, list[TestExample]]
     run_dir: Path
+    reused_definitions: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def interleaved(self) -> list[tuple[DatasetInterface, TestExample]]:
         """Tests in start order: the first example of every dataset, then the second, and so on."""
@@ -50,12 +54,28 @@ class PreparedRun:
         return out
 
 
+def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
+    """`config.dataset_dirs`, relative paths taken from the config file's folder."""
+    base = Path(source).parent if Path(source).is_file() else Path.cwd()
+    dirs = []
+    for i, d in enumerate(cfg.config.dataset_dirs):
+        path = (base / d).resolve()
+        if not path.is_dir():
+            raise UserError(f"{source}: config.dataset_dirs[{i}]: folder {path} does not exist; fix the path "
+                            "(relative paths start at the config file's folder)")
+        dirs.append(path)
+    return dirs
+
+
 def build_datasets(cfg: RunConfig, source: str = "config") -> list[tuple[DatasetInterface, int]]:
-    registry = discover([Path(d) for d in cfg.config.dataset_dirs])
+    registry = discover(dataset_dirs(cfg, source))
     built = []
     seen = set()
     for i, entry in enumerate(cfg.datasets.datasets):
-        cls = get_dataset_class(entry.name, registry)
+        try:
+            cls = get_dataset_class(entry.name, registry)
+        except UserError as exc:
+            raise UserError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
         if entry.name in seen:
             raise UserError(f"{source}: datasets.datasets[{i}]: dataset {entry.name!r} is listed twice; list it once")
         seen.add(entry.name)
@@ -73,11 +93,36 @@ def build_datasets(cfg: RunConfig, source: str = "config") -> list[tuple[Dataset
     return built
 
 
+def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], source: str) -> list[str]:
+    known = set(discover(dataset_dirs(cfg, source)))
+    out = []
+    for i, pair in enumerate(cfg.config.incompatibilities):
+        for name in pair:
+            if name not in known:
+                out.append(f"{source}: config.incompatibilities[{i}]: {name!r} is not a known dataset (a typo?)")
+    for dataset, _ in datasets:
+        if dataset.memory_span < 1000:
+            out.append(f"{dataset.name}: a memory span of {dataset.memory_span} tokens is below 1000; "
+                       "information gaps may miss their targets by more than 10%")
+    return out
+
+
 def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config") -> PreparedRun:
     datasets = build_datasets(cfg, source)
     run_dir = results_root / slug(cfg.config.run_name)
-    examples = load_or_generate(run_dir / "definitions", datasets)
-    return PreparedRun(cfg, datasets, examples, run_dir)
+    examples, reused = load_or_generate(run_dir / "definitions", datasets)
+    if not reused:
+        _clear_outputs(run_dir)  # results of other definitions no longer belong with these
+    return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source))
+
+
+def _clear_outputs(run_dir: Path) -> None:
+    """Remove agent outputs and the summary of earlier runs in this folder (never anything else)."""
+    (run_dir / "summary.json").unlink(missing_ok=True)
+    for child in run_dir.iterdir() if run_dir.is_dir() else []:
+        if child.is_dir() and child.name != "definitions" and any(
+                (child / f).exists() for f in ("events.jsonl", "events", "results.json", "summary.json")):
+            shutil.rmtree(child)
 
 
 @dataclass
@@ -92,6 +137,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     cfg = prepared.config.config
     tokenizer = get_tokenizer(cfg.tokenizer)
     agent_dir = prepared.run_dir / slug(spec)
+    if agent_dir.exists():
+        shutil.rmtree(agent_dir)  # this agent's earlier outputs for the same definitions are replaced
     tests = prepared.interleaved()
     started = time.perf_counter()
     sessions: list[Session] = []
@@ -156,17 +203,24 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
     if len(set(agent_specs)) != len(agent_specs):
         raise UserError("an agent is given twice; give each -a once")
+    folders: dict[str, str] = {}
+    for spec in agent_specs:
+        other = folders.setdefault(slug(spec), spec)
+        if other != spec:
+            raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
     factories = {spec: agent_factory(spec) for spec in agent_specs}
     outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs),
                                     return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, UserError):
+            raise outcome  # a bug, not a user's problem: let it show
     runs = [o for o in outcomes if isinstance(o, AgentRun)]
+    # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
+    errors = {spec: (str(o) if str(o).startswith("agent") else f"agent {spec}: {o}")
+              for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
     cfg = prepared.config.config
-    summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated, agents=[r.summary for r in runs])
+    summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
+                         agents=[r.summary for r in runs], errors=errors)
+    prepared.run_dir.mkdir(parents=True, exist_ok=True)
     (prepared.run_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    # One agent failing does not lose the others' results: they are written first, then the failure is reported.
-    for spec, outcome in zip(agent_specs, outcomes):
-        if isinstance(outcome, UserError):
-            raise UserError(f"agent {spec}: {outcome}")
-        if isinstance(outcome, BaseException):
-            raise outcome
     return summary

@@ -58,8 +58,6 @@ class LexicalMemory:
         parts = sentences(text)
         total_chars = sum(len(p) for p in parts) or 1
         for part in parts:
-            if part.endswith("?"):  # questions carry no facts to remember
-                continue
             counts = Counter(terms(part))
             unit = Unit(self._next, part, counts, max(sum(counts.values()), 1), max(1, round(tokens * len(part) / total_chars)))
             self._next += 1

@@ -154,4 +154,4 @@ def test_main_command_with_no_arguments_runs_the_offline_default(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     scores = {a["agent"]: a["benchmark_score"] for a in summary["agents"]}
     assert scores["oracle"] == len(summary["agents"][0]["datasets"])
-    assert scores["oracle"] > scores["retrieval"] >= scores["recent:500"] > scores["null"] == 0
+    assert scores["oracle"] > scores["retrieval"] > scores["recent:500"] >= scores["null"] == 0

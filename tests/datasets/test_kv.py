@@ -121,3 +121,16 @@ async def test_end_to_end(tmp_path: Path):
         # Lines are spread evenly up to 90% of the span; the asked key was stored at line answer_line.
         expected_gap = 0.9 * 2000 * (pairs - d["extra"]["answer_line"]) / pairs
         assert abs(gap.target_tokens - expected_gap) <= 60, (eid, gap, expected_gap)
+
+
+def test_a_hedge_naming_every_stored_value_scores_zero():
+    ds = discover()["kv"](memory_span=2000, seed=4, pairs=3)
+    ex = ds.generate_examples(1)[0]
+    values = ex.extra["values"]
+    expected = ex.expected_responses[0]
+    hedge = f"It is one of {', '.join(values)}, not sure which."
+    score, _, reasons = ds.evaluate_example(ex, ex.questions, [hedge])
+    assert score == 0.0 and "other stored values" in reasons[0]
+    assert ds.evaluate_example(ex, ex.questions, [f"It is {expected}."])[0] == 1.0
+    # An unrelated number does not count as a hedge.
+    assert ds.evaluate_example(ex, ex.questions, [f"{expected}, stored at 9:00."])[0] == 1.0
