@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from ltm_harness.tokens import Tokenizer
 
-SHORT_HEADER = 'Please answer as JSON.\n'
+SHORT_HEADERS = ('Please answer as JSON.\n', 'Please answer this one as JSON.\n', 'Answer the question as JSON, please.\n')
 HEADER = 'Arithmetic practice. Read the worked examples, then answer the last question as JSON, like {"answer": 12}.\n'
 POOL_LINES = 1200
-POOL_FINALS = 400
+POOL_FINALS = 1500
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,15 @@ def _is_prime(n: int) -> bool:
 def _qa(rng: random.Random) -> tuple[str, str]:
     """One arithmetic question and its answer, from a seeded template."""
     a, b = rng.randint(2, 99), rng.randint(2, 99)
-    kind = rng.randrange(11)
+    kind = rng.randrange(14)
+    if kind == 11:
+        return f"If a number is doubled and the result is {2 * a}, what was the number?", str(a)
+    if kind == 12:
+        c = rng.randint(2, 9)
+        return f"What do you get when you add {a} to the product of {b} and {c}?", str(a + b * c)
+    if kind == 13:
+        c, d = rng.randint(2, 99), rng.randint(2, 99)
+        return f"What is the sum of {a}, {b}, {c} and {d}, counting each number once?", str(a + b + c + d)
     if kind == 0:
         return f"What is {a} plus {b}?", str(a + b)
     if kind == 1:
@@ -88,7 +96,13 @@ class FillerGenerator:
         for line, n in self._lines:
             self._lines_by_size.setdefault(n, []).append(line)
         self._final_sizes = sorted(self._finals_by_size)
-        self._fits: dict[int, tuple[tuple[int, ...], int]] = {}
+        self._fits: dict[int, tuple[tuple[int, ...], int, int]] = {}
+        # Every total that zero to three pool lines can make, with the fewest lines that make it.
+        sizes = sorted(self._lines_by_size)
+        self._line_sums: dict[int, tuple[int, ...]] = {0: ()}
+        for combo in [*((a,) for a in sizes), *((a, b) for a in sizes for b in sizes if a <= b),
+                      *((a, b, c) for a in sizes for b in sizes for c in sizes if a <= b <= c)]:
+            self._line_sums.setdefault(sum(combo), combo)
         # A fixed seeded order of the pool, doubled so that any run of lines is one slice; a message
         # takes the lines from a random start, so choosing them costs one bisect, not a loop.
         rng.shuffle(self._lines)
@@ -97,9 +111,9 @@ class FillerGenerator:
         self._prefix = [0]
         for _, n in doubled:
             self._prefix.append(self._prefix[-1] + n)
-        self._short_header_tokens = tokenizer.count(SHORT_HEADER)
+        self._short_headers = sorted((tokenizer.count(h), h) for h in SHORT_HEADERS)
         self.full_min_tokens = self._header_tokens + self._final_sizes[0]
-        self.min_tokens = self._short_header_tokens + self._final_sizes[0]
+        self.min_tokens = self._short_headers[0][0] + self._final_sizes[0]
         if max_tokens < self.min_tokens + max(n for _, n in self._lines) * 2:
             raise ValueError(f"filler max_message_tokens={max_tokens} is too small; use at least {self.full_min_tokens + 64}")
 
@@ -107,7 +121,10 @@ class FillerGenerator:
         """A filler message of as close to `target_tokens` tokens as possible (within the bounds)."""
         target = max(self.min_tokens, min(int(target_tokens), self.max_tokens))
         # Small gaps get a short instruction so that even a few dozen tokens can be filled exactly.
-        header, header_tokens = (HEADER, self._header_tokens) if target >= 2 * self.full_min_tokens else (SHORT_HEADER, self._short_header_tokens)
+        if target >= 2 * self.full_min_tokens:
+            header_tokens, header = self._header_tokens, HEADER
+        else:  # the short instruction whose length lets the rest fit exactly, if any does
+            header_tokens, header = min(self._short_headers, key=lambda h: (self._fit(target - h[0])[2], h[0]))
         remaining = target - header_tokens
         parts = [header]
         used = header_tokens
@@ -122,7 +139,7 @@ class FillerGenerator:
             used += n
             remaining -= n
         # Close the gap: up to two sized lines plus a sized final question, exact where the pool allows.
-        extra, final_size = self._fit(remaining)
+        extra, final_size, _ = self._fit(remaining)
         for size in extra:
             parts.append(self._rng.choice(self._lines_by_size[size]))
             used += size
@@ -131,22 +148,14 @@ class FillerGenerator:
         used += final_size
         return FillerMessage("".join(parts), used, f'{{"answer": "{answer}"}}')
 
-    def _fit(self, tokens: int) -> tuple[tuple[int, ...], int]:
-        """Sizes of up to two extra lines and of the final question that add up to `tokens`, or closest."""
+    def _fit(self, tokens: int) -> tuple[tuple[int, ...], int, int]:
+        """Sizes of up to three extra lines and of the final question that add up to `tokens` (or the
+        closest), and the error."""
         cached = self._fits.get(tokens)
-        if cached is not None:
-            return cached
-        best: tuple[int, tuple[int, ...], int] | None = None
-        sizes = sorted(self._lines_by_size)
-        line_sizes = [()] + [(s,) for s in sizes] + [(a, b) for a in sizes for b in sizes if a <= b]
-        for extra in line_sizes:
-            rest = tokens - sum(extra)
-            final = min(self._final_sizes, key=lambda s: (abs(rest - s), s))
-            err = abs(rest - final)
-            if best is None or err < best[0]:
-                best = (err, extra, final)
-                if err == 0:
-                    break
-        assert best is not None
-        self._fits[tokens] = (best[1], best[2])
-        return best[1], best[2]
+        if cached is None:
+            cached = self._fits[tokens] = min(
+                ((extra, final, abs(tokens - total - final)) for total, extra in self._line_sums.items()
+                 for final in self._final_sizes),
+                key=lambda c: (c[2], len(c[0]), c[1]),
+            )
+        return cached

@@ -86,6 +86,8 @@ class TestRun:
         self.oracle_suffix: str | None = None
         self.end_pos = 0
         self.plan_abs: list[int] = []  # planned conversation position of each script line
+        idx = dataset.answer_statement_idx(example)
+        self.anchor_line: int | None = idx[0] if idx else None  # the answer statement's line
 
     def next_point(self) -> int | None:
         """Where this test plans to speak next (None when it has no more planned lines)."""
@@ -232,9 +234,17 @@ class Session:
         base_time = last.time if last else self.clock.now
         base_plan = last.planned if last else 0
         pct_offset = math.ceil(w.percentage_finished * run.span / 100) if w.percentage_finished else 0
-        run.wake_pos = max(base_pos + w.tokens, run.start_pos + pct_offset)
-        run.wake_time = base_time + timedelta(seconds=w.time) if w.time else None
         run.plan_cursor = max(run.plan_cursor, base_plan + w.tokens, pct_offset)
+        # Where the plan puts the next line, measured from a line that was actually said: the answer
+        # statement once it has been said (so each question's gap misses its target only by that
+        # question's own lateness), else the test's last line (a late line does not squeeze the next
+        # gap). Lines are never early, so this is never before `percentage_finished` of the span.
+        anchor = last
+        if run.anchor_line is not None and run.anchor_line < len(run.messages):
+            anchor = run.messages[run.anchor_line]
+        planned_from_anchor = anchor.pos + run.plan_cursor - anchor.planned if anchor else 0
+        run.wake_pos = max(base_pos + w.tokens, run.start_pos + pct_offset, planned_from_anchor)
+        run.wake_time = base_time + timedelta(seconds=w.time) if w.time else None
 
     # -- starting tests -----------------------------------------------------------------------
     def _compatible(self, dataset: DatasetInterface, example: TestExample) -> bool:

@@ -45,7 +45,7 @@ class _MemoryAgent(Agent):
 
     def _answer(self, message: AgentMessage) -> str:
         query = message.text.strip().splitlines()[-1] if message.text.strip() else ""
-        found = self.memory.search(query)
+        found = self.memory.search(query, limit=3)
         return " ".join(u.text for u in found) if found else "OK."
 
     def _trim(self) -> None:

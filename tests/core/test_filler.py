@@ -40,8 +40,8 @@ def test_filler_is_neutral():
     text = " ".join(filler.make(size).text for size in [4000] * 20 + list(range(17, 120)))
     words = set(re.findall(r"[A-Za-z]+", text))
     allowed = set(
-        "Arithmetic practice Read the worked examples then answer the last question as JSON like Please to "
-        "Q A What is plus minus times divided by remainder when a prime number squared How many sides has polygon "
+        "Arithmetic practice Read the worked examples then answer the last question as JSON like Please Answer this one to "
+        "Q A What is plus minus times divided by remainder when a prime number squared How many sides has polygon If doubled result was what do you get add product sum counting each once "
         "whose interior angles add up degrees percent of greatest common divisor and sum digits yes no Is".split()
     )
     assert words <= allowed, words - allowed
