@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import json
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,8 +57,14 @@ class HTTPAgent(Agent):
 
     _ids = itertools.count(1)  # session ids ltm-1, ltm-2, ... in the order agents are made
 
-    def __init__(self, spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, spec: str, *, timeout: float | None = None) -> None:
         super().__init__(spec)
+        if timeout is None:
+            raw = os.environ.get("LTM_HTTP_TIMEOUT", "")
+            try:
+                timeout = float(raw) if raw else DEFAULT_TIMEOUT
+            except ValueError:
+                raise UserError(f"LTM_HTTP_TIMEOUT={raw!r}: give the HTTP agent timeout as a number of seconds") from None
         parts = urlsplit(spec)
         try:
             parts.port  # noqa: B018 - raises ValueError on a bad port
@@ -65,7 +72,7 @@ class HTTPAgent(Agent):
             raise UserError(f"agent {spec!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UserError(f"agent {spec!r}: write the agent's URL as http://HOST:PORT/PATH")
-        if timeout is None or timeout <= 0:
+        if timeout <= 0:
             raise UserError(f"agent {spec!r}: the timeout must be a positive number of seconds")
         self.url = spec
         self.shown_url = _shown(parts)
@@ -84,7 +91,7 @@ class HTTPAgent(Agent):
             async with self._client().post(self.url, json=payload) as response:
                 return response.status, await response.text(errors="replace")
         except asyncio.TimeoutError:
-            raise UserError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout") from None
+            raise UserError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout (LTM_HTTP_TIMEOUT=seconds)") from None
         except aiohttp.ClientError as exc:
             raise UserError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it is running") from None
 

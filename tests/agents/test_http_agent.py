@@ -213,3 +213,11 @@ async def test_end_to_end_run(server, tmp_path):
     assert len({r["session"] for r in server.requests}) == 1  # one conversation
     assert agent.agent_prompt_tokens > 0 and agent.cost_usd == pytest.approx(0.001 * agent.turns)
     assert agent.benchmark_score > 0  # it echoes the statements it remembers
+
+
+def test_timeout_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LTM_HTTP_TIMEOUT", "2.5")
+    assert HTTPAgent("http://127.0.0.1:9/x").timeout == 2.5
+    monkeypatch.setenv("LTM_HTTP_TIMEOUT", "soon")
+    with pytest.raises(UserError, match="LTM_HTTP_TIMEOUT='soon'"):
+        HTTPAgent("http://127.0.0.1:9/x")
