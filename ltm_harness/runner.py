@@ -208,7 +208,7 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         other = folders.setdefault(slug(spec), spec)
         if other != spec:
             raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
-    factories = {spec: agent_factory(spec) for spec in agent_specs}
+    factories = {spec: agent_factory(spec, prepared.config.config.tokenizer) for spec in agent_specs}
     outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs),
                                     return_exceptions=True)
     for outcome in outcomes:

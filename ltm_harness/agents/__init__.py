@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Callable
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
@@ -25,8 +26,11 @@ def _kind(spec: str) -> str:
     return spec.split(":", 1)[0]
 
 
-def agent_factory(spec: str) -> Callable[[], Agent]:
-    """Check `spec` now and return a function that makes a fresh agent for it."""
+def agent_factory(spec: str, tokenizer: str | None = None) -> Callable[[], Agent]:
+    """Check `spec` now and return a function that makes a fresh agent for it.
+
+    `tokenizer` (the run's encoding) is handed to adapters that count tokens themselves, such as the
+    context truncation of chat models, so that one tokenizer serves the whole run."""
     kind = _kind(spec)
     if kind not in AGENT_KINDS:
         raise UserError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
@@ -34,10 +38,11 @@ def agent_factory(spec: str) -> Callable[[], Agent]:
         raise UserError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
     module, cls_name, _ = AGENT_KINDS[kind]
     cls = getattr(importlib.import_module(module), cls_name)
-    checked = [cls(spec)]  # constructing validates the spec (no network is touched); the first call gets it
+    kwargs = {"tokenizer": tokenizer} if tokenizer and "tokenizer" in inspect.signature(cls).parameters else {}
+    checked = [cls(spec, **kwargs)]  # constructing validates the spec (no network is touched); the first call gets it
 
     def make() -> Agent:
-        return checked.pop() if checked else cls(spec)
+        return checked.pop() if checked else cls(spec, **kwargs)
 
     return make
 

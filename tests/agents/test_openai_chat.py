@@ -363,3 +363,10 @@ async def test_end_to_end_run(mock, tmp_path, monkeypatch):
     # the mock echoes the last matching statement: right when the statement is still in the window
     assert full.benchmark_score > 0
     assert full.agent_prompt_tokens > small.agent_prompt_tokens
+
+
+def test_the_run_s_tokenizer_reaches_the_chat_agent():
+    from ltm_harness.agents import agent_factory
+
+    agent = agent_factory("openai:m@8k", tokenizer="o200k_base")()
+    assert agent._tokenizer.encoding_name == "o200k_base"
