@@ -155,3 +155,21 @@ def test_main_command_with_no_arguments_runs_the_offline_default(tmp_path):
     scores = {a["agent"]: a["benchmark_score"] for a in summary["agents"]}
     assert scores["oracle"] == len(summary["agents"][0]["datasets"])
     assert scores["oracle"] > scores["retrieval"] > scores["recent:500"] >= scores["null"] == 0
+
+
+def test_huggingface_datasets_and_our_datasets_load_in_one_process():
+    """The real HuggingFace `datasets` package (a test dependency) and the built-in dataset modules."""
+    code = textwrap.dedent("""
+        import datasets
+        assert hasattr(datasets, "load_dataset"), datasets
+        from ltm_harness.registry import discover
+        found = discover()
+        assert {"colours", "kv", "jokes"} <= set(found)
+        import datasets as again
+        assert again is datasets and hasattr(again, "load_dataset")
+        print("ok", datasets.__version__)
+    """)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok")
