@@ -22,6 +22,7 @@ class SessionStart(BaseModel):
     session: str
     time: datetime
     tokenizer: str
+    isolated: bool = False
 
 
 class TurnEvent(BaseModel):
@@ -32,6 +33,7 @@ class TurnEvent(BaseModel):
     kind: Literal["intro", "filler", "test", "reset"]
     test: str | None = None
     question: bool = False
+    planned: int | None = None  # for a test's line: the offset from the test's start its waits asked for
     user: str
     user_tokens: int
     reply: str
@@ -48,6 +50,7 @@ class TestStart(BaseModel):
     turn: int
     pos: int
     time: datetime
+    span: int  # the memory span the test's waits refer to
 
 
 class TestEnd(BaseModel):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, Literal
+from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,32 @@ class GapMeasure(BaseModel):
         if not self.target_tokens:
             return None
         return (self.achieved_tokens - self.target_tokens) / self.target_tokens
+
+
+class SaidLine(Protocol):
+    """A test's line as said in the conversation."""
+
+    pos: int  # conversation tokens before it
+    planned: int  # offset from the test's start that its waits asked for
+    tokens: int
+    text: str
+    is_question: bool
+
+
+def measure_gaps(lines: list[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
+                 isolated: bool) -> list[GapMeasure]:
+    """Tokens from the end of the answer statement (line, char) to every later question, and the target."""
+    if answer_idx is None or answer_idx[0] >= len(lines):
+        return []
+    line, char = answer_idx
+    statement = lines[line]
+    cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
+    gaps = []
+    for index, m in enumerate(lines):
+        if m.is_question and index > line:
+            target = None if isolated else m.planned - statement.planned - cut
+            gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut))
+    return gaps
 
 
 class TestResult(BaseModel):

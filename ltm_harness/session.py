@@ -27,7 +27,7 @@ from ltm_harness.events import ClockJump, EventLog, SessionEnd, SessionStart, Te
 from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
 from ltm_harness.program import Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome, WaitFor
-from ltm_harness.results import GapMeasure, TestResult
+from ltm_harness.results import TestResult, measure_gaps
 from ltm_harness.tokens import Tokenizer
 
 INTRO = (
@@ -165,7 +165,7 @@ class Session:
     async def run(self) -> list[TestResult]:
         s = self.settings
         self.log.write(SessionStart(agent=s.agent_name, session=s.session_id, time=self.clock.now,
-                                    tokenizer=self.tokenizer.encoding_name))
+                                    tokenizer=self.tokenizer.encoding_name, isolated=s.isolated))
         if s.intro:
             await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
         while True:
@@ -355,7 +355,8 @@ class Session:
             run.plan_abs = [self.pos + r for r in self._plan(example, dataset.memory_span)]
             self.running.append(run)
             self._blocked_until.clear()  # the running set changed
-            self.log.write(TestStart(test=example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now))
+            self.log.write(TestStart(test=example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now,
+                                     span=dataset.memory_span))
             await self._step(run, None)
             return True
         return False
@@ -392,11 +393,13 @@ class Session:
         say = run.pending
         assert isinstance(say, Say)
         tokens = run.count(say.text)
+        planned = None
         if say.kind == "test":
             planned = run.plan_cursor
             record = MessageRecord(self.turns, self.pos, planned, tokens, 0, self.clock.now, say.text, say.is_question)
             run.messages.append(record)
-        heard = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question, oracle=say.oracle)
+        heard = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question, oracle=say.oracle,
+                                 planned=planned)
         if say.kind == "test":
             record.reply_tokens = self._last_reply_tokens
             run.plan_cursor = record.planned + record.tokens + record.reply_tokens
@@ -404,7 +407,8 @@ class Session:
         await self._step(run, heard.reply)
 
     async def _turn(self, kind: Literal["intro", "filler", "test", "reset"], text: str, tokens: int,
-                    run: TestRun | None = None, question: bool = False, oracle: str | None = None) -> Heard:
+                    run: TestRun | None = None, question: bool = False, oracle: str | None = None,
+                    planned: int | None = None) -> Heard:
         now = self.clock.now
         hint = None
         if self.agent.is_oracle:
@@ -416,7 +420,7 @@ class Session:
         self._last_reply_tokens = reply_tokens
         self.log.write(TurnEvent(
             i=self.turns, time=now, pos=self.pos, kind=kind, test=run.example.unique_id if run else None,
-            question=question, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,
+            question=question, planned=planned, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
         ))
         if reply.cost_usd:
@@ -465,23 +469,9 @@ class Session:
             responses=run.ctx.responses,
             expected=run.example.expected_responses,
             memory_span=run.span,
-            gaps=self._gaps(run),
+            gaps=measure_gaps(run.messages, run.dataset.answer_statement_idx(run.example), self.tokenizer.count,
+                              self.settings.isolated),
             start_turn=run.start_turn,
             end_turn=self.turns,
             tokens=run.end_pos - run.start_pos,
         ))
-
-    def _gaps(self, run: TestRun) -> list[GapMeasure]:
-        idx = run.dataset.answer_statement_idx(run.example)
-        if idx is None or idx[0] >= len(run.messages):
-            return []
-        line, char = idx
-        statement = run.messages[line]
-        cut = statement.tokens if char >= len(statement.text) else self.tokenizer.count(statement.text[:char])
-        gaps = []
-        for q_index, m in enumerate(run.messages):
-            if m.is_question and q_index > line:
-                achieved = m.pos - statement.pos - cut
-                target = None if self.settings.isolated else m.planned - statement.planned - cut
-                gaps.append(GapMeasure(line=q_index, target_tokens=target, achieved_tokens=achieved))
-        return gaps
