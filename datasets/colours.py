@@ -35,6 +35,7 @@ class Colours(DatasetInterface):
     description = "The user changes their favourite colour several times; the agent must give the latest one."
     reset_message = "Please disregard any favourite colour I have told you about so far."
     Params = ColoursParams
+    params: ColoursParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

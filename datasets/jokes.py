@@ -51,6 +51,7 @@ class Jokes(DatasetInterface):
     description = "The user tells jokes hours apart; the agent must say which one was told a given time ago."
     reset_message = "Please forget the jokes I have told you so far."
     Params = JokesParams
+    params: JokesParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

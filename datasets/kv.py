@@ -34,6 +34,7 @@ class KeyValue(DatasetInterface):
     description = "The agent is told values stored under several keys and later asked for the value of one key."
     reset_message = "Please forget all the keys and values I asked you to remember so far."
     Params = KvParams
+    params: KvParams  # the validated args, typed
 
     def _key(self) -> str:
         return "KEY-" + "".join(self.rng.choice(KEY_CHARS) for _ in range(4))

@@ -50,6 +50,7 @@ class NameList(DatasetInterface):
     description = "The user gives several names over time; the agent must list every one of them as JSON."
     reset_message = "Please forget all the names I have given you for myself so far."
     Params = NameListParams
+    params: NameListParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

@@ -35,6 +35,7 @@ class Names(DatasetInterface):
     description = "The user gives their name several times; the agent must say the latest one."
     reset_message = "Please disregard any names I have given you for myself so far."
     Params = NamesParams
+    params: NamesParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

@@ -50,6 +50,7 @@ class ProspectiveMemory(DatasetInterface):
     description = "The agent must append a quote it was told earlier to its n-th reply after being asked to, and not sooner."
     reset_message = "You no longer need to append any quote to your replies."
     Params = ProspectiveMemoryParams
+    params: ProspectiveMemoryParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

@@ -95,6 +95,7 @@ class SallyAnne(DatasetInterface):
     description = "A TV show is narrated line by line; the agent must say where someone will look for an object, or where it is."
     reset_message = "Please forget the TV show I told you about."
     Params = SallyAnneParams
+    params: SallyAnneParams  # the validated args, typed
 
     def _story(self) -> tuple[list[str], str, int, str]:
         """Story lines (without intro and question), the question, the answer line within the story, the answer."""

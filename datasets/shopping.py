@@ -103,6 +103,7 @@ class Shopping(DatasetInterface):
     description = "Items are added to and removed from a shopping list over time; the agent must give the final list as JSON."
     reset_message = "Please clear my shopping list; it starts empty again now."
     Params = ShoppingParams
+    params: ShoppingParams  # the validated args, typed
 
     def _change(self, state: dict[str, int]) -> str:
         """One change to the list: updates `state` and returns the line that says it."""
@@ -170,7 +171,8 @@ class Shopping(DatasetInterface):
                 reasons.append(f"{item!r} is missing.")
                 continue
             present += 1
-            total = None if any(f is None for f in found) else sum(found)
+            quantities = [f for f in found if f is not None]
+            total = sum(quantities) if len(quantities) == len(found) else None
             if total == q:
                 right_quantity += 1
             else:

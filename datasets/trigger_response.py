@@ -108,6 +108,7 @@ class TriggerResponse(DatasetInterface):
     description = "The user sets a trigger and a reply phrase; the agent must reply with the phrase whenever triggered."
     reset_message = "You no longer need to reply to me with any set phrase."
     Params = TriggerResponseParams
+    params: TriggerResponseParams  # the validated args, typed
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         examples = []

@@ -118,6 +118,7 @@ class DatasetInterface:
         return TestOutcome(score, max_score, list(reasons))
 
     async def _watch(self, example: TestExample, ctx: TestContext) -> TestOutcome:
+        assert ctx.last_heard is not None, "a callback test starts watching after it has said a line"
         log: list[Heard] = [ctx.last_heard]
         for _ in range(MAX_CALLBACK_TURNS):
             score, max_score, reasons, deregister = self.continual_evaluation_callback(example, log)

@@ -16,7 +16,7 @@ from ltm_harness.results import TestResult, measure_gaps
 from ltm_harness.tokens import get_tokenizer
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Line:
     pos: int
     planned: int

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -34,7 +34,7 @@ class SaidLine(Protocol):
     is_question: bool
 
 
-def measure_gaps(lines: list[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
+def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
                  isolated: bool) -> list[GapMeasure]:
     """Tokens from the end of the answer statement (line, char) to every later question, and the target."""
     if answer_idx is None or answer_idx[0] >= len(lines):

@@ -26,7 +26,8 @@ def contains_phrase(text: str, phrase: str) -> bool:
 def phrase_positions(text: str, phrase: str) -> list[int]:
     """Word-boundary positions of `phrase` in the normalised `text`."""
     p, t = normalize(phrase), f" {normalize(text)} "
-    out, start = [], 0
+    out: list[int] = []
+    start = 0
     if not p:
         return out
     needle = f" {p} "

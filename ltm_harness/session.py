@@ -186,7 +186,8 @@ class Session:
 
     def _next_speaker(self) -> TestRun | None:
         """The ready test line planned earliest; a reset message only if nothing else is ready and it fits."""
-        lines, resets = [], []
+        lines: list[TestRun] = []
+        resets: list[TestRun] = []
         for r in self.running:
             if isinstance(r.pending, Say):
                 (resets if r.pending.kind == "reset" else lines).append(r)
@@ -449,6 +450,7 @@ class Session:
         self._blocked_until.clear()
         run.end_pos = self.pos
         driver = run.driver
+        status: Literal["ok", "unscored", "errored"]
         if driver.error is not None:
             status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: {driver.error}"])
         elif not isinstance(driver.result, TestOutcome):
