@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.scoring import score_latest
+from ltm_harness.latest_value import LatestValueDataset
 
 NAMES: list[str] = json.loads((Path(__file__).parent / "data" / "first_names.json").read_text(encoding="utf-8"))["first_names"]
 STATEMENTS = [
@@ -30,25 +27,17 @@ class NamesParams(BaseModel):
     name_changes: int = Field(default=3, ge=1, le=len(NAMES))
 
 
-class Names(DatasetInterface):
+class Names(LatestValueDataset):
     name = "names"
     description = "The user gives their name several times; the agent must say the latest one."
     reset_message = "Please disregard any names I have given you for myself so far."
     Params = NamesParams
     params: NamesParams  # the validated args, typed
+    values = NAMES
+    statements = STATEMENTS
+    question = QUESTION
+    answer = "Your name is {}."
+    noun = "name"
 
-    def generate_examples(self, num_examples: int) -> list[TestExample]:
-        examples = []
-        for i in range(num_examples):
-            names = self.rng.sample(NAMES, self.params.name_changes)
-            script = [self.rng.choice(STATEMENTS).format(n) for n in names] + [QUESTION]
-            is_q = [False] * len(names) + [True]
-            examples.append(self.make_example(
-                i, script, is_q, [names[-1]],
-                oracle_answers=[f"Your name is {names[-1]}."],
-            ))
-        return examples
-
-    def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        # Every name a test can state is in NAMES (score_latest adds the expected one for imported definitions).
-        return score_latest(responses[0] if responses else "", str(expected_answers[0]), NAMES, "name")
+    def changes(self) -> int:
+        return self.params.name_changes
