@@ -227,3 +227,40 @@ async def test_agent_sees_only_text_timestamp_and_token_count(tmp_path):
     assert all(set(m.model_dump()) == {"text", "timestamp", "tokens"} for m, _ in seen)
     blob = json.dumps([m.model_dump(mode="json") for m, _ in seen])
     assert "It is 1." not in blob and "scripted/0" not in blob
+
+
+class AwaitsOtherWork(DatasetInterface):
+    """A dynamic test program that awaits ordinary asyncio work (as an LLM call inside a test would)."""
+
+    name = "awaits"
+    description = "awaits asyncio work between lines"
+
+    def generate_examples(self, n):
+        return [example("awaits", "0")]
+
+    async def run(self, example, ctx: TestContext) -> TestOutcome:
+        import asyncio
+
+        await ctx.say("Fact A is 1.")
+        await asyncio.sleep(0)  # a bare yield
+        await asyncio.sleep(0.01)  # a timer future
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        loop.call_later(0.01, fut.set_result, "computed")
+        value = await fut
+        failing = loop.create_future()
+        loop.call_soon(failing.set_exception, RuntimeError("remote error"))
+        try:
+            await failing
+        except RuntimeError as exc:
+            value += f" / {exc}"
+        reply = await ctx.ask(f"What is fact A? ({value})", oracle="It is 1.")
+        return TestOutcome(float("1" in reply), 1.0, [value])
+
+
+async def test_programs_may_await_ordinary_asyncio_work(tmp_path):
+    ds = AwaitsOtherWork(memory_span=1000)
+    _, results, events = await run_session(tmp_path, [(ds, ds.generate_examples(1)[0])], agent=OracleAgent("oracle"))
+    assert results[0].status == "ok" and results[0].score == 1.0
+    assert results[0].reasons == ["computed / remote error"]
+    assert turns_of(events, "awaits/0")[1].user == "What is fact A? (computed / remote error)"
