@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ltm_harness.errors import UserError
 
@@ -17,6 +18,44 @@ DEFAULT_CONFIG = CONFIG_DIR / "default.yml"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class OpenAIOptions(_Strict):
+    """Settings of `openai:` agents; each falls back to the environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None  # the name of an environment variable holding the key (preferred)
+    api_key: SecretStr | None = None  # the key itself; it is never written to any output
+    system_prompt: str | None = None  # None: the built-in prompt
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"temperature": self.temperature}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise UserError(f"config.openai.api_key_env: the environment variable {self.api_key_env} is not set; "
+                                "export it or change the name")
+            kwargs["api_key"] = key
+        elif self.api_key is not None:
+            kwargs["api_key"] = self.api_key.get_secret_value()
+        for name in ("system_prompt", "max_tokens", "timeout"):
+            if getattr(self, name) is not None:
+                kwargs[name] = getattr(self, name)
+        return kwargs
+
+
+class HTTPOptions(_Strict):
+    """Settings of agents behind HTTP."""
+
+    timeout: float | None = Field(default=None, gt=0)  # seconds per request (default 300, or LTM_HTTP_TIMEOUT)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        return {"timeout": self.timeout} if self.timeout is not None else {}
 
 
 class RunSection(_Strict):
@@ -31,6 +70,8 @@ class RunSection(_Strict):
     tokenizer: str = "cl100k_base"
     agents: list[str] = Field(default_factory=list)
     dataset_dirs: list[str] = Field(default_factory=list)
+    openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
+    http: HTTPOptions = Field(default_factory=HTTPOptions)
     debug: bool = False  # accepted for configs written for the reference benchmark
 
     @field_validator("incompatibilities")

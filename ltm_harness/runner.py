@@ -208,7 +208,9 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         other = folders.setdefault(slug(spec), spec)
         if other != spec:
             raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
-    factories = {spec: agent_factory(spec, prepared.config.config.tokenizer) for spec in agent_specs}
+    cfg = prepared.config.config
+    options = {"openai": cfg.openai.agent_kwargs(), "http": cfg.http.agent_kwargs()}
+    factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
     outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs),
                                     return_exceptions=True)
     for outcome in outcomes:
@@ -218,7 +220,6 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
     # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
     errors = {spec: (str(o) if str(o).startswith("agent") else f"agent {spec}: {o}")
               for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
-    cfg = prepared.config.config
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          agents=[r.summary for r in runs], errors=errors)
     prepared.run_dir.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Callable
+from typing import Any, Callable
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.errors import UserError
@@ -26,11 +26,13 @@ def _kind(spec: str) -> str:
     return spec.split(":", 1)[0]
 
 
-def agent_factory(spec: str, tokenizer: str | None = None) -> Callable[[], Agent]:
+def agent_factory(spec: str, tokenizer: str | None = None,
+                  options: dict[str, dict[str, Any]] | None = None) -> Callable[[], Agent]:
     """Check `spec` now and return a function that makes a fresh agent for it.
 
     `tokenizer` (the run's encoding) is handed to adapters that count tokens themselves, such as the
-    context truncation of chat models, so that one tokenizer serves the whole run."""
+    context truncation of chat models, so that one tokenizer serves the whole run. `options` holds
+    keyword settings per agent kind (from the config's `openai:` and `http:` sections)."""
     kind = _kind(spec)
     if kind not in AGENT_KINDS:
         raise UserError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
@@ -38,7 +40,9 @@ def agent_factory(spec: str, tokenizer: str | None = None) -> Callable[[], Agent
         raise UserError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
     module, cls_name, _ = AGENT_KINDS[kind]
     cls = getattr(importlib.import_module(module), cls_name)
-    kwargs = {"tokenizer": tokenizer} if tokenizer and "tokenizer" in inspect.signature(cls).parameters else {}
+    kwargs: dict[str, Any] = dict((options or {}).get(kind, {}))
+    if tokenizer and "tokenizer" in inspect.signature(cls).parameters:
+        kwargs["tokenizer"] = tokenizer
     checked = [cls(spec, **kwargs)]  # constructing validates the spec (no network is touched); the first call gets it
 
     def make() -> Agent:

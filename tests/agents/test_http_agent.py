@@ -221,3 +221,12 @@ def test_timeout_from_the_environment(monkeypatch):
     monkeypatch.setenv("LTM_HTTP_TIMEOUT", "soon")
     with pytest.raises(UserError, match="LTM_HTTP_TIMEOUT='soon'"):
         HTTPAgent("http://127.0.0.1:9/x")
+
+
+def test_timeout_from_the_config():
+    from ltm_harness.agents import agent_factory
+    from ltm_harness.testing import make_config
+
+    cfg = make_config(["colours"], http={"timeout": 1.5})
+    make = agent_factory("http://127.0.0.1:9/x", options={"http": cfg.config.http.agent_kwargs()})
+    assert make().timeout == 1.5

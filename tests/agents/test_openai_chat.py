@@ -370,3 +370,31 @@ def test_the_run_s_tokenizer_reaches_the_chat_agent():
 
     agent = agent_factory("openai:m@8k", tokenizer="o200k_base")()
     assert agent._tokenizer.encoding_name == "o200k_base"
+
+
+async def test_base_url_key_and_settings_from_the_config(mock, tmp_path, monkeypatch):
+    """The config's `openai:` section reaches the agent; the key comes from the variable it names."""
+    from ltm_harness.testing import make_config, run_config
+
+    monkeypatch.setenv("MY_LAB_KEY", "sk-from-config-SECRET42")
+    cfg = make_config(["colours"], span=1000, openai={"base_url": mock.base_url, "api_key_env": "MY_LAB_KEY",
+                                                      "system_prompt": "Lab prompt.", "max_tokens": 50})
+    summary = await run_config(cfg, tmp_path, ["openai:lab-model"])
+    assert not summary.errors and summary.agents[0].turns == len(mock.requests) > 0
+    assert all(h["Authorization"] == "Bearer sk-from-config-SECRET42" for h in mock.headers)
+    first = mock.requests[0]
+    assert first["model"] == "lab-model" and first["max_tokens"] == 50
+    assert first["messages"][0] == {"role": "system", "content": "Lab prompt."}
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert "SECRET42" not in path.read_text(errors="replace"), path
+
+
+def test_a_missing_key_variable_is_named(tmp_path, monkeypatch):
+    from ltm_harness.config import OpenAIOptions
+    from ltm_harness.errors import UserError
+
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with pytest.raises(UserError, match="config.openai.api_key_env: the environment variable NO_SUCH_KEY_VAR is not set"):
+        OpenAIOptions(api_key_env="NO_SUCH_KEY_VAR").agent_kwargs()
+    assert "sk-literal" not in repr(OpenAIOptions(api_key="sk-literal"))
