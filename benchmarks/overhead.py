@@ -50,8 +50,7 @@ wall = time.perf_counter() - t0
 (first_t, first_spent), (last_t, last_spent) = marks[0], marks[-1]
 loop_ms = 1000 * ((last_t - first_t) - (last_spent - first_spent)) / (len(marks) - 1)
 summary = run.summary
-errs = [abs(g.achieved_tokens - g.target_tokens) / g.target_tokens
-        for r in run.results for g in r.gaps if g.target_tokens]
+errs = [abs(g.relative_error) for r in run.results for g in r.gaps if g.relative_error is not None]
 print(json.dumps({
     "turns": summary.turns, "filler_turns": summary.filler_turns, "tests": len(run.results),
     "conversation_tokens": summary.conversation_tokens,

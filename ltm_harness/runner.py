@@ -67,8 +67,10 @@ def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
     return dirs
 
 
-def build_datasets(cfg: RunConfig, source: str = "config") -> list[tuple[DatasetInterface, int]]:
-    registry = discover(dataset_dirs(cfg, source))
+def build_datasets(cfg: RunConfig, source: str = "config",
+                   registry: dict[str, type[DatasetInterface]] | None = None) -> list[tuple[DatasetInterface, int]]:
+    if registry is None:
+        registry = discover(dataset_dirs(cfg, source))
     built = []
     seen = set()
     for i, entry in enumerate(cfg.datasets.datasets):
@@ -93,8 +95,7 @@ def build_datasets(cfg: RunConfig, source: str = "config") -> list[tuple[Dataset
     return built
 
 
-def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], source: str) -> list[str]:
-    known = set(discover(dataset_dirs(cfg, source)))
+def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], source: str, known: set[str]) -> list[str]:
     out = []
     for i, pair in enumerate(cfg.config.incompatibilities):
         for name in pair:
@@ -108,12 +109,13 @@ def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], sour
 
 
 def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config") -> PreparedRun:
-    datasets = build_datasets(cfg, source)
+    registry = discover(dataset_dirs(cfg, source))
+    datasets = build_datasets(cfg, source, registry)
     run_dir = results_root / slug(cfg.config.run_name)
     examples, reused = load_or_generate(run_dir / "definitions", datasets)
     if not reused:
         _clear_outputs(run_dir)  # results of other definitions no longer belong with these
-    return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source))
+    return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source, set(registry)))
 
 
 def _clear_outputs(run_dir: Path) -> None:

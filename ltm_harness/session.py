@@ -65,10 +65,9 @@ class TestRun:
 
     __test__ = False
 
-    def __init__(self, session: "Session", order: int, dataset: DatasetInterface, example: TestExample,
+    def __init__(self, session: "Session", dataset: DatasetInterface, example: TestExample,
                  line_tokens: dict[str, int]) -> None:
         self.session = session
-        self.order = order
         self.dataset = dataset
         self.example = example
         self.span = dataset.memory_span
@@ -84,7 +83,6 @@ class TestRun:
         self.wake_pos = 0
         self.wake_time: datetime | None = None
         self.oracle_suffix: str | None = None
-        self.end_pos = 0
         self.plan_abs: list[int] = []  # planned conversation position of each script line
         idx = dataset.answer_statement_idx(example)
         self.anchor_line: int | None = idx[0] if idx else None  # the answer statement's line
@@ -147,7 +145,6 @@ class Session:
         self.turns = 0
         self.filler_turns = 0
         self._seq = 0
-        self._orders = 0
         self._reply_est = 16.0
         self._filler_replies: deque[int] = deque(maxlen=20)  # recent filler reply sizes
         self._n_test_replies = 0
@@ -350,8 +347,7 @@ class Session:
                     self._start_at = min(self._start_at, self._blocked_until[uid])
                     continue
             del self.queue[i]
-            run = TestRun(self, self._orders, dataset, example, self._line_counts(example))
-            self._orders += 1
+            run = TestRun(self, dataset, example, self._line_counts(example))
             run.start_pos, run.start_turn = self.pos, self.turns
             run.plan_abs = [self.pos + r for r in self._plan(example, dataset.memory_span)]
             self.running.append(run)
@@ -399,17 +395,18 @@ class Session:
             planned = run.plan_cursor
             record = MessageRecord(self.turns, self.pos, planned, tokens, 0, self.clock.now, say.text, say.is_question)
             run.messages.append(record)
-        heard = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question, oracle=say.oracle,
-                                 planned=planned)
+        heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
+                                               oracle=say.oracle, planned=planned)
         if say.kind == "test":
-            record.reply_tokens = self._last_reply_tokens
+            record.reply_tokens = reply_tokens
             run.plan_cursor = record.planned + record.tokens + record.reply_tokens
             run.ctx.last_heard = heard
         await self._step(run, heard.reply)
 
     async def _turn(self, kind: Literal["intro", "filler", "test", "reset"], text: str, tokens: int,
                     run: TestRun | None = None, question: bool = False, oracle: str | None = None,
-                    planned: int | None = None) -> Heard:
+                    planned: int | None = None) -> tuple[Heard, int]:
+        """Send one message, record the turn, and return it as heard with the reply's token count."""
         now = self.clock.now
         hint = None
         if self.agent.is_oracle:
@@ -418,7 +415,6 @@ class Session:
         reply = await self.agent.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), hint)
         reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
         reply_tokens = self.tokenizer.count(reply_text)
-        self._last_reply_tokens = reply_tokens
         self.log.write(TurnEvent(
             i=self.turns, time=now, pos=self.pos, kind=kind, test=run.example.unique_id if run else None,
             question=question, planned=planned, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,
@@ -442,13 +438,12 @@ class Session:
                 await self._step(other, Heard(heard_index, text, reply_text, now, False))
         if self.on_turn:
             self.on_turn(self)
-        return Heard(heard_index, text, reply_text, now, True)
+        return Heard(heard_index, text, reply_text, now, True), reply_tokens
 
     # -- ending tests -----------------------------------------------------------------------
     def _finish(self, run: TestRun) -> None:
         self.running.remove(run)
         self._blocked_until.clear()
-        run.end_pos = self.pos
         driver = run.driver
         status: Literal["ok", "unscored", "errored"]
         if driver.error is not None:
@@ -475,5 +470,5 @@ class Session:
                               self.settings.isolated),
             start_turn=run.start_turn,
             end_turn=self.turns,
-            tokens=run.end_pos - run.start_pos,
+            tokens=self.pos - run.start_pos,
         ))
