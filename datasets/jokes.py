@@ -81,8 +81,7 @@ class Jokes(DatasetInterface):
         question = example.script[-1].replace(PLACEHOLDER, describe_elapsed(elapsed))
         oracle = example.oracle_answers[0] if example.oracle_answers else example.expected_responses[0]
         await ctx.ask(question, oracle=oracle)
-        score, max_score, reasons = self.evaluate_example(example, ctx.questions, ctx.responses)
-        return TestOutcome(score, max_score, reasons)
+        return await self.score(example, ctx)
 
     def evaluate_example(self, example: TestExample, questions: list[str],
                          responses: list[str]) -> tuple[float, float, list[str]]:

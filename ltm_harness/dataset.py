@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ltm_harness.example import TestExample, Wait, spread_waits
 from ltm_harness.program import Heard, TestContext, TestOutcome
+from ltm_harness.verdict import Judge, JudgeUnparseable
 
 CallbackResult = tuple[float, float, list[str], bool]
 MAX_CALLBACK_TURNS = 2000
@@ -78,6 +79,17 @@ class DatasetInterface:
         override it when scoring needs more of the example (e.g. data kept in `extra`)."""
         return self.evaluate_correct(questions, responses, example.expected_responses)
 
+    async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],
+                                  judge: Judge | None) -> TestOutcome:
+        """Score a finished test, with the run's LLM judge when there is one (None: rules only).
+
+        Default: the rules of `evaluate_example`. Datasets whose rules can be inconclusive override this
+        and ask `judge.grade(...)` for those answers, keeping the verdicts in `TestOutcome.verdicts`.
+        A `JudgeUnparseable` raised here makes the test unscored with the reason, never a 0.
+        """
+        score, max_score, reasons = self.evaluate_example(example, questions, responses)
+        return TestOutcome(score, max_score, list(reasons))
+
     def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:
         """Called with the turns since the test's last line (that turn first) after every turn.
 
@@ -114,8 +126,14 @@ class DatasetInterface:
                 await ctx.wait(wait.tokens, wait.time, wait.percentage_finished)
         if example.uses_callback:
             return await self._watch(example, ctx)
-        score, max_score, reasons = self.evaluate_example(example, ctx.questions, ctx.responses)
-        return TestOutcome(score, max_score, list(reasons))
+        return await self.score(example, ctx)
+
+    async def score(self, example: TestExample, ctx: TestContext) -> TestOutcome:
+        """`evaluate_with_judge` on what the test asked and heard; an unparseable verdict leaves it unscored."""
+        try:
+            return await self.evaluate_with_judge(example, ctx.questions, ctx.responses, ctx.judge)
+        except JudgeUnparseable as exc:
+            return TestOutcome(0.0, 1.0, [f"unscored: the judge's verdict could not be parsed: {exc.reason}"], unscored=True)
 
     async def _watch(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         assert ctx.last_heard is not None, "a callback test starts watching after it has said a line"

@@ -12,6 +12,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from ltm_harness.verdict import JudgeVerdict
+
 EVENT_FORMAT = 1
 
 
@@ -64,6 +66,7 @@ class TestEnd(BaseModel):
     max_score: float
     status: Literal["ok", "unscored", "errored"]
     reasons: list[str]
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)
 
 
 class ClockJump(BaseModel):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal
 
 if TYPE_CHECKING:
     from ltm_harness.session import TestRun
+    from ltm_harness.verdict import Judge, JudgeVerdict
 
 
 class Request:
@@ -64,6 +65,7 @@ class TestOutcome:
     max_score: float
     reasons: list[str] = field(default_factory=list)
     unscored: bool = False  # evaluation could not be done (reason given); excluded from means
+    verdicts: list["JudgeVerdict"] = field(default_factory=list)  # LLM judge verdicts behind the score
 
     __test__ = False
 
@@ -103,6 +105,11 @@ class TestContext:
     def expect_in_next_reply(self, text: str | None) -> None:
         """Tell the oracle calibration agent what the next reply must contain (continual tests)."""
         self._run.oracle_suffix = text
+
+    @property
+    def judge(self) -> "Judge | None":
+        """The run's LLM judge, or None when the run has none (score by rules then)."""
+        return self._run.session.judge
 
     @property
     def now(self) -> datetime:

@@ -7,6 +7,8 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
+from ltm_harness.verdict import JudgeVerdict
+
 RESULTS_FORMAT = 1
 
 
@@ -59,6 +61,7 @@ class TestResult(BaseModel):
     score: float
     max_score: float
     reasons: list[str]
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)  # the LLM judge's, when it scored
     questions: list[str]
     responses: list[str]
     expected: list[Any]

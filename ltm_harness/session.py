@@ -28,6 +28,7 @@ from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
 from ltm_harness.program import Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome, WaitFor
 from ltm_harness.results import TestResult, measure_gaps
+from ltm_harness.verdict import Judge
 from ltm_harness.tokens import Tokenizer
 
 INTRO = (
@@ -129,8 +130,10 @@ class Session:
         log: EventLog,
         settings: SessionSettings,
         on_turn: Callable[["Session"], None] | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.agent = agent
+        self.judge = judge
         self.tokenizer = tokenizer
         self.filler = filler
         self.log = log
@@ -454,7 +457,8 @@ class Session:
             outcome = driver.result
             status = "unscored" if outcome.unscored else "ok"
         self.log.write(TestEnd(test=run.example.unique_id, turn=self.turns, pos=self.pos, time=self.clock.now,
-                               score=outcome.score, max_score=outcome.max_score, status=status, reasons=outcome.reasons))
+                               score=outcome.score, max_score=outcome.max_score, status=status, reasons=outcome.reasons,
+                               verdicts=outcome.verdicts))
         self.results.append(TestResult(
             dataset=run.dataset.name,
             example_id=run.example.example_id,
@@ -462,6 +466,7 @@ class Session:
             score=outcome.score,
             max_score=outcome.max_score,
             reasons=outcome.reasons,
+            verdicts=outcome.verdicts,
             questions=run.ctx.questions,
             responses=run.ctx.responses,
             expected=run.example.expected_responses,

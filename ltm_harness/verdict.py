@@ -1,0 +1,43 @@
+"""What an LLM judge returns, and the interface datasets score through.
+
+A dataset never talks to an LLM client directly: it is handed a `Judge` (or None when the run has
+no judge) and asks it to grade one response against what was expected. The verdict keeps what a
+user needs to trust or audit the score: the judge model, the hash of the prompt and the raw reply.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+
+class JudgeVerdict(BaseModel):
+    """One judged response."""
+
+    question: str
+    score: float = Field(ge=0.0, le=1.0)  # 1.0 correct, 0.0 wrong, partial credit in between
+    reason: str
+    model: str
+    prompt_hash: str  # sha256 (16 hex) of the judge prompt template in use
+    raw: str  # the judge's reply as received
+    cached: bool = False
+
+
+class JudgeUnparseable(Exception):
+    """The judge's reply could not be parsed into a verdict, even after retries: the test is unscored."""
+
+    def __init__(self, reason: str, raw: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+class Judge(Protocol):
+    model: str
+
+    async def grade(self, question: str, expected: str, response: str, *, context: str = "") -> JudgeVerdict:
+        """Grade `response` to `question` against `expected`; `context` adds dataset-specific instructions.
+
+        Raises JudgeUnparseable when no valid verdict could be had."""
+        ...
