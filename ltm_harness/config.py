@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ltm_harness.errors import UserError
+from ltm_harness.llm.client import LLMSettings
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yml"
@@ -49,6 +50,38 @@ class OpenAIOptions(_Strict):
         return kwargs
 
 
+class EndpointOptions(_Strict):
+    """An OpenAI-compatible endpoint for the judge or test LLM; unset fields fall back to `config.openai`,
+    then to the environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float | None = 0.0
+
+    def endpoint_args(self, section: str, fallback: OpenAIOptions) -> tuple[str | None, str | None]:
+        """(base_url, api_key) for this endpoint, checked now."""
+        base_url = self.base_url or fallback.base_url
+        if self.api_key_env or self.api_key is not None:
+            source, env, key = section, self.api_key_env, self.api_key
+        else:
+            source, env, key = "openai", fallback.api_key_env, fallback.api_key
+        if env:
+            value = os.environ.get(env)
+            if not value:
+                raise UserError(f"config.{source}.api_key_env: the environment variable {env} is not set; "
+                                "export it or change the name")
+            return base_url, value
+        return base_url, key.get_secret_value() if key is not None else None
+
+
+class JudgeOptions(EndpointOptions):
+    """`config.judge`: the LLM judge (off unless a model is set here or with --judge)."""
+
+    prompt: str = "default"  # prompts/judge/<prompt>.json, or a path to a JSON file
+
+
 class HTTPOptions(_Strict):
     """Settings of agents behind HTTP."""
 
@@ -72,6 +105,9 @@ class RunSection(_Strict):
     dataset_dirs: list[str] = Field(default_factory=list)
     openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
     http: HTTPOptions = Field(default_factory=HTTPOptions)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    judge: JudgeOptions = Field(default_factory=JudgeOptions)
+    test_llm: EndpointOptions = Field(default_factory=EndpointOptions)  # the LLM test programs may call (ctx.llm)
     debug: bool = False  # accepted for configs written for the reference benchmark
 
     @field_validator("incompatibilities")

@@ -90,6 +90,19 @@ class DatasetInterface:
         score, max_score, reasons = self.evaluate_example(example, questions, responses)
         return TestOutcome(score, max_score, list(reasons))
 
+    async def evaluate_correct_gpt(self, judge: Judge, questions: list[str], responses: list[str],
+                                   expected_answers: list[Any], context: str = "") -> TestOutcome:
+        """The LLM judge's score: each response graded against its expected answer (0..1 each).
+
+        Every verdict (model, prompt hash, raw reply) is kept with the score. An unparseable verdict
+        raises JudgeUnparseable, which leaves the test unscored."""
+        verdicts = [await judge.grade(q, str(e), r, context=context)
+                    for q, r, e in zip(questions, responses, expected_answers)]
+        reasons = [f"judge {v.model}: {v.score:g} ({v.reason})" for v in verdicts]
+        if len(responses) < len(expected_answers):
+            reasons.append(f"{len(expected_answers) - len(responses)} question(s) were not answered")
+        return TestOutcome(sum(v.score for v in verdicts), float(len(expected_answers)), reasons, verdicts=verdicts)
+
     def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:
         """Called with the turns since the test's last line (that turn first) after every turn.
 

@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from ltm_harness.llm.records import LLMCall
 from ltm_harness.verdict import JudgeVerdict
 
 EVENT_FORMAT = 1
@@ -83,7 +84,8 @@ class SessionEnd(BaseModel):
     time: datetime
 
 
-Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, ClockJump, SessionEnd], Field(discriminator="type")]
+Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, ClockJump, SessionEnd, LLMCall],
+                  Field(discriminator="type")]
 _event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
 
 

@@ -109,7 +109,21 @@ class TestContext:
     @property
     def judge(self) -> "Judge | None":
         """The run's LLM judge, or None when the run has none (score by rules then)."""
-        return self._run.session.judge
+        return self._run.session.llm.judge_for(self._run.example.unique_id)
+
+    async def llm(self, messages: list[dict[str, str]], *, model: str | None = None,
+                  temperature: float | None = 0.0, max_tokens: int | None = None, json_mode: bool = False) -> str:
+        """Ask the run's test LLM (config.test_llm) from inside a test program, e.g. to play a role.
+
+        The call is recorded in the event log with its response; when a run is resumed or re-scored the
+        recorded response is replayed instead of calling again. Raises UserError when the run has no test LLM."""
+        return await self._run.session.llm.call(self._run.example.unique_id, messages, model=model,
+                                                temperature=temperature, max_tokens=max_tokens, json_mode=json_mode)
+
+    @property
+    def has_llm(self) -> bool:
+        """True when the run has a test LLM (programs may then fall back to scripted lines)."""
+        return self._run.session.llm.has_test_llm
 
     @property
     def now(self) -> datetime:

@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
+from ltm_harness.llm.records import UsageTotals
 from ltm_harness.verdict import JudgeVerdict
 
 RESULTS_FORMAT = 1
@@ -108,7 +109,9 @@ class AgentSummary(BaseModel):
     conversation_tokens: int
     agent_prompt_tokens: int
     agent_completion_tokens: int
-    cost_usd: float
+    cost_usd: float  # all roles: the agent, the judge, generation and test programs' LLM calls
+    cost_split: dict[str, float] = Field(default_factory=dict)  # role -> USD
+    usage: UsageTotals = Field(default_factory=UsageTotals)  # LLM calls, tokens, retries and cache hits per role
     wall_seconds: float
 
 
@@ -117,6 +120,7 @@ class RunSummary(BaseModel):
     run_name: str
     seed: int
     isolated: bool
+    judge: str | None = None  # the judge model, when answers were judged
     agents: list[AgentSummary]
     errors: dict[str, str] = Field(default_factory=dict)  # agent -> why it did not finish
 

@@ -22,7 +22,14 @@ from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
 from ltm_harness.registry import discover, get_dataset_class
 from ltm_harness.results import AgentSummary, RunSummary, TestResult, summarize_agent
+from ltm_harness.llm.endpoint import resolve_endpoint
+from ltm_harness.llm.in_session import SessionLLM, TestLLM
+from ltm_harness.llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness.llm.records import UsageTotals
+from ltm_harness.llm.runtime import LLMRuntime
+from ltm_harness.replay import ReplayAgent, SessionRecord
 from ltm_harness.session import Session, SessionSettings
+from ltm_harness.verdict import Judge
 from ltm_harness.tokens import get_tokenizer
 
 RESULTS_ROOT = Path("results")
@@ -134,13 +141,61 @@ class AgentRun:
     summary: AgentSummary
 
 
+@dataclass
+class RunLLM:
+    """The LLM side of a run: shared client runtime, the judge and the test LLM (each optional)."""
+
+    runtime: LLMRuntime
+    judge: Judge | None = None
+    test_llm: TestLLM | None = None
+
+    async def close(self) -> None:
+        await self.runtime.close()
+
+
+def build_run_llm(prepared: PreparedRun, judge_model: str | None = None) -> RunLLM:
+    """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs."""
+    cfg = prepared.config.config
+    cache_dir = Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else prepared.run_dir.parent / ".llm-cache"
+    runtime = LLMRuntime(cfg.llm, cache_dir, cfg.tokenizer)
+    judge: Judge | None = None
+    model = judge_model or cfg.judge.model
+    if model:
+        base_url, key = cfg.judge.endpoint_args("judge", cfg.openai)
+        endpoint = resolve_endpoint(f"the judge ({model})", base_url, key)
+        judge = LLMJudge(runtime.client(endpoint), model, load_judge_prompt(cfg.judge.prompt), cfg.judge.temperature,
+                         use_cache=cfg.llm.cache)
+    test_llm = None
+    if cfg.test_llm.model:
+        base_url, key = cfg.test_llm.endpoint_args("test_llm", cfg.openai)
+        endpoint = resolve_endpoint(f"the test LLM ({cfg.test_llm.model})", base_url, key)
+        test_llm = TestLLM(runtime.client(endpoint), cfg.test_llm.model)
+    return RunLLM(runtime, judge, test_llm)
+
+
+def _events_files(agent_dir: Path) -> dict[str, Path]:
+    """Session id -> its event log, in an agent folder of a finished run."""
+    if (agent_dir / "events.jsonl").is_file():
+        return {"main": agent_dir / "events.jsonl"}
+    return {p.stem: p for p in sorted((agent_dir / "events").glob("*.jsonl"))}
+
+
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
-                    on_turn: Callable[[Session], None] | None = None) -> AgentRun:
+                    on_turn: Callable[[Session], None] | None = None, llm: RunLLM | None = None,
+                    replay: bool = False) -> AgentRun:
+    """One agent's sessions. With `replay`, the agent's recorded replies (and the test programs' recorded
+    LLM calls) are played back from the run folder and only the scoring is done again."""
     cfg = prepared.config.config
     tokenizer = get_tokenizer(cfg.tokenizer)
     agent_dir = prepared.run_dir / slug(spec)
-    if agent_dir.exists():
-        shutil.rmtree(agent_dir)  # this agent's earlier outputs for the same definitions are replaced
+    records: dict[str, SessionRecord] = {}
+    if replay:
+        records = {sid: SessionRecord(path) for sid, path in _events_files(agent_dir).items()}
+        if not records:
+            raise UserError(f"{agent_dir}: no event log to re-score; run the agent first")
+    out_dir = agent_dir.with_name(agent_dir.name + ".rescoring") if replay else agent_dir
+    if out_dir.exists():
+        shutil.rmtree(out_dir)  # this agent's earlier outputs for the same definitions are replaced
     tests = prepared.interleaved()
     started = time.perf_counter()
     sessions: list[Session] = []
@@ -151,37 +206,46 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             isolated=cfg.isolated, incompatible=prepared.config.incompatible,
         )
 
-    if not cfg.isolated:
-        agent = make()
-        log = EventLog(agent_dir / "events.jsonl")
-        session = Session(agent, tests, tokenizer, FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens), log,
-                          settings("main"), on_turn)
+    async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]], log_path: Path) -> list[TestResult]:
+        record = records.get(session_id)
+        if replay and record is None:
+            raise UserError(f"{agent_dir}: the session {session_id!r} has no event log to re-score; run the agent again")
+        agent = ReplayAgent(spec, record) if record is not None else make()
+        log = EventLog(log_path)
+        session_llm = SessionLLM(log, llm.judge if llm else None, llm.test_llm if llm else None,
+                                 replay=dict(record.test_calls) if record is not None else {})
+        filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
+        session = Session(agent, chosen, tokenizer, filler, log, settings(session_id), on_turn, session_llm)
         sessions.append(session)
         try:
-            results = await session.run()
+            return await session.run()
         finally:
             log.close()
             await agent.close()
+
+    if not cfg.isolated:
+        results = await one_session("main", tests, out_dir / "events.jsonl")
     else:
         limit = asyncio.Semaphore(cfg.isolated_concurrency)
 
         async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
             async with limit:
-                agent = make()
                 sid = slug(f"{example.dataset_name}__{example.example_id}")
-                log = EventLog(agent_dir / "events" / f"{sid}.jsonl")
-                filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # only for watching tests
-                session = Session(agent, [(dataset, example)], tokenizer, filler, log, settings(sid), on_turn)
-                sessions.append(session)
-                try:
-                    return await session.run()
-                finally:
-                    log.close()
-                    await agent.close()
+                return await one_session(sid, [(dataset, example)], out_dir / "events" / f"{sid}.jsonl")
 
         parts = await asyncio.gather(*(one(d, e) for d, e in tests))
         results = [r for part in parts for r in part]
     wall = time.perf_counter() - started
+    usage = UsageTotals()
+    for s in sessions:
+        usage.merge(s.llm.usage)
+    agent_cost = sum(s.cost_usd for s in sessions)
+    split = {"agent": round(agent_cost, 10), **{r: v for r, v in usage.cost_usd.items() if r != "agent"}}
+    if replay:  # the replayed agent did not run now: keep its recorded wall time
+        try:
+            wall = AgentSummary.model_validate_json((agent_dir / "summary.json").read_text(encoding="utf-8")).wall_seconds
+        except (OSError, ValueError):
+            pass
     summary = summarize_agent(
         spec, results,
         turns=sum(s.turns for s in sessions),
@@ -189,18 +253,29 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         conversation_tokens=sum(s.pos for s in sessions),
         agent_prompt_tokens=sum(s.agent_prompt_tokens for s in sessions),
         agent_completion_tokens=sum(s.agent_completion_tokens for s in sessions),
-        cost_usd=sum(s.cost_usd for s in sessions),
+        cost_usd=round(sum(split.values()), 10),
+        cost_split=split,
+        usage=usage,
         wall_seconds=round(wall, 3),
     )
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / "results.json").write_text(
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(
         "[\n" + ",\n".join(r.model_dump_json() for r in results) + "\n]\n", encoding="utf-8")
-    (agent_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (out_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if replay:  # the new outputs replace the old ones only once they are complete
+        unfinished = [sid for sid, r in zip(records, sessions) if isinstance(r.agent, ReplayAgent) and not r.agent.finished]
+        if unfinished:
+            shutil.rmtree(out_dir)
+            raise UserError(f"{agent_dir}: the replay ended before all recorded turns were used; the definitions or "
+                            "the harness changed since the run, so it cannot be re-scored")
+        shutil.rmtree(agent_dir)
+        out_dir.rename(agent_dir)
     return AgentRun(spec, results, summary)
 
 
 async def run_all(prepared: PreparedRun, agent_specs: list[str],
-                  on_turn: Callable[[Session], None] | None = None) -> RunSummary:
+                  on_turn: Callable[[Session], None] | None = None, judge_model: str | None = None,
+                  replay: bool = False) -> RunSummary:
     if not agent_specs:
         raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
     if len(set(agent_specs)) != len(agent_specs):
@@ -211,10 +286,17 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         if other != spec:
             raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
     cfg = prepared.config.config
-    options = {"openai": cfg.openai.agent_kwargs(), "http": cfg.http.agent_kwargs()}
-    factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
-    outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn) for spec in agent_specs),
-                                    return_exceptions=True)
+    llm = build_run_llm(prepared, judge_model)
+    try:
+        if replay:
+            factories: dict[str, Callable[[], Agent]] = {spec: _no_agent(spec) for spec in agent_specs}
+        else:
+            options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime}, "http": cfg.http.agent_kwargs()}
+            factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
+        outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn, llm, replay)
+                                          for spec in agent_specs), return_exceptions=True)
+    finally:
+        await llm.close()
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, UserError):
             raise outcome  # a bug, not a user's problem: let it show
@@ -223,7 +305,15 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
     errors = {spec: (str(o) if str(o).startswith("agent") else f"agent {spec}: {o}")
               for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
+                         judge=llm.judge.model if llm.judge else None,
                          agents=[r.summary for r in runs], errors=errors)
     prepared.run_dir.mkdir(parents=True, exist_ok=True)
     (prepared.run_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def _no_agent(spec: str) -> Callable[[], Agent]:
+    def make() -> Agent:
+        raise AssertionError(f"a replay never makes the live agent {spec}")
+
+    return make

@@ -26,9 +26,9 @@ from ltm_harness.dataset import DatasetInterface
 from ltm_harness.events import ClockJump, EventLog, SessionEnd, SessionStart, TestEnd, TestStart, TurnEvent
 from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
+from ltm_harness.llm.in_session import SessionLLM
 from ltm_harness.program import Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome, WaitFor
 from ltm_harness.results import TestResult, measure_gaps
-from ltm_harness.verdict import Judge
 from ltm_harness.tokens import Tokenizer
 
 INTRO = (
@@ -130,10 +130,10 @@ class Session:
         log: EventLog,
         settings: SessionSettings,
         on_turn: Callable[["Session"], None] | None = None,
-        judge: Judge | None = None,
+        llm: SessionLLM | None = None,
     ) -> None:
         self.agent = agent
-        self.judge = judge
+        self.llm = llm or SessionLLM(log)
         self.tokenizer = tokenizer
         self.filler = filler
         self.log = log
@@ -418,6 +418,8 @@ class Session:
         reply = await self.agent.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), hint)
         reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
         reply_tokens = self.tokenizer.count(reply_text)
+        for call in reply.llm_calls:
+            self.llm.record(call)
         self.log.write(TurnEvent(
             i=self.turns, time=now, pos=self.pos, kind=kind, test=run.example.unique_id if run else None,
             question=question, planned=planned, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,

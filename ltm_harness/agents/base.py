@@ -5,7 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from ltm_harness.llm.records import LLMCall
 
 
 class AgentMessage(BaseModel):
@@ -25,6 +27,7 @@ class Reply(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    llm_calls: list[LLMCall] = Field(default_factory=list)  # the LLM calls behind this reply, if any
 
 
 class Agent(ABC):

@@ -27,33 +27,30 @@ each turn costs O(new messages), never O(history).
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import re
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.errors import UserError
+from ltm_harness.llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING, LLMSettings
+from ltm_harness.llm.endpoint import DEFAULT_BASE_URL, LOCAL_KEY, _Secret, display_url, is_local_url, resolve_endpoint
 from ltm_harness.tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from openai import AsyncOpenAI
-    from openai.types.chat import ChatCompletion
+    from ltm_harness.llm.client import LLMClient
+    from ltm_harness.llm.runtime import LLMRuntime
+
+__all__ = ["OpenAIChatAgent", "parse_spec", "timestamp_prefix", "is_local_url", "display_url", "DEFAULT_BASE_URL",
+           "LOCAL_KEY", "MESSAGE_OVERHEAD", "REPLY_PRIMING", "CUT_MARKER"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant in a long conversation with one user. Each user message starts with the "
     "date and time it was sent. Remember what the user tells you, follow their instructions and answer briefly."
 )
-DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's default, used only in messages
-LOCAL_KEY = "not-needed"
-MESSAGE_OVERHEAD = 3
-REPLY_PRIMING = 3
 CUT_MARKER = "[...] "
 MIN_ROOM = 64  # MAX_CONTEXT must leave at least this many tokens for the newest message
 _PREFIX = re.compile(r"\[[^\]\n]*\] ")
-_SECRET_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 
 
 def parse_spec(spec: str) -> tuple[str, int | None]:
@@ -75,44 +72,9 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
     return model, int(digits) * scale
 
 
-def is_local_url(url: str) -> bool:
-    """True for http(s) URLs on this machine (localhost, a loopback address)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def display_url(url: str) -> str:
-    """The URL without any user:password part or query, safe to show."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
 def timestamp_prefix(when: datetime) -> str:
     when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
     return when.strftime("[%Y-%m-%d %H:%M UTC] ")
-
-
-class _Secret:
-    """Holds the API key given as a keyword; never shows it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<secret>"
-
-    __str__ = __repr__
 
 
 class OpenAIChatAgent(Agent):
@@ -130,21 +92,25 @@ class OpenAIChatAgent(Agent):
         timeout: float | None = None,
         max_retries: int | None = None,
         tokenizer: str = DEFAULT_ENCODING,
+        runtime: "LLMRuntime | None" = None,
     ) -> None:
         super().__init__(spec)
         self.model, self.max_context = parse_spec(spec)
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if url is not None and urlsplit(url).scheme not in ("http", "https"):
-            raise UserError(f"agent {spec!r}: the base URL {display_url(url)!r} must start with http:// or https://")
-        self._base_url = url
-        self._api_key = _Secret(api_key) if api_key else None
+        self._endpoint_args = (base_url, _Secret(api_key) if api_key else None)
+        resolve_endpoint(f"agent {spec!r}", base_url, "checked-later")  # the URL's form, before any network
         self.system_prompt = system_prompt or None
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
+        self._runtime = runtime
+        overrides = {}
+        if timeout is not None:
+            overrides["timeout"] = timeout
+        if max_retries is not None:
+            overrides["max_attempts"] = max_retries + 1
+        base = runtime.settings if runtime is not None else LLMSettings()
+        self._settings = base.model_copy(update=overrides) if overrides else base
         self._tokenizer = get_tokenizer(tokenizer)
-        self._client: AsyncOpenAI | None = None
+        self._client: LLMClient | None = None
         self._system_tokens = self._count(self.system_prompt) if self.system_prompt else 0
         if self.max_context is not None and self._budget < MIN_ROOM:
             raise UserError(
@@ -156,7 +122,9 @@ class OpenAIChatAgent(Agent):
     # -- the history and its window ------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        return display_url(self._base_url or DEFAULT_BASE_URL)
+        import os
+
+        return display_url(self._endpoint_args[0] or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
 
     @property
     def _budget(self) -> int:
@@ -219,83 +187,34 @@ class OpenAIChatAgent(Agent):
         return messages
 
     # -- talking to the endpoint ---------------------------------------------------------------------
-    def _get_client(self) -> AsyncOpenAI:
+    def _get_client(self) -> "LLMClient":
         if self._client is None:
-            key = self._api_key.value if self._api_key else os.environ.get("OPENAI_API_KEY") or None
-            url = self._base_url or DEFAULT_BASE_URL
-            if key is None:
-                if not is_local_url(url):
-                    raise UserError(
-                        f"agent {self.spec!r}: no API key for {self.base_url}; set OPENAI_API_KEY "
-                        "(or point OPENAI_BASE_URL at a local server, which needs none)"
-                    )
-                key = LOCAL_KEY
-            from openai import AsyncOpenAI  # slow to import: only when an openai agent really talks
+            from ltm_harness.llm.client import LLMClient
 
-            options: dict[str, Any] = {}
-            if self.timeout is not None:
-                options["timeout"] = self.timeout
-            if self.max_retries is not None:
-                options["max_retries"] = self.max_retries
-            self._client = AsyncOpenAI(api_key=key, base_url=url, **options)
+            url, key = self._endpoint_args
+            endpoint = resolve_endpoint(f"agent {self.spec!r}", url, key.value if key else None)
+            if self._runtime is not None:
+                self._client = self._runtime.client(endpoint, self._settings)
+            else:
+                self._client = LLMClient(endpoint, self._settings, tokenizer=self._tokenizer.encoding_name)
         return self._client
 
-    async def _complete(self, messages: list[dict[str, str]]) -> ChatCompletion:
-        """The one API call (a later retry policy wraps exactly this)."""
-        client = self._get_client()
-        options: dict[str, Any] = {}
-        if self.temperature is not None:
-            options["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            options["max_tokens"] = self.max_tokens
-        return await client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type]
-
-    def _scrub(self, text: str) -> str:
-        key = self._api_key.value if self._api_key else os.environ.get("OPENAI_API_KEY")
-        if key:
-            text = text.replace(key, "***")
-        return _SECRET_LIKE.sub("sk-***", text)
-
-    def _api_error(self, exc: Exception) -> UserError:
-        import openai
-
-        where = f"agent {self.spec!r}: the endpoint {self.base_url}"
-        if isinstance(exc, openai.APIStatusError):
-            body = exc.body
-            detail = body.get("message") if isinstance(body, dict) else body
-            detail = " ".join(str(detail or "").split())[:300]
-            said = f": {detail}" if detail else ""
-            return UserError(self._scrub(f"{where} answered HTTP status {exc.status_code}{said}"))
-        if isinstance(exc, openai.APITimeoutError):
-            return UserError(f"{where} did not answer in time; check the server or raise the timeout")
-        if isinstance(exc, openai.APIConnectionError):
-            return UserError(f"{where} cannot be reached; check OPENAI_BASE_URL and that the server is running")
-        return UserError(self._scrub(f"{where} failed: {type(exc).__name__}: {exc}"))
-
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
-        import openai
-
         prefix = timestamp_prefix(message.timestamp)
         self._add("user", prefix + message.text)
         try:
-            completion = await self._complete(self.window())
-        except openai.OpenAIError as exc:
+            result = await self._get_client().chat("agent", self.model, self.window(), temperature=self.temperature,
+                                                    max_tokens=self.max_tokens)
+        except UserError as exc:
             self._drop_newest()
-            raise self._api_error(exc) from None
+            raise UserError(f"agent {self.spec!r}: {exc}") from None
         except BaseException:
             self._drop_newest()
             raise
-        if not completion.choices:
-            self._drop_newest()
-            raise UserError(f"agent {self.spec!r}: the endpoint {self.base_url} answered with no choices")
-        text = completion.choices[0].message.content or ""
-        self._add("assistant", text)
-        usage = completion.usage
-        return Reply(
-            text=text,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-        )
+        self._add("assistant", result.text)
+        call = result.call
+        return Reply(text=result.text, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+                     cost_usd=call.cost_usd, llm_calls=[call])
 
     def _drop_newest(self) -> None:
         """Undo the user message of a failed turn, so the history stays user/assistant pairs."""
@@ -308,4 +227,5 @@ class OpenAIChatAgent(Agent):
     async def close(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
-            await client.close()
+            if self._runtime is None:  # a run's shared clients are closed with the run
+                await client.close()

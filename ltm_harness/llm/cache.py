@@ -1,0 +1,51 @@
+"""A disk cache of LLM responses (judge and generation), keyed by model, messages and parameters.
+
+One small JSON file per response, under `<dir>/<first two hex>/<hash>.json`, written atomically
+(temporary file + rename), so concurrent runs and a killed process never leave a torn entry. A hit
+costs nothing and makes re-scoring reproducible; delete the folder to start afresh.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+
+class CacheEntry(BaseModel):
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    usage_counted: bool = False
+
+
+class LLMCache:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CacheEntry | None:
+        path = self._path(key)
+        try:
+            entry = CacheEntry.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):  # missing, or unreadable: treat as a miss and overwrite later
+            self.misses += 1
+            return None
+        self.hits += 1
+        return entry
+
+    def put(self, key: str, text: str, prompt_tokens: int, completion_tokens: int, usage_counted: bool) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = CacheEntry(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                          usage_counted=usage_counted).model_dump_json()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, path)

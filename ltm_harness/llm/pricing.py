@@ -1,0 +1,53 @@
+"""Prices in USD per million tokens, and the cost of a call.
+
+The built-in table holds list prices of common OpenAI models (2025); a config's `llm.prices` adds or
+overrides models. A model matches its exact name, else the longest table entry it starts with
+(`gpt-4o-mini-2024-07-18` is priced as `gpt-4o-mini`). Models of the shipped mock server cost 0.
+A model with no price gives cost None: it is reported as unpriced, never silently free.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: float = Field(ge=0, description="USD per 1M prompt (input) tokens")
+    completion: float = Field(ge=0, description="USD per 1M completion (output) tokens")
+
+
+BUILTIN_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": Price(prompt=0.15, completion=0.60),
+    "gpt-4o": Price(prompt=2.50, completion=10.00),
+    "gpt-4.1-nano": Price(prompt=0.10, completion=0.40),
+    "gpt-4.1-mini": Price(prompt=0.40, completion=1.60),
+    "gpt-4.1": Price(prompt=2.00, completion=8.00),
+    "gpt-4-turbo": Price(prompt=10.00, completion=30.00),
+    "gpt-4": Price(prompt=30.00, completion=60.00),
+    "gpt-3.5-turbo": Price(prompt=0.50, completion=1.50),
+    "o3-mini": Price(prompt=1.10, completion=4.40),
+    "o4-mini": Price(prompt=1.10, completion=4.40),
+    "mock": Price(prompt=0.0, completion=0.0),
+}
+
+
+class PriceTable:
+    def __init__(self, overrides: dict[str, Price] | None = None) -> None:
+        self.prices = {**BUILTIN_PRICES, **(overrides or {})}
+        self._order = sorted(self.prices, key=len, reverse=True)
+
+    def price(self, model: str) -> Price | None:
+        if model in self.prices:
+            return self.prices[model]
+        for name in self._order:
+            if model.startswith(name):
+                return self.prices[name]
+        return None
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        p = self.price(model)
+        if p is None:
+            return None
+        return round((prompt_tokens * p.prompt + completion_tokens * p.completion) / 1_000_000, 10)

@@ -1,0 +1,73 @@
+"""What every LLM call leaves behind: an `llm_call` event with tokens, latency, retries and cost."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+Role = Literal["agent", "judge", "generation", "test"]
+ROLES: tuple[Role, ...] = ("agent", "judge", "generation", "test")
+
+
+class LLMCall(BaseModel):
+    """One logical call (all its retries) to a chat-completions endpoint.
+
+    `latency_ms` and `retries` are measurements of this run (wall clock, server faults); every other
+    field follows from the request and the response. `response` is kept for calls made inside test
+    programs (role "test"), so that resuming or re-scoring a run replays them instead of calling again.
+    """
+
+    type: Literal["llm_call"] = "llm_call"
+    role: Role
+    model: str
+    endpoint: str  # display URL, never with credentials
+    test: str | None = None  # the test a judge/test call belongs to
+    request_hash: str  # sha256 (16 hex) of model + messages + parameters
+    prompt_tokens: int
+    completion_tokens: int
+    usage_counted: bool = False  # the response had no usage; tokens were counted here
+    latency_ms: float
+    retries: int = 0
+    cost_usd: float | None = None  # None: no price known for the model
+    cached: bool = False  # answered from the disk cache or the event log: no request was made
+    response: str | None = None
+
+
+class UsageTotals(BaseModel):
+    """Sums of llm_call records, per role."""
+
+    calls: dict[str, int] = {}
+    prompt_tokens: dict[str, int] = {}
+    completion_tokens: dict[str, int] = {}
+    cost_usd: dict[str, float] = {}
+    retries: dict[str, int] = {}
+    cached: dict[str, int] = {}
+    unpriced_models: list[str] = []
+
+    def add(self, call: LLMCall) -> None:
+        r = call.role
+        self.calls[r] = self.calls.get(r, 0) + 1
+        self.prompt_tokens[r] = self.prompt_tokens.get(r, 0) + call.prompt_tokens
+        self.completion_tokens[r] = self.completion_tokens.get(r, 0) + call.completion_tokens
+        self.retries[r] = self.retries.get(r, 0) + call.retries
+        if call.cached:
+            self.cached[r] = self.cached.get(r, 0) + 1
+        if call.cost_usd is None:
+            if not call.cached and call.model not in self.unpriced_models:
+                self.unpriced_models.append(call.model)
+        else:
+            self.cost_usd[r] = round(self.cost_usd.get(r, 0.0) + call.cost_usd, 10)
+
+    def merge(self, other: "UsageTotals") -> None:
+        for name in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "retries", "cached"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            for k, v in theirs.items():
+                mine[k] = round(mine.get(k, 0) + v, 10)
+        for m in other.unpriced_models:
+            if m not in self.unpriced_models:
+                self.unpriced_models.append(m)
+
+    @property
+    def total_cost(self) -> float:
+        return round(sum(self.cost_usd.values()), 10)
