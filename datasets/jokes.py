@@ -20,6 +20,7 @@ from ltm_harness.dataset import DatasetInterface
 from ltm_harness.example import TestExample, spread_waits
 from ltm_harness.program import TestContext, TestOutcome
 from ltm_harness.scoring import normalize, word_overlap
+from ltm_harness.verdict import Judge
 
 JOKES: list[str] = json.loads((Path(__file__).parent / "data" / "jokes.json").read_text(encoding="utf-8"))["jokes"]
 QUESTION = "Which joke did I tell you about {elapsed} ago?"
@@ -27,6 +28,9 @@ PLACEHOLDER = "{elapsed}"
 MIN_WAIT_MINUTES = 30
 MAX_WAIT_MINUTES = 240
 MATCH = 0.8  # share of the joke's words the reply must contain
+MAYBE = 0.4  # below MATCH but at least this: perhaps the joke retold in other words (the judge decides)
+JUDGE_CONTEXT = ("The expected answer is a joke the user told earlier. The response is correct if it identifies that "
+                 "joke, word for word or retold in other words; it is wrong if it gives another joke or several.")
 
 
 def describe_elapsed(elapsed: timedelta) -> str:
@@ -92,6 +96,22 @@ class Jokes(DatasetInterface):
                          expected_answers: list[Any]) -> tuple[float, float, list[str]]:
         # Without the example, every joke of the pool is a rival.
         return self._score(responses[0] if responses else "", expected_answers[0], JOKES)
+
+    async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],
+                                  judge: Judge | None) -> TestOutcome:
+        """Rules first; a reply that shares some but too few of the joke's words (a retelling) goes to the judge."""
+        score, max_score, reasons = self.evaluate_example(example, questions, responses)
+        reply = responses[0] if responses else ""
+        target = example.expected_responses[0]
+        hit = word_overlap(reply, target)
+        if score > 0 or hit < MAYBE or any(word_overlap(reply, j) >= hit for j in example.script[:-1]
+                                           if normalize(j) != normalize(target)):
+            return TestOutcome(score, max_score, reasons)
+        if judge is None:
+            return TestOutcome(score, max_score, reasons + ["Inconclusive by rules (perhaps a retelling); no judge was given."])
+        verdict = await judge.grade(questions[0] if questions else "", target, reply, context=JUDGE_CONTEXT)
+        return TestOutcome(verdict.score, 1.0, reasons + [f"judge {verdict.model}: {verdict.score:g} ({verdict.reason})"],
+                           verdicts=[verdict])
 
     @staticmethod
     def _score(reply: str, target: str, rivals: list[str]) -> tuple[float, float, list[str]]:

@@ -8,10 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.example import TestExample
+from ltm_harness.program import TestOutcome
+from ltm_harness.verdict import Judge
 from ltm_harness.scoring import contains_phrase, word_overlap
 
 INSTRUCTION = "From now on, whenever I {trigger}, reply with: '{response}'"
 MATCH = 0.8  # share of the phrase's words a reply may contain instead of the exact phrase
+MAYBE = 0.4  # below MATCH but at least this: perhaps a paraphrase (the judge decides, when there is one)
+JUDGE_CONTEXT = ("The user asked the assistant to reply with a set phrase whenever they do something. The response is "
+                 "correct if it gives that phrase, word for word or with the same meaning in other words.")
 
 # (what the user will do, the phrase to reply with, messages that do it)
 TRIGGERS: list[tuple[str, str, list[str]]] = [
@@ -123,6 +128,24 @@ class TriggerResponse(DatasetInterface):
                 i, script, [False] + [True] * n, [response] * n, oracle_answers=[response] * n,
             ))
         return examples
+
+    async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],
+                                  judge: Judge | None) -> TestOutcome:
+        """Rules first; a reply that shares some but too few of the phrase's words goes to the judge."""
+        score, max_score, reasons = self.evaluate_correct(questions, responses, example.expected_responses)
+        verdicts = []
+        for i, (question, reply, phrase) in enumerate(zip(questions, responses, example.expected_responses)):
+            overlap = word_overlap(reply, phrase)
+            if contains_phrase(reply, phrase) or overlap >= MATCH or overlap < MAYBE:
+                continue
+            if judge is None:
+                reasons[i] += " Inconclusive by rules (a paraphrase?); no judge was given."
+                continue
+            verdict = await judge.grade(question, phrase, reply, context=JUDGE_CONTEXT)
+            verdicts.append(verdict)
+            score += verdict.score
+            reasons[i] += f" judge {verdict.model}: {verdict.score:g} ({verdict.reason})"
+        return TestOutcome(score, max_score, reasons, verdicts=verdicts)
 
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
         """One point per triggered reply that holds the phrase (exactly, or >= 80% of its words)."""

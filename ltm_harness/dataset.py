@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -42,6 +43,10 @@ class DatasetInterface:
         self.rng = random.Random(f"ltm-harness:{self.seed}:{self.name}")
 
     # -- generation -----------------------------------------------------------------------
+    def source_files(self) -> list[Path]:
+        """Files besides the module whose contents decide the tests (their edits regenerate definitions)."""
+        return []
+
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         raise NotImplementedError(f"dataset {self.name!r} does not implement generate_examples")
 

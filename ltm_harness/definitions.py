@@ -19,12 +19,17 @@ class Manifest(BaseModel):
     format: int = DEFINITION_FORMAT
     fingerprint: str
     tests: list[str]
+    imported_from: str | None = None  # set by import-goodai: fixed tests, kept whatever the seed, span or code
 
 
 def _source_hash(dataset: DatasetInterface) -> str:
-    """A hash of the dataset's module file: editing a dataset's code regenerates its definitions."""
+    """A hash of the dataset's module file and of the files it names in `source_files()` (e.g. the stored
+    sets of a GPT-generated dataset): editing any of them regenerates its definitions."""
     path = getattr(sys.modules.get(type(dataset).__module__), "__file__", None)
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else ""
+    h = hashlib.sha256(Path(path).read_bytes() if path else b"")
+    for extra in dataset.source_files():
+        h.update(extra.name.encode() + b"\0" + (extra.read_bytes() if extra.is_file() else b"(missing)"))
+    return h.hexdigest()[:16] if path or dataset.source_files() else ""
 
 
 def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
@@ -41,6 +46,22 @@ def _path(folder: Path, example: TestExample) -> Path:
     return folder / example.dataset_name / f"{example.example_id}.def.json"
 
 
+def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], fp: str) -> bool:
+    """Made by these datasets (same config and code), or imported (import-goodai) for exactly these datasets."""
+    if manifest.imported_from is None:
+        return manifest.fingerprint == fp
+    return {uid.split("/", 1)[0] for uid in manifest.tests} == {d.name for d, _ in datasets}
+
+
+def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
+    """True when `folder` holds definitions made by these datasets (same config and code)."""
+    try:
+        manifest = Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValidationError):
+        return False
+    return _reusable(manifest, datasets, fingerprint(datasets))
+
+
 def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> tuple[dict[str, list[TestExample]], bool]:
     """The examples of every dataset, and whether they were reused: read from `folder` if made by the
     same config and dataset code, else generated and saved there."""
@@ -54,8 +75,12 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
         if manifest.format > DEFINITION_FORMAT:
             raise UserError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
                             f"understands ({DEFINITION_FORMAT}); upgrade ltm-harness")
-        if manifest.fingerprint == fp:
+        if _reusable(manifest, datasets, fp):
             return _read_all(folder, manifest, datasets), True
+        if manifest.imported_from is not None:  # never replaced by generated tests
+            imported = ", ".join(sorted({uid.split("/", 1)[0] for uid in manifest.tests}))
+            raise UserError(f"{folder}: holds tests imported from {manifest.imported_from} for the datasets {imported}, "
+                            f"not this config's; run them with {folder.parent / 'config.yml'} or use another --run-name")
         shutil.rmtree(folder)  # made by another config: replaced as a whole
     generated: dict[str, list[TestExample]] = {}
     names = []

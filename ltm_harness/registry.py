@@ -67,6 +67,16 @@ def discover(extra_dirs: list[Path] | None = None) -> dict[str, type[DatasetInte
                         raise UserError(f"{path}: dataset name {obj.name!r} is already used by {origin[obj.name]}; rename one")
                     found[obj.name] = obj
                     origin[obj.name] = path
+    # GPT-generated datasets: prompt files in prompts/ and in user folders
+    from ltm_harness.gpt_generated import PROMPTS_DIR, dataset_from_prompt_file, prompt_files
+
+    for folder in [PROMPTS_DIR, *(extra_dirs or [])]:
+        for path in prompt_files(folder) if folder.is_dir() else []:
+            cls = dataset_from_prompt_file(path)
+            if cls.name in found and origin[cls.name] != path:
+                raise UserError(f"{path}: dataset name {cls.name!r} is already used by {origin[cls.name]}; rename one")
+            found[cls.name] = cls
+            origin[cls.name] = path
     return found
 
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ltm_harness.agents import Agent, agent_factory
 from ltm_harness.config import RunConfig
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.definitions import load_or_generate
+from ltm_harness.definitions import definitions_match, load_or_generate
 from ltm_harness.errors import UserError
 from ltm_harness.events import EventLog
 from ltm_harness.example import TestExample
@@ -115,19 +115,35 @@ def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], sour
     return out
 
 
-def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config") -> PreparedRun:
-    registry = discover(dataset_dirs(cfg, source))
+RUN_CONFIG = "run_config.json"  # the config a run was made with (secrets masked), for rescore
+
+
+def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config",
+            existing_only: bool = False) -> PreparedRun:
+    """Datasets and their definitions for `cfg`. With `existing_only`, the run folder's definitions must
+    be reused as they are (re-scoring): anything that would regenerate them is an error instead."""
+    dirs = dataset_dirs(cfg, source)
+    registry = discover(dirs)
     datasets = build_datasets(cfg, source, registry)
     run_dir = results_root / slug(cfg.config.run_name)
+    if existing_only and not definitions_match(run_dir / "definitions", datasets):
+        raise UserError(f"{run_dir / 'definitions'}: the datasets' code or settings changed since the run, so its "
+                        "answers cannot be re-scored with these definitions; run it again instead")
     examples, reused = load_or_generate(run_dir / "definitions", datasets)
     if not reused:
         _clear_outputs(run_dir)  # results of other definitions no longer belong with these
+    if not existing_only:
+        saved = cfg.model_copy(deep=True)
+        saved.config.dataset_dirs = [str(d) for d in dirs]  # absolute: the saved config has no folder of its own
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / RUN_CONFIG).write_text(saved.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source, set(registry)))
 
 
 def _clear_outputs(run_dir: Path) -> None:
     """Remove agent outputs and the summary of earlier runs in this folder (never anything else)."""
     (run_dir / "summary.json").unlink(missing_ok=True)
+    (run_dir / RUN_CONFIG).unlink(missing_ok=True)
     for child in run_dir.iterdir() if run_dir.is_dir() else []:
         if child.is_dir() and child.name != "definitions" and any(
                 (child / f).exists() for f in ("events.jsonl", "events", "results.json", "summary.json")):

@@ -44,9 +44,6 @@ _STOP = frozenset(
     "for and or but with what which who whom whose when where why how do did does done have has had this that these "
     "those there here not no yes can could would should will shall may might must about as by from into than then "
     "so if please tell remember said say told ago now one".split())
-_NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
 
 
 class FaultSettings(BaseModel):
@@ -80,7 +77,7 @@ def retrieval_reply(messages: list[dict[str, Any]]) -> str:
     if not users:
         return "Hello."
     last = users[-1]
-    if '{"answer"' in last:  # filler: answer the final question as asked
+    if "as JSON" in last:  # filler: answer the final question as asked
         numbers = re.findall(r"-?\d+", last.strip().splitlines()[-1])
         return json.dumps({"answer": int(numbers[-1]) if numbers else 0})
     if "?" not in last:
@@ -90,7 +87,7 @@ def retrieval_reply(messages: list[dict[str, Any]]) -> str:
     for earlier in users[:-1]:
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", earlier):
             words = _words(sentence)
-            if not words or '{"answer"' in sentence:
+            if not words or "as JSON" in sentence:
                 continue
             score = len(wanted.intersection(words)) / (1 + 0.05 * len(words))
             if score > best_score:
@@ -126,16 +123,6 @@ _ATTRS = [("capital", ["Kestrel", "Amberfall", "Noor", "Tessary", "Glimmerton", 
           ("ruling council", ["the Circle of Nine", "the Loom Assembly", "the Lantern Court", "the Twelve Wardens"])]
 
 
-def _count_asked(text: str, default: int = 5) -> int:
-    found = re.search(r"\b(\d{1,2})\b", text)
-    if found:
-        return max(1, min(30, int(found.group(1))))
-    for word in _WORD.findall(text.lower()):
-        if word in _NUMBER_WORDS and _NUMBER_WORDS[word] > 0:
-            return _NUMBER_WORDS[word]
-    return default
-
-
 def _facts(n: int, seed_text: str) -> list[tuple[str, str, str]]:
     rng = random.Random(seed_text)
     facts = []
@@ -147,10 +134,12 @@ def _facts(n: int, seed_text: str) -> list[tuple[str, str, str]]:
 
 def generator_reply(messages: list[dict[str, Any]], short: bool = False) -> str:
     """Stages are told apart by the JSON key the request asks for: content, questions or answers."""
+    from ltm_harness.llm.generate import asked_count
+
     prompt = _text(messages[-1])
-    first = "\n".join(_text(m) for m in messages if m.get("role") == "user")
-    n = _count_asked(_text(messages[0]) if messages[0].get("role") == "user" else first)
-    facts = _facts(n, first[:200])
+    first = next(_text(m) for m in messages if m.get("role") == "user")  # the content step: the set's seed
+    n = asked_count(first) or 5
+    facts = _facts(n, first)
     if '"answers"' in prompt:
         answers = [value for _, _, value in facts]
         return json.dumps({"answers": answers[:-1] if short else answers})

@@ -1,0 +1,76 @@
+"""`rescore`: score a finished run again (e.g. with a judge) without calling its agents."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+NAME = "rescore"
+ORDER = 30
+HELP = "score a finished run again, optionally with an LLM judge, without calling the agents"
+DESCRIPTION = ("Replay a finished run from its event logs: the agents' recorded replies are scored again by the "
+               "datasets' rules, or by the LLM judge given with --judge (responses are cached on disk, so a second "
+               "rescore makes no calls). Results and summaries in the run folder are replaced.")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="a run folder, or the name of a run under --results")
+    p.add_argument("--judge", metavar="MODEL", help="judge model (default: the run's config.judge.model)")
+    p.add_argument("--no-judge", action="store_true", help="score by rules only, even if the run had a judge")
+    p.add_argument("--results", default="results", help="folder of runs, for RUN given by name (default: results)")
+
+
+def find_run_dir(run: str, results: str) -> Path:
+    from ltm_harness.errors import UserError
+    from ltm_harness.runner import RUN_CONFIG
+
+    candidates = [Path(run), Path(results) / run]
+    for path in candidates:
+        if (path / RUN_CONFIG).is_file():
+            return path
+    for path in candidates:
+        if path.is_dir():
+            raise UserError(f"{path}: not a finished run folder of this harness ({RUN_CONFIG} is missing); "
+                            "give the folder `run` wrote, e.g. results/default")
+    raise UserError(f"run {run!r} not found (looked for {candidates[0]} and {candidates[1]}); give a run folder or name")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+    from rich.console import Console
+    from rich.markup import escape
+
+    from ltm_harness.config import RunConfig
+    from ltm_harness.errors import UserError
+    from ltm_harness.results import RunSummary
+    from ltm_harness.runner import RUN_CONFIG, prepare, run_all
+    from ltm_harness.table import print_run
+
+    run_dir = find_run_dir(args.run, args.results)
+    try:
+        cfg = RunConfig.model_validate_json((run_dir / RUN_CONFIG).read_text(encoding="utf-8"))
+        old = RunSummary.model_validate_json((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as exc:
+        raise UserError(f"{run_dir}: its {RUN_CONFIG} or summary.json cannot be read ({type(exc).__name__}); "
+                        "the run did not finish or was made by another version; run it again") from None
+    for section in (cfg.config.openai, cfg.config.judge, cfg.config.test_llm):
+        if section.api_key is not None and set(section.api_key.get_secret_value()) <= {"*"}:
+            section.api_key = None  # saved masked; the key comes from the environment now
+    if args.no_judge:
+        cfg.config.judge.model = None
+    elif args.judge:
+        cfg.config.judge.model = args.judge
+    agents = [a.agent for a in old.agents]
+    if not agents:
+        raise UserError(f"{run_dir}: no agent finished in this run, so there is nothing to re-score")
+    prepared = prepare(cfg, run_dir.parent, str(run_dir / RUN_CONFIG), existing_only=True)
+    summary = asyncio.run(run_all(prepared, agents, replay=True))
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    print_run(summary, console)
+    judged = f" with judge {summary.judge}" if summary.judge else " by rules"
+    console.print(f"re-scored{escape(judged)}: results in {escape(str(run_dir))}/")
+    for error in summary.errors.values():
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if summary.errors else 0
