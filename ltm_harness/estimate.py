@@ -6,7 +6,7 @@ truncation is honoured) and answers as a typical model would:
 
 * filler (arithmetic, answered "as JSON"): a JSON answer such as {"answer": 42};
 * a statement (a message without a question mark): "Noted.";
-* a question: a reply of `reply_tokens` tokens (default 20).
+* a question: a short answer of `reply_tokens` tokens (default 8; give your agent's mean with --reply-tokens).
 
 Nothing is called. Reply lengths are the only guess; they shift the totals little, because every
 turn re-sends the whole history, which is dominated by the user's messages.
@@ -27,7 +27,7 @@ from ltm_harness.llm.pricing import PriceTable
 from ltm_harness.runner import prepare, run_agent
 from ltm_harness.tokens import get_tokenizer
 
-DEFAULT_REPLY_TOKENS = 20
+DEFAULT_REPLY_TOKENS = 8
 _REPLY_TEXT = ("I remember that you told me about it earlier in our conversation, and here is what I recall of it "
                "as well as I can put it together for you now. ") * 40
 

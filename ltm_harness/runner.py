@@ -239,18 +239,22 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             log.close()
             await agent.close()
 
-    if not cfg.isolated:
-        results = await one_session("main", tests, out_dir / "events.jsonl")
-    else:
-        limit = asyncio.Semaphore(cfg.isolated_concurrency)
+    async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
+        async with limit:
+            sid = slug(f"{example.dataset_name}__{example.example_id}")
+            return await one_session(sid, [(dataset, example)], out_dir / "events" / f"{sid}.jsonl")
 
-        async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
-            async with limit:
-                sid = slug(f"{example.dataset_name}__{example.example_id}")
-                return await one_session(sid, [(dataset, example)], out_dir / "events" / f"{sid}.jsonl")
-
-        parts = await asyncio.gather(*(one(d, e) for d, e in tests))
-        results = [r for part in parts for r in part]
+    limit = asyncio.Semaphore(cfg.isolated_concurrency)
+    try:
+        if not cfg.isolated:
+            results = await one_session("main", tests, out_dir / "events.jsonl")
+        else:
+            parts = await asyncio.gather(*(one(d, e) for d, e in tests))
+            results = [r for part in parts for r in part]
+    except BaseException:
+        if replay:  # a failed re-scoring leaves the run as it was
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     wall = time.perf_counter() - started
     usage = UsageTotals()
     for s in sessions:
@@ -320,6 +324,8 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
     # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
     errors = {spec: (str(o) if str(o).startswith("agent") else f"agent {spec}: {o}")
               for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
+    if replay and errors:  # a re-scoring that fails changes nothing: the run's summary stays as it was
+        raise UserError(next(iter(errors.values())))
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,
                          agents=[r.summary for r in runs], errors=errors)

@@ -20,7 +20,7 @@ DESCRIPTION = ("Build the run's conversation with the real scheduler and a simul
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p)
     p.add_argument("--max-context", type=int, help="also estimate for a chat model that keeps only this many tokens")
-    p.add_argument("--reply-tokens", type=int, default=20, help="assumed length of answers to questions (default 20)")
+    p.add_argument("--reply-tokens", type=int, default=8, help="assumed mean length of answers to questions (default 8)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 

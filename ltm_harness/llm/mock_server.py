@@ -90,7 +90,7 @@ def retrieval_reply(messages: list[dict[str, Any]]) -> str:
             if not words or "as JSON" in sentence:
                 continue
             score = len(wanted.intersection(words)) / (1 + 0.05 * len(words))
-            if score > best_score:
+            if score >= best_score and score > 0:  # ties go to the latest sentence (values change over time)
                 best, best_score = sentence.strip(), score
     return best if best_score > 0 else "I don't know."
 
