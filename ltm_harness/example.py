@@ -45,6 +45,8 @@ class TestExample(BaseModel):
     uses_callback: bool = False
     is_temporal: bool = False
     can_be_interleaved: bool = True
+    # The script is decided during the run by the dataset's `run` program (see DynamicExample).
+    is_dynamic: bool = False
     # The answer a perfect agent gives to each question (for the oracle calibration agent only).
     oracle_answers: list[str] = Field(default_factory=list)
     # Dataset-specific data the test program or evaluator needs; never shown to the agent.
@@ -72,6 +74,15 @@ class TestExample(BaseModel):
     @property
     def unique_id(self) -> str:
         return f"{self.dataset_name}/{self.example_id}"
+
+
+class DynamicExample(TestExample):
+    """A test whose lines are decided during the run by its dataset's `run` program, which may react to
+    the agent's replies and call an LLM (`ctx.llm`). `script` and `waits` hold the planned lines (as they
+    go when the agent answers as expected): the scheduler plans with them. What was really said is in
+    the event log, and LLM calls made by the program are recorded there and replayed on resume/rescore."""
+
+    is_dynamic: bool = True
 
 
 def spread_waits(num_lines: int, until_percent: float = 90.0) -> list[Wait]:

@@ -179,6 +179,7 @@ class MockLLMServer:
         self._rng = random.Random(f"mock-llm:{self.faults.seed}")
         self._script = list(self.faults.script)
         self._tokenizer = get_tokenizer(tokenizer)
+        self._counts: dict[str, int] = {}
         self.stats: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []  # every request body, for tests that inspect what was sent
         self._runner: web.AppRunner | None = None
@@ -241,8 +242,17 @@ class MockLLMServer:
         self.set_faults(FaultSettings.model_validate(await request.json()))
         return web.json_response({"ok": True})
 
+    def _count_cached(self, text: str) -> int:
+        """Token count of a message; the history repeats in every request, so counts are kept."""
+        n = self._counts.get(text)
+        if n is None:
+            if len(self._counts) > 200_000:
+                self._counts.clear()
+            n = self._counts[text] = self._tokenizer.count(text)
+        return n
+
     def _count(self, messages: list[dict[str, Any]], text: str) -> tuple[int, int]:
-        prompt = sum(self._tokenizer.count(_text(m)) + 3 for m in messages) + 3
+        prompt = sum(self._count_cached(_text(m)) + 3 for m in messages) + 3
         return prompt, self._tokenizer.count(text)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
