@@ -38,7 +38,7 @@ DESSERTS = ["sticky toffee pudding", "lemon posset", "chocolate fondant", "pista
             "crème brûlée", "mango sorbet"]
 SUBSCORES = ["drink", "food", "change", "recall", "menu"]
 # Where each planned line is said, as a share of the memory span after the test starts.
-POINTS = [0.0, 2.0, 10.0, 20.0, 30.0, 80.0, 90.0]
+POINTS = [0.0, 10.0, 20.0, 30.0, 40.0, 80.0, 90.0]
 WAITER_PROMPT = ("You are a friendly waiter at {restaurant}. Write one short, natural sentence of small talk to the "
                  "customer that fits this moment: {moment}. Do not mention any food, drink or price.")
 CHANGE_CONTEXT = ("The waiter said the dish the customer ordered has run out and asked for another choice. The response "
@@ -114,7 +114,12 @@ class Restaurant(DatasetInterface):
                 f"Answer as the customer. Here is our menu. {_menu_text(menu)}.")
 
     def answer_statement_idx(self, example: TestExample) -> tuple[int, int] | None:
-        return 0, len(example.script[0])  # the menu: everything asked later can be answered from it
+        # Serving the dish (line 4) is the last thing the memory questions depend on; the line is written
+        # during the run, so its end is given as "the whole line".
+        return 4, 10**9
+
+    def gap_questions(self, example: TestExample) -> set[int] | None:
+        return {5, 6}  # recalling the order and choosing from the menu: the memory questions
 
     async def _waiter(self, ctx: TestContext, restaurant: str, moment: str) -> str:
         """Small talk from the test LLM when the run has one (recorded and replayed), else nothing."""

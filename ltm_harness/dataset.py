@@ -130,6 +130,11 @@ class DatasetInterface:
                 return i, len(example.script[i])
         return None
 
+    def gap_questions(self, example: TestExample) -> set[int] | None:
+        """Line numbers of the questions whose information gap is measured (None: every question after
+        the answer statement). Questions that do not depend on the statement are left out."""
+        return None
+
     # -- running ----------------------------------------------------------------------------
     async def run(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         """The default program: say the script with its waits, then score it."""

@@ -74,44 +74,72 @@ def _qa(rng: random.Random) -> tuple[str, str]:
     return f"What is the sum of the digits of {n}?", str(sum(int(d) for d in str(n)))
 
 
-class FillerGenerator:
-    """Makes filler messages of a requested token size, deterministically from a seed."""
+class _Pool:
+    """The seeded pool of lines and its size tables: built once per (encoding, seed) and shared."""
 
-    def __init__(self, tokenizer: Tokenizer, seed: int = 0, max_tokens: int = 4096) -> None:
+    def __init__(self, tokenizer: Tokenizer, seed: int) -> None:
         rng = random.Random(f"ltm-harness-filler:{seed}")
-        self._rng = rng
-        self.max_tokens = max_tokens
-        self._header_tokens = tokenizer.count(HEADER)
-        self._lines: list[tuple[str, int]] = []
+        self.header_tokens = tokenizer.count(HEADER)
+        self.lines: list[tuple[str, int]] = []
         for _ in range(POOL_LINES):
             q, a = _qa(rng)
             line = f"Q: {q} A: {a}.\n"
-            self._lines.append((line, tokenizer.count(line)))
-        self._finals_by_size: dict[int, list[tuple[str, str]]] = {}
+            self.lines.append((line, tokenizer.count(line)))
+        self.finals_by_size: dict[int, list[tuple[str, str]]] = {}
         for _ in range(POOL_FINALS):
             q, a = _qa(rng)
             text = f"Q: {q}"
-            self._finals_by_size.setdefault(tokenizer.count(text), []).append((text, a))
-        self._lines_by_size: dict[int, list[str]] = {}
-        for line, n in self._lines:
-            self._lines_by_size.setdefault(n, []).append(line)
-        self._final_sizes = sorted(self._finals_by_size)
-        self._fits: dict[int, tuple[tuple[int, ...], int, int]] = {}
+            self.finals_by_size.setdefault(tokenizer.count(text), []).append((text, a))
+        self.lines_by_size: dict[int, list[str]] = {}
+        for line, n in self.lines:
+            self.lines_by_size.setdefault(n, []).append(line)
+        self.final_sizes = sorted(self.finals_by_size)
+        self.fits: dict[int, tuple[tuple[int, ...], int, int]] = {}  # a memo, the same for every generator
         # Every total that zero to three pool lines can make, with the fewest lines that make it.
-        sizes = sorted(self._lines_by_size)
-        self._line_sums: dict[int, tuple[int, ...]] = {0: ()}
+        sizes = sorted(self.lines_by_size)
+        self.line_sums: dict[int, tuple[int, ...]] = {0: ()}
         for combo in [*((a,) for a in sizes), *((a, b) for a in sizes for b in sizes if a <= b),
                       *((a, b, c) for a in sizes for b in sizes for c in sizes if a <= b <= c)]:
-            self._line_sums.setdefault(sum(combo), combo)
+            self.line_sums.setdefault(sum(combo), combo)
         # A fixed seeded order of the pool, doubled so that any run of lines is one slice; a message
         # takes the lines from a random start, so choosing them costs one bisect, not a loop.
-        rng.shuffle(self._lines)
-        doubled = self._lines + self._lines
-        self._texts = [line for line, _ in doubled]
-        self._prefix = [0]
+        rng.shuffle(self.lines)
+        doubled = self.lines + self.lines
+        self.texts = [line for line, _ in doubled]
+        self.prefix = [0]
         for _, n in doubled:
-            self._prefix.append(self._prefix[-1] + n)
-        self._short_headers = sorted((tokenizer.count(h), h) for h in SHORT_HEADERS)
+            self.prefix.append(self.prefix[-1] + n)
+        self.short_headers = sorted((tokenizer.count(h), h) for h in SHORT_HEADERS)
+        self.rng_state = rng.getstate()  # where each generator's own draws start
+
+
+_POOLS: dict[tuple[str, int], _Pool] = {}
+
+
+class FillerGenerator:
+    """Makes filler messages of a requested token size, deterministically from a seed.
+
+    The pool is shared by all generators of the same encoding and seed (isolated runs make one
+    generator per test); each generator has its own random draws, starting from the same state."""
+
+    def __init__(self, tokenizer: Tokenizer, seed: int = 0, max_tokens: int = 4096) -> None:
+        key = (tokenizer.encoding_name, seed)
+        if key not in _POOLS:
+            _POOLS[key] = _Pool(tokenizer, seed)
+        pool = _POOLS[key]
+        self._rng = random.Random()
+        self._rng.setstate(pool.rng_state)
+        self.max_tokens = max_tokens
+        self._header_tokens = pool.header_tokens
+        self._lines = pool.lines
+        self._finals_by_size = pool.finals_by_size
+        self._lines_by_size = pool.lines_by_size
+        self._final_sizes = pool.final_sizes
+        self._fits = pool.fits
+        self._line_sums = pool.line_sums
+        self._texts = pool.texts
+        self._prefix = pool.prefix
+        self._short_headers = pool.short_headers
         self.full_min_tokens = self._header_tokens + self._final_sizes[0]
         self.min_tokens = self._short_headers[0][0] + self._final_sizes[0]
         if max_tokens < self.min_tokens + max(n for _, n in self._lines) * 2:

@@ -38,8 +38,9 @@ class SaidLine(Protocol):
 
 
 def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
-                 isolated: bool) -> list[GapMeasure]:
-    """Tokens from the end of the answer statement (line, char) to every later question, and the target."""
+                 isolated: bool, only: set[int] | None = None) -> list[GapMeasure]:
+    """Tokens from the end of the answer statement (line, char) to every later question (or to the
+    questions whose line numbers are in `only`), and the target."""
     if answer_idx is None or answer_idx[0] >= len(lines):
         return []
     line, char = answer_idx
@@ -47,7 +48,7 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
     cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
     gaps = []
     for index, m in enumerate(lines):
-        if m.is_question and index > line:
+        if m.is_question and index > line and (only is None or index in only):
             target = None if isolated else m.planned - statement.planned - cut
             gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut))
     return gaps
@@ -86,6 +87,45 @@ class TestResult(BaseModel):
         return max((g.achieved_tokens for g in self.gaps), default=None)
 
 
+class GapPoint(BaseModel):
+    """One scored test on its dataset's score-vs-gap curve."""
+
+    example_id: str
+    target_gap: int | None
+    achieved_gap: int
+    score: float  # normalised, 0..1
+
+
+class GapBin(BaseModel):
+    """The scored tests whose achieved gap is in [lo, hi) tokens, and their mean score (bins double in width)."""
+
+    lo: int
+    hi: int
+    tests: int
+    mean_score: float
+
+
+def gap_bin(gap: int) -> tuple[int, int]:
+    """The bin of a gap: [0, 1), [1, 2), [2, 4), ... [2^k, 2^(k+1)); the same edges in every run, so curves of
+    several runs (e.g. one per span) can be merged bin by bin."""
+    if gap < 1:
+        return 0, 1
+    lo = 1 << (gap.bit_length() - 1)
+    return lo, 2 * lo
+
+
+def gap_curve(results: Sequence["TestResult"]) -> tuple[list[GapPoint], list[GapBin]]:
+    """Score-vs-gap data of one dataset and agent: a point per scored test with a gap (by gap), and binned means."""
+    points = sorted((GapPoint(example_id=r.example_id, target_gap=r.target_gap, achieved_gap=r.achieved_gap,
+                              score=r.normalized if r.status == "ok" else 0.0)
+                     for r in results if r.status != "unscored" and r.achieved_gap is not None),
+                    key=lambda p: (p.achieved_gap, p.example_id))
+    bins: dict[tuple[int, int], list[float]] = {}
+    for p in points:
+        bins.setdefault(gap_bin(p.achieved_gap), []).append(p.score)
+    return points, [GapBin(lo=lo, hi=hi, tests=len(v), mean_score=statistics.fmean(v)) for (lo, hi), v in sorted(bins.items())]
+
+
 class DatasetSummary(BaseModel):
     dataset: str
     tests: int
@@ -96,6 +136,8 @@ class DatasetSummary(BaseModel):
     std: float
     target_gap: float | None
     achieved_gap: float | None
+    curve: list[GapPoint] = Field(default_factory=list)  # score vs achieved gap, one point per scored test
+    curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
 
 
 class AgentSummary(BaseModel):
@@ -136,6 +178,7 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
         values = [r.normalized if r.status == "ok" else 0.0 for r in scored]
         targets = [r.target_gap for r in rs if r.target_gap is not None]
         achieved = [r.achieved_gap for r in rs if r.achieved_gap is not None]
+        curve, curve_bins = gap_curve(rs)
         datasets.append(DatasetSummary(
             dataset=name,
             tests=len(rs),
@@ -146,6 +189,8 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
             std=statistics.pstdev(values) if len(values) > 1 else 0.0,
             target_gap=statistics.fmean(targets) if targets else None,
             achieved_gap=statistics.fmean(achieved) if achieved else None,
+            curve=curve,
+            curve_bins=curve_bins,
         ))
     perfect = [r.achieved_gap for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
     return AgentSummary(

@@ -150,6 +150,7 @@ class Session:
         self._seq = 0
         self._reply_est = 16.0
         self._filler_replies: deque[int] = deque(maxlen=20)  # recent filler reply sizes
+        self._answer_replies: dict[str, int] = {}  # longest reply to a question so far, per dataset
         self._n_test_replies = 0
         self.cost_usd = 0.0
         self.agent_prompt_tokens = 0
@@ -197,9 +198,13 @@ class Session:
                 return self.pos if point is None else point
 
             return min(lines, key=lambda r: (planned(r), r.ready_seq))
+        # A reset fits where it leaves no room before the next wake-up point, or room for the smallest filler
+        # turn: a gap of a few tokens left after it could only be closed by filler that overshoots the point.
+        smallest_filler = (self.filler.min_tokens if self.filler else 0) + min(self._filler_replies, default=0)
         for r in sorted(resets, key=lambda r: r.ready_seq):
             assert isinstance(r.pending, Say)
-            if r.count(r.pending.text) + self._reply_est <= self._headroom():
+            left = self._headroom() - (r.count(r.pending.text) + self._reply_est)
+            if left >= smallest_filler or 0 <= left < 1:
                 return r
         return None
 
@@ -303,7 +308,13 @@ class Session:
         for r in self.running:
             longest = max(longest, max(r.line_tokens.values()))
         filler_turn = (self.filler.min_tokens if self.filler else 0) + min(self._filler_replies, default=0)
-        return int(longest + 2 * self._reply_est + filler_turn)
+        # Replies to questions (routes, JSON lists) can be far longer than the mean reply: allow the longest one
+        # these datasets have had (a dataset not asked yet: the longest of any).
+        seen = self._answer_replies
+        unknown = max(seen.values(), default=0)
+        names = {example.dataset_name, *(r.dataset.name for r in self.running)}
+        longest_reply = max([self._reply_est, *(seen.get(n, unknown) for n in names)])
+        return int(longest + longest_reply + self._reply_est + filler_turn)
 
     def _start_offset(self, example: TestExample, span: int) -> int:
         """Tokens from now until the test can start with every planned point clear of the running tests'."""
@@ -379,12 +390,17 @@ class Session:
         if self.filler is None:
             raise RuntimeError("no test can move on: every running test waits on tokens but this session has no filler")
         # In isolated mode waits on tokens are not honoured: filler only keeps a watching (continual) test going.
-        need = math.inf if self.settings.isolated else min(self._headroom(), self._start_at - self.pos)
-        if need == math.inf:  # only tests watching the next turn: the smallest filler will do
-            need = 0
+        need = math.inf if self.settings.isolated else self._headroom()
         # Aim at the nearest wake-up assuming the shortest recent filler reply: rather a few tokens
         # over than a few under, which would cost a whole extra filler message.
         shortest_reply = min(self._filler_replies, default=0)
+        # Stop first where a queued test may start, unless that leaves less than the smallest filler turn
+        # before the wake-up point: a test starting so close to it cannot start, and that wake-up would be missed.
+        to_start = self._start_at - self.pos
+        if not self.settings.isolated and to_start < need and need - to_start >= self.filler.min_tokens + shortest_reply:
+            need = to_start
+        if need == math.inf:  # only tests watching the next turn: the smallest filler will do
+            need = 0
         message = self.filler.make(int(need - shortest_reply))
         self.filler_turns += 1
         await self._turn("filler", message.text, message.tokens, oracle=message.expected_reply)
@@ -432,6 +448,9 @@ class Session:
         if kind == "filler":
             self._filler_replies.append(reply_tokens)
         elif kind == "test":
+            if question and run is not None:
+                name = run.dataset.name
+                self._answer_replies[name] = max(self._answer_replies.get(name, 0), reply_tokens)
             self._n_test_replies += 1
             self._reply_est += (reply_tokens - self._reply_est) / min(self._n_test_replies, 20)
         self.pos += tokens + reply_tokens
@@ -474,7 +493,7 @@ class Session:
             expected=run.example.expected_responses,
             memory_span=run.span,
             gaps=measure_gaps(run.messages, run.dataset.answer_statement_idx(run.example), self.tokenizer.count,
-                              self.settings.isolated),
+                              self.settings.isolated, run.dataset.gap_questions(run.example)),
             start_turn=run.start_turn,
             end_turn=self.turns,
             tokens=self.pos - run.start_pos,
