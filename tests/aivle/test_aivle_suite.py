@@ -1,0 +1,210 @@
+"""Suites: the aiVLE JSON schema, chat agents through the adapter, loading suites, the `suite` command."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ltm_harness.agents.base import Agent as ChatAgent
+from ltm_harness.agents.base import AgentMessage, Reply
+from ltm_harness.aivle import (
+    Agent,
+    ChatAgentAdapter,
+    ReinforcementLearningTestCase,
+    RewardEvaluator,
+    StepCountEvaluator,
+    SuiteResult,
+    TestSuite,
+    chat_agent_factory,
+    load_suite,
+)
+from ltm_harness.aivle.examples import build_suite
+from ltm_harness.cli import main
+from ltm_harness.envs import ActiveEnv, make_env
+from ltm_harness.errors import UserError
+from ltm_harness.events import SessionStart, TurnEvent, read_events
+
+
+class BrokenEnv:
+    def reset(self) -> Any:
+        raise OSError("the simulator is down")
+
+    def step(self, action: Any) -> Any:
+        raise AssertionError("never reached")
+
+
+class Halver(Agent):
+    """A Python agent for the guessing game (1..100): halves the range it is told about."""
+
+    def reset(self) -> None:
+        self.lo, self.hi, self.last = 1, 100, 0
+
+    def step(self, state: Any) -> Any:
+        if "too high" in state["event"]:
+            self.hi = self.last - 1
+        elif "too low" in state["event"]:
+            self.lo = self.last + 1
+        self.last = (self.lo + self.hi) // 2
+        return self.last
+
+
+def test_results_round_trip_through_json_with_errors_as_strings():
+    suite = TestSuite("mixed", [
+        ReinforcementLearningTestCase("ok", 10.0, 2, {}, make_env("guess"), RewardEvaluator(), t_max=14, seeds=[1, 2]),
+        ReinforcementLearningTestCase("env-down", 10.0, 2, {}, BrokenEnv(), StepCountEvaluator(), t_max=3),
+    ])
+    data = suite.run(Halver)
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+    assert list(data) == ["suite_id", "results"] and data["suite_id"] == "mixed"
+    assert [r["case_id"] for r in data["results"]] == ["ok", "env-down"]
+    for r in data["results"]:
+        assert set(r["result"]) == {"name", "detail", "value", "error"}
+    ok, down = (r["result"] for r in data["results"])
+    assert ok["value"] == 1.0 and ok["error"] is None
+    assert down["value"] is None and down["error"] == ("env reset for run 1 failed: OSError: the simulator is down; "
+                                                       "no episode was completed, so there is no mean to report")
+    assert SuiteResult.model_validate(data).to_json_data() == data
+
+
+def test_chat_agents_play_the_example_suite():
+    oracle = build_suite().run(chat_agent_factory("oracle"))
+    null = build_suite().run(chat_agent_factory("null"))
+    value = {r["case_id"]: r["result"]["value"] for r in oracle["results"]}
+    null_value = {r["case_id"]: r["result"]["value"] for r in null["results"]}
+    assert value["guess-1-100"] == 1.0 and null_value["guess-1-100"] == 0.0
+    assert null_value["keydoor-5x5"] == 25.0 and value["keydoor-5x5"] < 12  # steps: fewer is better
+    assert value["bandit-3-arms"] > 5 and null_value["bandit-3-arms"] == 0.0
+    assert all(r["result"]["error"] is None for r in oracle["results"] + null["results"])
+
+
+class Talker(ChatAgent):
+    """Says the same things every time."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__("talker")
+        self.replies = replies
+        self.messages: list[AgentMessage] = []
+        self.closed = False
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        assert oracle_hint is None  # only the oracle is handed hints
+        self.messages.append(message)
+        return Reply(text=self.replies[(len(self.messages) - 1) % len(self.replies)])
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def test_the_adapter_renders_observations_and_records_unreadable_replies():
+    env = make_env("keydoor", env_name="5x5")
+    assert isinstance(env, ActiveEnv)
+    chat = Talker(["Let me think about it.", '{"action": "up"}', "left or right?"])
+    adapters: list[ChatAgentAdapter] = []
+
+    def create(**init: Any) -> ChatAgentAdapter:
+        adapter = ChatAgentAdapter(chat, agent_init=init)
+        adapters.append(adapter)
+        return adapter
+
+    case = ReinforcementLearningTestCase("k", 10.0, 2, {"ignored": True}, env, StepCountEvaluator(), t_max=6, seeds=[3, 4])
+    result = case.run(create)
+    assert result.error is None and result.value == 6.0
+    adapter = adapters[0]
+    assert adapter.agent_init == {"ignored": True} and chat.closed
+    assert len(adapter.turns) == 12 and all(isinstance(t, TurnEvent) for t in adapter.turns)
+    first, second = adapter.turns[0], adapter.turns[1]
+    assert first.user.startswith("[keydoor-5x5 episode 1] Step 1 of at most 25.") and "Walk onto the key" in first.user
+    assert second.pos == first.user_tokens + first.reply_tokens and second.time > first.time
+    assert adapter.turns[6].user.startswith("[keydoor-5x5 episode 2] Step 1") and "Walk onto the key" in adapter.turns[6].user
+    # The environment keeps the invalid replies of its current (second) episode: steps 7 to 12.
+    assert [bad.reply for _, bad in env.invalid] == ["Let me think about it.", "left or right?"] * 2
+    assert "Your reply was not a valid action (no allowed action found in the reply)" in second.user
+
+
+def test_the_adapter_needs_a_text_environment():
+    case = ReinforcementLearningTestCase("gym", 5.0, 1, {}, BrokenEnv(), RewardEvaluator(), t_max=3)
+    result = case.run(chat_agent_factory("retrieval"))
+    assert result.error is not None and result.error.startswith(
+        "agent.bind_env(env) failed: TypeError: a chat agent needs an environment with a text interface")
+
+
+SUITE_FILE = textwrap.dedent("""
+    from ltm_harness.aivle import TestSuite, ReinforcementLearningTestCase, RewardEvaluator
+    from ltm_harness.envs import make_env
+
+    def build():
+        return TestSuite("from-file", [ReinforcementLearningTestCase(
+            "guess", 30.0, 2, {}, make_env("guess", high=20), RewardEvaluator(), t_max=10, seeds=[1, 2])])
+
+    not_a_suite = 3
+    made_wrong = lambda: "nope"
+""")
+
+
+def test_load_suite(tmp_path: Path):
+    assert load_suite("ltm_harness.aivle.examples:suite").suite_id == "text-envs"
+    assert load_suite("ltm_harness.aivle.examples").suite_id == "text-envs"  # NAME defaults to suite
+    assert load_suite("ltm_harness.aivle.examples:build_suite").suite_id == "text-envs"  # a factory
+    path = tmp_path / "my_suite.py"
+    path.write_text(SUITE_FILE, encoding="utf-8")
+    assert load_suite(f"{path}:build").suite_id == "from-file"
+    with pytest.raises(UserError, match="has no 'suite'"):
+        load_suite(str(path))
+    with pytest.raises(UserError, match="not_a_suite is a int, not a TestSuite"):
+        load_suite(f"{path}:not_a_suite")
+    with pytest.raises(UserError, match=r"made_wrong\(\) returned str, not a TestSuite"):
+        load_suite(f"{path}:made_wrong")
+    with pytest.raises(UserError, match="cannot import suite module 'no_such_module_here'"):
+        load_suite("no_such_module_here:suite")
+    with pytest.raises(UserError, match="not found"):
+        load_suite(str(tmp_path / "missing.py"))
+    with pytest.raises(UserError, match="has no 'nothing'; suites in it: suite"):
+        load_suite("ltm_harness.aivle.examples:nothing")
+    (tmp_path / "broken.py").write_text("raise RuntimeError('oops')\n", encoding="utf-8")
+    with pytest.raises(UserError, match="failed to import \\(RuntimeError: oops\\)"):
+        load_suite(str(tmp_path / "broken.py"))
+
+
+def test_suite_command(tmp_path: Path, capsys):
+    code = main(["suite", "ltm_harness.aivle.examples:suite", "-a", "oracle", "-a", "recent:500",
+                 "--results", str(tmp_path), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "keydoor-5x5" in out and "step_count" in out and "recent:500" in out
+    folder = tmp_path / "suites" / "text-envs"
+    data = json.loads((folder / "oracle.json").read_text())
+    assert SuiteResult.model_validate(data).suite_id == "text-envs"
+    assert (folder / "recent_500.json").is_file()
+    events = read_events(folder / "oracle" / "events" / "guess-1-100.jsonl")
+    assert isinstance(events[0], SessionStart) and events[0].session == "guess-1-100"
+    turns = [e for e in events if isinstance(e, TurnEvent)]
+    assert turns and all(t.test and t.test.startswith("guess episode") for t in turns)
+
+
+def test_suite_command_errors(tmp_path: Path, capsys):
+    path = tmp_path / "down.py"
+    path.write_text(textwrap.dedent("""
+        from ltm_harness.aivle import TestSuite, ReinforcementLearningTestCase, StepCountEvaluator
+
+        class Down:
+            def reset(self):
+                raise OSError("the simulator is down")
+            def step(self, action):
+                return None
+
+        suite = TestSuite("down", [ReinforcementLearningTestCase("c", 5.0, 1, {}, Down(), StepCountEvaluator(), t_max=2)])
+    """), encoding="utf-8")
+    assert main(["suite", f"{path}:suite", "--results", str(tmp_path), "--quiet"]) == 1
+    captured = capsys.readouterr()
+    assert "bind_env" in captured.out and "1 case result(s) have an error" in captured.err
+    error = json.loads((tmp_path / "suites" / "down" / "retrieval.json").read_text())["results"][0]["result"]["error"]
+    assert error.startswith("agent.bind_env(env) failed: TypeError: a chat agent needs an environment with a text")
+    assert main(["suite", "ltm_harness.aivle.examples:suite", "-a", "nobody", "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown agent 'nobody'") and "Traceback" not in err
+    assert main(["suite", "nowhere:suite", "--results", str(tmp_path)]) == 2
+    assert "cannot import suite module 'nowhere'" in capsys.readouterr().err
