@@ -182,6 +182,7 @@ class MockLLMServer:
         self._counts: dict[str, int] = {}
         self.stats: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []  # every request body, for tests that inspect what was sent
+        self.keys: set[str] = set()  # the bearer keys requests came with (tests check which key was used)
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -279,6 +280,7 @@ class MockLLMServer:
         except json.JSONDecodeError:
             return web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
         self.requests.append(body)
+        self.keys.add(request.headers.get("Authorization", "").removeprefix("Bearer "))
         model = str(body.get("model", ""))
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
