@@ -25,10 +25,27 @@ def agent_table(summary: AgentSummary) -> Table:
         f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
         f"LTM score {summary.ltm_score:,.0f} tokens   turns {summary.turns} ({summary.filler_turns} filler)   "
         f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
-        + (f"   cost ${summary.cost_usd:.4f}" if summary.cost_usd else "")
+        + _llm_line(summary)
     )
     table.caption_justify = "left"
     return table
+
+
+def _llm_line(summary: AgentSummary) -> str:
+    """Cost by role, LLM calls, retries and cache hits, when the agent or the judge used an LLM."""
+    u = summary.usage
+    if not u.calls and not summary.cost_usd:
+        return ""
+    split = ", ".join(f"{role} ${cost:.4f}" for role, cost in summary.cost_split.items() if cost)
+    text = f"\ncost ${summary.cost_usd:.4f}" + (f" ({split})" if split else "")
+    if u.calls:
+        text += "   LLM calls " + ", ".join(f"{role} {n}" for role, n in u.calls.items())
+        retries = sum(u.retries.values())
+        cached = sum(u.cached.values())
+        text += (f"   retries {retries}" if retries else "") + (f"   cache hits {cached}" if cached else "")
+    if u.unpriced_models:
+        text += f"   no price known for {', '.join(u.unpriced_models)} (add it to llm.prices)"
+    return text
 
 
 def comparison_table(run: RunSummary) -> Table:
