@@ -144,6 +144,8 @@ def _clear_outputs(run_dir: Path) -> None:
     """Remove agent outputs and the summary of earlier runs in this folder (never anything else)."""
     (run_dir / "summary.json").unlink(missing_ok=True)
     (run_dir / RUN_CONFIG).unlink(missing_ok=True)
+    for report in run_dir.glob("report.*") if run_dir.is_dir() else []:  # the report of those results
+        report.unlink()
     for child in run_dir.iterdir() if run_dir.is_dir() else []:
         if child.is_dir() and child.name != "definitions" and any(
                 (child / f).exists() for f in ("events.jsonl", "events", "results.json", "summary.json")):

@@ -71,6 +71,13 @@ def main(args: argparse.Namespace) -> int:
     print_run(summary, console)
     judged = f" with judge {summary.judge}" if summary.judge else " by rules"
     console.print(f"re-scored{escape(judged)}: results in {escape(str(run_dir))}/")
+    if (run_dir / "report.html").exists():  # the old report shows the old scores: write it again
+        from ltm_harness.report import write_report
+
+        try:
+            console.print(f"report in {escape(str(write_report([run_dir]).html))}", soft_wrap=True)
+        except UserError as exc:
+            print(f"warning: the report was not rewritten: {exc}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if summary.errors else 0

@@ -1,0 +1,78 @@
+"""Real runs for the report tests, made once per test session (each takes well under a second)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from ltm_harness.testing import make_config, run_config, serve_local
+
+# What a hostile or careless agent may reply: markup, a script, an event handler, entities.
+EVIL = ('<script>document.title="pwned";window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+        '<b>bold</b> & "quoted" \'single\' </script> <!-- comment')
+
+
+async def _evil_reply(request: web.Request) -> web.Response:
+    data = await request.json()
+    if data.get("reset"):
+        return web.Response(status=204)
+    return web.json_response({"reply": EVIL, "prompt_tokens": 50, "completion_tokens": 20, "cost_usd": 0.002})
+
+
+async def _run_with_evil_agent(root: Path) -> tuple[Path, str]:
+    app = web.Application()
+    app.router.add_post("/chat", _evil_reply)
+    async with serve_local(app) as base:
+        spec = f"{base}/chat"
+        cfg = make_config(["colours", "kv"], span=1500, examples=2, run_name="evil")
+        await run_config(cfg, root, ["oracle", spec])
+    return root / "evil", spec
+
+
+@pytest.fixture(scope="session")
+def evil_reply() -> str:
+    """The reply of the agent of `evil_run`."""
+    return EVIL
+
+
+@pytest.fixture(scope="session")
+def small_run_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    cfg = make_config(["colours", "kv", "jokes"], span=1500, examples=2, run_name="small")
+    asyncio.run(run_config(cfg, root, ["oracle", "null", "retrieval"]))
+    return root / "small"
+
+
+@pytest.fixture
+def small_run(small_run_master: Path, tmp_path: Path) -> Path:
+    """A finished run (three datasets, oracle, null and retrieval) in a folder of the test's own."""
+    folder = tmp_path / "results" / "small"
+    shutil.copytree(small_run_master, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def evil_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run with the oracle and an HTTP agent that replies with markup and <script>; its folder and spec."""
+    return asyncio.run(_run_with_evil_agent(tmp_path_factory.mktemp("evil")))
+
+
+# The offline datasets of the shipped benchmark-v3 configs with their published parameters, at 500k tokens.
+V3_OFFLINE: list[dict[str, Any]] = [{"name": "colours", "args": {"colour_changes": 3}}, {"name": "shopping", "args": {"item_changes": 6}},
+              {"name": "name_list", "args": {"name_changes": 5}}, {"name": "jokes", "args": {"jokes_told": 4}},
+              {"name": "sallyanne", "args": {"question_type": "theory_of_mind"}}, {"name": "prospective_memory"},
+              {"name": "trigger_response"}]
+
+
+@pytest.fixture(scope="session")
+def run_500k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 500k-token run (7 datasets x 3 examples) with the oracle and the null agent."""
+    root = tmp_path_factory.mktemp("big")
+    cfg = make_config(V3_OFFLINE, span=500_000, examples=3, run_name="v3-500k")
+    asyncio.run(run_config(cfg, root, ["oracle", "null"]))
+    return root / "v3-500k"
