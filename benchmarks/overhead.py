@@ -41,6 +41,13 @@ def on_turn(session):
 
 cfg = load_config(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
+    # chapterbreak's data file is user-supplied: a synthetic one in its format stands in.
+    from ltm_harness.registry import discover
+    chapterbreak = sys.modules[discover()["chapterbreak"].__module__]
+    (Path(tmp) / chapterbreak.DEFAULT_FILE).write_text(json.dumps(chapterbreak.synthetic_data(books=3, chapters=2)))
+    for entry in cfg.datasets.datasets:
+        if entry.name == "chapterbreak":
+            entry.args["data_dir"] = tmp
     prepared = prepare(cfg, Path(tmp))
     s = time.perf_counter()
     run = asyncio.run(run_agent(prepared, "instant", lambda: Instant("instant"), on_turn))

@@ -7,7 +7,8 @@ Order is decided only by the state of the conversation (never by event-loop timi
 2. else a queued test is started if it is compatible with the running ones, the conversation's
    token load allows it, and none of its planned wake-up points would come so close to a running
    test's that one line would delay the other (else filler moves the conversation to where it fits);
-3. else, when a test has enough tokens but waits on time, the virtual clock jumps;
+3. else, when a test has enough tokens but waits on time, the virtual clock jumps (while a test is due
+   but for the clock, no reset or new test is said before it);
 4. else filler sized to reach the nearest wake-up point is sent.
 """
 
@@ -282,10 +283,12 @@ class Session:
         return load
 
     def _headroom(self) -> float:
+        """Tokens the conversation may take before a waiting test is due. A test whose tokens are met but that
+        waits on the clock is due now: the clock jump costs no tokens, so nothing may be said before it."""
         room = math.inf
         for r in self.running:
-            if isinstance(r.pending, WaitFor) and not r.wait_tokens_met(self.pos):
-                room = min(room, r.wake_pos - self.pos)
+            if isinstance(r.pending, WaitFor):
+                room = min(room, max(r.wake_pos - self.pos, 0))
         return room
 
     def _plan(self, example: TestExample, span: int) -> list[int]:
