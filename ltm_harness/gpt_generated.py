@@ -25,7 +25,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ltm_harness.dataset import DatasetInterface
 from ltm_harness.errors import UserError
+from ltm_harness.example import TestExample
+from ltm_harness.jsonfile import first_error, read_json
+from ltm_harness.program import TestOutcome
+from ltm_harness.scoring import contains_phrase, word_overlap
+from ltm_harness.verdict import Judge
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 EXAMPLES_FORMAT = 1
@@ -87,19 +93,11 @@ class ExamplesFile(BaseModel):
     sets: list[GeneratedSet] = Field(default_factory=list)
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"
-
-
 def load_prompt_file(path: Path) -> PromptFile:
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = read_json(path)
     except OSError as exc:
         raise UserError(f"{path}: cannot read the prompt file ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: a prompt file is a JSON object with content, question and answer; fix the file")
     try:
@@ -107,7 +105,7 @@ def load_prompt_file(path: Path) -> PromptFile:
     except ValidationError as exc:
         err = exc.errors()[0]
         fix = "remove it or fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
-        raise UserError(f"{path}: {_first_error(exc)}; {fix}") from None
+        raise UserError(f"{path}: {first_error(exc)}; {fix}") from None
 
 
 def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
@@ -117,14 +115,11 @@ def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
 def load_examples(path: Path) -> ExamplesFile:
     if not path.is_file():
         return ExamplesFile()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
+    data = read_json(path)
     try:
         examples = ExamplesFile.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {_first_error(exc)}; fix the file") from None
+        raise UserError(f"{path}: {first_error(exc)}; fix the file") from None
     if examples.format > EXAMPLES_FORMAT:
         raise UserError(f"{path}: format {examples.format} is newer than this harness understands ({EXAMPLES_FORMAT}); "
                         "upgrade ltm-harness")
@@ -151,12 +146,6 @@ def prompt_files(folder: Path = PROMPTS_DIR) -> list[Path]:
 
 
 # -- the dataset -------------------------------------------------------------------------------------
-from ltm_harness.dataset import DatasetInterface  # noqa: E402  (after the models: dataset imports nothing from here)
-from ltm_harness.example import TestExample  # noqa: E402
-from ltm_harness.program import TestOutcome  # noqa: E402
-from ltm_harness.scoring import contains_phrase, word_overlap  # noqa: E402
-from ltm_harness.verdict import Judge  # noqa: E402
-
 MATCH = 0.8  # without keywords: share of the answer's words a right reply holds
 
 

@@ -1,4 +1,4 @@
-"""The LLM judge: `evaluate_correct_gpt` for datasets, with prompts from prompts/judge/*.json.
+"""The LLM judge behind `DatasetInterface.evaluate_correct_gpt`, with prompts from prompts/judge/*.json.
 
 * The prompt is a JSON file (system + user template with {question}, {expected}, {response},
   {context}); its sha256 is stored with every verdict, with the judge model and the raw reply.
@@ -19,6 +19,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ltm_harness.errors import UserError
+from ltm_harness.jsonfile import first_error, read_json
 from ltm_harness.llm.client import LLMClient
 from ltm_harness.llm.records import LLMCall
 from ltm_harness.scoring import extract_json
@@ -58,18 +59,14 @@ def load_judge_prompt(name_or_path: str) -> JudgePrompt:
     if not path.suffix:
         path = PROMPTS_DIR / f"{name_or_path}.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except FileNotFoundError:
         known = ", ".join(sorted(p.stem for p in PROMPTS_DIR.glob("*.json")))
         raise UserError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a path to a JSON file") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
     try:
         return JudgePrompt.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UserError(f"{path}: {where}: {err['msg']}; fix the file") from None
+        raise UserError(f"{path}: {first_error(exc)}; fix the file") from None
 
 
 class _Verdict(BaseModel):
