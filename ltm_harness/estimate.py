@@ -25,7 +25,6 @@ from ltm_harness.config import RunConfig
 from ltm_harness.llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
 from ltm_harness.llm.pricing import PriceTable
 from ltm_harness.runner import prepare, run_agent
-from ltm_harness.tokens import get_tokenizer
 
 DEFAULT_REPLY_TOKENS = 8
 _REPLY_TEXT = ("I remember that you told me about it earlier in our conversation, and here is what I recall of it "
@@ -84,7 +83,6 @@ async def estimate(cfg: RunConfig, agent_spec: str, source: str = "config", max_
         windows.append(max_context or spec_context)
     prices = PriceTable(cfg.config.llm.prices)
     system_prompt = cfg.config.openai.system_prompt
-    get_tokenizer(cfg.config.tokenizer)
     out = []
     with tempfile.TemporaryDirectory(prefix="ltm-estimate-") as tmp:
         prepared = prepare(cfg.model_copy(deep=True), Path(tmp), source)
