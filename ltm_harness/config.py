@@ -91,6 +91,17 @@ class HTTPOptions(_Strict):
         return {"timeout": self.timeout} if self.timeout is not None else {}
 
 
+class TurnOptions(_Strict):
+    """What a failing agent gets (config.turns): tries per turn, a time limit per try, the pause before the second
+    try (doubling after), and how many failed turns in a row stop its session. A turn that fails every try errors
+    the test it belongs to; the other tests go on."""
+
+    attempts: int = Field(default=3, ge=1)
+    timeout: float | None = Field(default=600.0, gt=0)  # seconds per try; null: no limit
+    backoff: float = Field(default=0.5, ge=0)
+    give_up_after: int = Field(default=5, ge=1)
+
+
 class RunSection(_Strict):
     run_name: str = "default"
     seed: int = 0
@@ -109,6 +120,8 @@ class RunSection(_Strict):
     judge: JudgeOptions = Field(default_factory=JudgeOptions)
     test_llm: EndpointOptions = Field(default_factory=EndpointOptions)  # the LLM test programs may call (ctx.llm)
     debug: bool = False  # accepted for configs written for the reference benchmark
+    turns: TurnOptions = Field(default_factory=TurnOptions)
+    watchdog: float | None = Field(default=86400.0, gt=0)  # seconds the whole run may take; then it stops, tests errored
 
     @field_validator("incompatibilities")
     @classmethod

@@ -7,10 +7,9 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
+from ltm_harness.formats import RESULTS_FORMAT
 from ltm_harness.llm.records import UsageTotals
 from ltm_harness.verdict import JudgeVerdict
-
-RESULTS_FORMAT = 1
 
 
 class GapMeasure(BaseModel):
@@ -141,6 +140,7 @@ class DatasetSummary(BaseModel):
 
 
 class AgentSummary(BaseModel):
+    format: int = RESULTS_FORMAT
     agent: str
     benchmark_score: float  # sum over datasets of the mean normalised score
     max_benchmark_score: int
@@ -155,6 +155,8 @@ class AgentSummary(BaseModel):
     cost_split: dict[str, float] = Field(default_factory=dict)  # role -> USD
     usage: UsageTotals = Field(default_factory=UsageTotals)  # LLM calls, tokens, retries and cache hits per role
     wall_seconds: float
+    failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
+    error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
 
 
 class RunSummary(BaseModel):

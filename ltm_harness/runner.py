@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import time
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ltm_harness.agents import Agent, agent_factory
 from ltm_harness.config import RunConfig
@@ -20,6 +21,7 @@ from ltm_harness.errors import UserError
 from ltm_harness.events import EventLog
 from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
+from ltm_harness.formats import check_summary_format, write_atomic
 from ltm_harness.registry import discover, get_dataset_class
 from ltm_harness.results import AgentSummary, RunSummary, TestResult, summarize_agent
 from ltm_harness.llm.endpoint import resolve_endpoint
@@ -28,7 +30,7 @@ from ltm_harness.llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness.llm.records import UsageTotals
 from ltm_harness.llm.runtime import LLMRuntime
 from ltm_harness.replay import ReplayAgent, SessionRecord
-from ltm_harness.session import Session, SessionSettings
+from ltm_harness.session import Session, SessionSettings, TurnPolicy
 from ltm_harness.verdict import Judge
 from ltm_harness.tokens import get_tokenizer
 
@@ -157,6 +159,7 @@ class AgentRun:
     spec: str
     results: list[TestResult]
     summary: AgentSummary
+    error: str | None = None  # why its session stopped early (watchdog, agent down), if it did
 
 
 @dataclass
@@ -198,53 +201,110 @@ def _events_files(agent_dir: Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted((agent_dir / "events").glob("*.jsonl"))}
 
 
+def watchdog_reason(seconds: float) -> str:
+    return (f"the run's watchdog stopped it after {seconds:g} s (config.watchdog); raise it and continue "
+            "with run --resume")
+
+
+def _write_results(out_dir: Path, results: list[TestResult], summary: AgentSummary) -> None:
+    write_atomic(out_dir / "results.json", "[\n" + ",\n".join(r.model_dump_json() for r in results) + "\n]\n")
+    write_atomic(out_dir / "summary.json", summary.model_dump_json(indent=2) + "\n")
+
+
+def finished_agent(agent_dir: Path) -> AgentRun | None:
+    """The outputs of an agent that finished in this run folder (None if it did not)."""
+    summary_path, results_path = agent_dir / "summary.json", agent_dir / "results.json"
+    if not (summary_path.is_file() and results_path.is_file()):
+        return None
+    try:
+        data = json.loads(summary_path.read_text(encoding="utf-8"))
+        check_summary_format(summary_path, data)
+        summary = AgentSummary.model_validate(data)
+        results = TypeAdapter(list[TestResult]).validate_json(results_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # damaged: the agent is resumed from its events instead
+    return AgentRun(summary.agent, results, summary, summary.error)
+
+
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
                     on_turn: Callable[[Session], None] | None = None, llm: RunLLM | None = None,
-                    replay: bool = False) -> AgentRun:
-    """One agent's sessions. With `replay`, the agent's recorded replies (and the test programs' recorded
-    LLM calls) are played back from the run folder and only the scoring is done again."""
+                    replay: bool = False, resume: bool = False, deadline: float | None = None) -> AgentRun:
+    """One agent's sessions.
+
+    With `replay` (re-scoring), the agent's recorded replies (and the test programs' recorded LLM calls) are
+    played back from the run folder and only the scoring is done again. With `resume`, an agent that finished
+    is read back from its folder, and an interrupted one is replayed from its event logs up to where it stopped,
+    then goes on live (see ltm_harness/replay.py). `deadline` (event-loop time) is the run's watchdog.
+    """
     cfg = prepared.config.config
     tokenizer = get_tokenizer(cfg.tokenizer)
     agent_dir = prepared.run_dir / slug(spec)
     records: dict[str, SessionRecord] = {}
+    if resume:
+        done = finished_agent(agent_dir)
+        if done is not None:
+            return done
+        if agent_dir.exists() and cfg.isolated != (agent_dir / "events").is_dir() and any(_events_files(agent_dir)):
+            raise UserError(f"{agent_dir}: the run was made with isolated: {not cfg.isolated}; resume it with the same config")
+        records = {sid: SessionRecord(path, resume=True) for sid, path in _events_files(agent_dir).items()}
     if replay:
         records = {sid: SessionRecord(path) for sid, path in _events_files(agent_dir).items()}
         if not records:
             raise UserError(f"{agent_dir}: no event log to re-score; run the agent first")
     out_dir = agent_dir.with_name(agent_dir.name + ".rescoring") if replay else agent_dir
-    if out_dir.exists():
+    if out_dir.exists() and not resume:
         shutil.rmtree(out_dir)  # this agent's earlier outputs for the same definitions are replaced
+    if resume:
+        for stale in ("results.json", "summary.json"):
+            (out_dir / stale).unlink(missing_ok=True)  # a damaged leftover; made again at the end
     tests = prepared.interleaved()
     started = time.perf_counter()
     sessions: list[Session] = []
+    replays: list[tuple[ReplayAgent, EventLog]] = []
+    policy = TurnPolicy(cfg.turns.attempts, cfg.turns.timeout, cfg.turns.backoff, cfg.turns.give_up_after)
 
     def settings(session_id: str) -> SessionSettings:
         return SessionSettings(
             agent_name=spec, session_id=session_id, start_time=cfg.start_time, seconds_per_turn=cfg.seconds_per_turn,
-            isolated=cfg.isolated, incompatible=prepared.config.incompatible,
+            isolated=cfg.isolated, incompatible=prepared.config.incompatible, policy=policy,
         )
 
-    async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]], log_path: Path) -> list[TestResult]:
+    async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]], log_path: Path,
+                          gate: asyncio.Semaphore | None = None) -> list[TestResult]:
         record = records.get(session_id)
         if replay and record is None:
             raise UserError(f"{agent_dir}: the session {session_id!r} has no event log to re-score; run the agent again")
-        agent = ReplayAgent(spec, record) if record is not None else make()
-        log = EventLog(log_path)
+        if record is not None and not record.lines:
+            record = None  # killed before its first event: start it afresh
+        live = None if replay else make()
+        agent: Agent = ReplayAgent(spec, record, live) if record is not None else (live or make())
+        log = EventLog(log_path, record.lines, record.keep_bytes) if resume and record is not None else EventLog(log_path)
         session_llm = SessionLLM(log, llm.judge if llm else None, llm.test_llm if llm else None,
-                                 replay=dict(record.test_calls) if record is not None else {})
+                                 replay=dict(record.test_calls) if record is not None else {},
+                                 judge_replay=dict(record.judge_calls) if resume and record is not None else {})
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
         session = Session(agent, chosen, tokenizer, filler, log, settings(session_id), on_turn, session_llm)
         sessions.append(session)
+        if isinstance(agent, ReplayAgent):
+            replays.append((agent, log))
         try:
-            return await session.run()
+            async with asyncio.timeout_at(deadline) as watch:
+                if gate is None:
+                    return await session.run()
+                async with gate:
+                    return await session.run()
+        except TimeoutError:
+            if not watch.expired():
+                raise
+            session.abort(watchdog_reason(cfg.watchdog or 0))
+            return session.results
         finally:
             log.close()
             await agent.close()
 
     async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
-        async with limit:
-            sid = slug(f"{example.dataset_name}__{example.example_id}")
-            return await one_session(sid, [(dataset, example)], out_dir / "events" / f"{sid}.jsonl")
+        sid = slug(f"{example.dataset_name}__{example.example_id}")
+        return await one_session(sid, [(dataset, example)], out_dir / "events" / f"{sid}.jsonl", limit)
 
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
     try:
@@ -257,6 +317,12 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         if replay:  # a failed re-scoring leaves the run as it was
             shutil.rmtree(out_dir, ignore_errors=True)
         raise
+    for agent, log in replays:
+        if log.replaying or (replay and not agent.finished):
+            if replay:
+                shutil.rmtree(out_dir)
+            raise UserError(f"{log.path}: the session ended before all recorded turns were used; the definitions or "
+                            f"the harness changed since the run, so it cannot be {'re-scored' if replay else 'resumed'}")
     wall = time.perf_counter() - started
     usage = UsageTotals()
     for s in sessions:
@@ -268,10 +334,14 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             wall = AgentSummary.model_validate_json((agent_dir / "summary.json").read_text(encoding="utf-8")).wall_seconds
         except (OSError, ValueError):
             pass
+    failures = [s.failure for s in sessions if s.failure]
+    error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
+        if failures else None
     summary = summarize_agent(
         spec, results,
         turns=sum(s.turns for s in sessions),
         filler_turns=sum(s.filler_turns for s in sessions),
+        failed_turns=sum(s.failed_turns for s in sessions),
         conversation_tokens=sum(s.pos for s in sessions),
         agent_prompt_tokens=sum(s.agent_prompt_tokens for s in sessions),
         agent_completion_tokens=sum(s.agent_completion_tokens for s in sessions),
@@ -279,25 +349,19 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         cost_split=split,
         usage=usage,
         wall_seconds=round(wall, 3),
+        error=error,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.json").write_text(
-        "[\n" + ",\n".join(r.model_dump_json() for r in results) + "\n]\n", encoding="utf-8")
-    (out_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    _write_results(out_dir, results, summary)
     if replay:  # the new outputs replace the old ones only once they are complete
-        unfinished = [sid for sid, r in zip(records, sessions) if isinstance(r.agent, ReplayAgent) and not r.agent.finished]
-        if unfinished:
-            shutil.rmtree(out_dir)
-            raise UserError(f"{agent_dir}: the replay ended before all recorded turns were used; the definitions or "
-                            "the harness changed since the run, so it cannot be re-scored")
         shutil.rmtree(agent_dir)
         out_dir.rename(agent_dir)
-    return AgentRun(spec, results, summary)
+    return AgentRun(spec, results, summary, error)
 
 
 async def run_all(prepared: PreparedRun, agent_specs: list[str],
                   on_turn: Callable[[Session], None] | None = None, judge_model: str | None = None,
-                  replay: bool = False) -> RunSummary:
+                  replay: bool = False, resume: bool = False) -> RunSummary:
     if not agent_specs:
         raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
     if len(set(agent_specs)) != len(agent_specs):
@@ -309,13 +373,14 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
             raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
     cfg = prepared.config.config
     llm = build_run_llm(prepared, judge_model)
+    deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
     try:
         if replay:
             factories: dict[str, Callable[[], Agent]] = {spec: _no_agent(spec) for spec in agent_specs}
         else:
             options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime}, "http": cfg.http.agent_kwargs()}
             factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
-        outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn, llm, replay)
+        outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn, llm, replay, resume, deadline)
                                           for spec in agent_specs), return_exceptions=True)
     finally:
         await llm.close()
@@ -328,11 +393,11 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
               for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
     if replay and errors:  # a re-scoring that fails changes nothing: the run's summary stays as it was
         raise UserError(next(iter(errors.values())))
+    errors.update({r.spec: r.error for r in runs if r.error})
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,
                          agents=[r.summary for r in runs], errors=errors)
-    prepared.run_dir.mkdir(parents=True, exist_ok=True)
-    (prepared.run_dir / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomic(prepared.run_dir / "summary.json", summary.model_dump_json(indent=2) + "\n")
     return summary
 
 

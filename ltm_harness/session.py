@@ -14,6 +14,7 @@ Order is decided only by the state of the conversation (never by event-loop timi
 
 from __future__ import annotations
 
+import asyncio
 import math
 from bisect import bisect_left
 from collections import deque
@@ -21,13 +22,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Literal
 
-from ltm_harness.agents.base import Agent, AgentMessage
+from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.clock import VirtualClock
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.events import ClockJump, EventLog, SessionEnd, SessionStart, TestEnd, TestStart, TurnEvent
+from ltm_harness.events import (ClockJump, EventLog, SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart,
+                                TurnEvent)
 from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
 from ltm_harness.llm.in_session import SessionLLM
+from ltm_harness.replay import ReplayAgent
 from ltm_harness.program import Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome, WaitFor
 from ltm_harness.results import TestResult, measure_gaps
 from ltm_harness.tokens import Tokenizer
@@ -51,6 +54,27 @@ class MessageRecord:
     is_question: bool
 
 
+@dataclass(frozen=True)
+class TurnPolicy:
+    """What a failing agent gets: `attempts` tries per turn, each bounded by `timeout` seconds, `backoff`
+    seconds before the second try (doubling after). A turn that fails them all errors its test; after
+    `give_up_after` failed turns in a row the agent is taken to be down and the session stops."""
+
+    attempts: int = 3
+    timeout: float | None = 600.0
+    backoff: float = 0.5
+    give_up_after: int = 5
+
+
+class AgentDown(Exception):
+    """The agent cannot go on (failed turn after turn, or an error no retry can fix)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
 @dataclass
 class SessionSettings:
     agent_name: str
@@ -60,6 +84,7 @@ class SessionSettings:
     isolated: bool = False
     intro: str | None = INTRO
     incompatible: Callable[[str, str], bool] = lambda a, b: a == b
+    policy: TurnPolicy = field(default_factory=TurnPolicy)
 
 
 class TestRun:
@@ -162,29 +187,59 @@ class Session:
         self._incompatibility: dict[tuple[str, str], bool] = {}
         self._blocked_until: dict[str, int] = {}  # queued test -> earliest start position, for this set of running tests
         self._start_at: float = math.inf
+        self._failed_in_a_row = 0
+        self._failed_reason = ""
+        self._answered = 0  # turns the agent answered
+        self.failed_turns = 0
+        self.failure: str | None = None  # why the session stopped early, if it did
+        self.ended = False
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> list[TestResult]:
         s = self.settings
         self.log.write(SessionStart(agent=s.agent_name, session=s.session_id, time=self.clock.now,
                                     tokenizer=self.tokenizer.encoding_name, isolated=s.isolated))
-        if s.intro:
-            await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
-        while True:
-            await self._settle()
-            run = self._next_speaker()
-            if run is not None:
-                await self._say(run)
-                continue
-            if await self._start_next():
-                continue
-            if not self.running:
-                break
-            if self._jump_clock():
-                continue
-            await self._send_filler()
+        try:
+            if s.intro:
+                await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
+            while True:
+                await self._settle()
+                run = self._next_speaker()
+                if run is not None:
+                    await self._say(run)
+                    continue
+                if await self._start_next():
+                    continue
+                if not self.running:
+                    break
+                if self._jump_clock():
+                    continue
+                await self._send_filler()
+        except AgentDown as down:
+            self.abort(str(down))
+            return self.results
+        self.ended = True
         self.log.write(SessionEnd(turns=self.turns, pos=self.pos, time=self.clock.now))
         return self.results
+
+    def abort(self, reason: str) -> None:
+        """Stop early: every test still running or queued ends as errored with `reason`. Safe to call at any
+        await point of `run` (the run's watchdog cancels it there first)."""
+        if self.ended:
+            return
+        self.ended = True
+        self.failure = reason
+        self.log.write(SessionAborted(turn=self.turns, pos=self.pos, time=self.clock.now, reason=reason))
+        for run in list(self.running):
+            run.driver.close()
+            self._finish(run, error=reason)
+        for dataset, example in self.queue:
+            run = TestRun(self, dataset, example, self._line_counts(example))
+            run.start_pos, run.start_turn = self.pos, self.turns
+            run.driver.close()
+            self._finish(run, error=f"not started: {reason}", started=False)
+        self.queue.clear()
+        self.log.write(SessionEnd(turns=self.turns, pos=self.pos, time=self.clock.now))
 
     def _next_speaker(self) -> TestRun | None:
         """The ready test line planned earliest; a reset message only if nothing else is ready and it fits."""
@@ -422,19 +477,25 @@ class Session:
         if say.kind == "test":
             record.reply_tokens = reply_tokens
             run.plan_cursor = record.planned + record.tokens + record.reply_tokens
+            if heard is None:  # the agent never answered this line: the test cannot be scored
+                run.driver.close()
+                self._finish(run, error=self._failed_reason)
+                return
             run.ctx.last_heard = heard
-        await self._step(run, heard.reply)
+        await self._step(run, heard.reply if heard is not None else "")
 
     async def _turn(self, kind: Literal["intro", "filler", "test", "reset"], text: str, tokens: int,
                     run: TestRun | None = None, question: bool = False, oracle: str | None = None,
-                    planned: int | None = None) -> tuple[Heard, int]:
-        """Send one message, record the turn, and return it as heard with the reply's token count."""
+                    planned: int | None = None) -> tuple[Heard | None, int]:
+        """Send one message, record the turn, and return it as heard with the reply's token count
+        (None: the agent failed the turn, which is recorded with why)."""
         now = self.clock.now
         hint = None
         if self.agent.is_oracle:
             suffixes = [r.oracle_suffix for r in self.running if r.oracle_suffix]
             hint = " ".join([oracle or "OK."] + suffixes)
-        reply = await self.agent.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), hint)
+        answer, errors = await self._ask(AgentMessage(text=text, timestamp=now, tokens=tokens), hint)
+        reply = answer or Reply(text="")
         reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
         reply_tokens = self.tokenizer.count(reply_text)
         for call in reply.llm_calls:
@@ -443,7 +504,17 @@ class Session:
             i=self.turns, time=now, pos=self.pos, kind=kind, test=run.example.unique_id if run else None,
             question=question, planned=planned, user=text, user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
+            failed=answer is None, errors=errors,
         ))
+        failed_turn = self.turns
+        if answer is None:
+            self.failed_turns += 1
+            self._failed_in_a_row += 1
+            self._failed_reason = (f"the agent failed turn {failed_turn} after {len(errors)} "
+                                   f"attempt{'s' if len(errors) != 1 else ''}: {errors[-1] if errors else 'no reply'}")
+        else:
+            self._failed_in_a_row = 0
+            self._answered += 1
         if reply.cost_usd:
             self.cost_usd += reply.cost_usd
         self.agent_prompt_tokens += reply.prompt_tokens or 0
@@ -462,18 +533,60 @@ class Session:
         heard_index = self.turns - 1
         for other in list(self.running):
             if isinstance(other.pending, NextTurn) and other is not run:
-                await self._step(other, Heard(heard_index, text, reply_text, now, False))
+                if answer is None:  # a test watching every reply cannot judge a turn that had none
+                    other.driver.close()
+                    self._finish(other, error=f"{self._failed_reason} (a turn this test watches)")
+                else:
+                    await self._step(other, Heard(heard_index, text, reply_text, now, False))
         if self.on_turn:
             self.on_turn(self)
+        if answer is None and self._answered == 0:
+            raise AgentDown(f"the agent failed its first turn ({self._failed_reason}); the session was stopped")
+        if answer is None and self._failed_in_a_row >= self.settings.policy.give_up_after:
+            raise AgentDown(f"the agent failed {self._failed_in_a_row} turns in a row (last: {self._failed_reason}); "
+                            "the session was stopped")
+        if answer is None:
+            return None, reply_tokens
         return Heard(heard_index, text, reply_text, now, True), reply_tokens
 
+    async def _ask(self, message: AgentMessage, hint: str | None) -> tuple[Reply | None, list[str]]:
+        """The agent's reply under the turn policy, and why each failed attempt failed (None: all failed).
+        A replayed turn (rescore, resume) gives its recorded outcome instead of asking."""
+        agent = self.agent
+        if isinstance(agent, ReplayAgent):
+            taken = agent.take(message)
+            if taken is not None:
+                return taken
+            agent = await agent.go_live()
+        policy = self.settings.policy
+        errors: list[str] = []
+        for attempt in range(policy.attempts):
+            if attempt and policy.backoff:
+                await asyncio.sleep(policy.backoff * 2 ** (attempt - 1))
+            try:
+                async with asyncio.timeout(policy.timeout) as within:
+                    return await agent.reply(message, hint), errors
+            except TimeoutError as exc:
+                if not within.expired():
+                    errors.append(_one_line(exc))
+                else:
+                    errors.append(f"no reply within {policy.timeout:g} s")
+            except Exception as exc:
+                if getattr(exc, "fatal", False):  # e.g. a wrong key or model name: no retry can help
+                    raise AgentDown(f"the agent cannot be used: {exc}") from None
+                errors.append(_one_line(exc))
+        return None, errors
+
     # -- ending tests -----------------------------------------------------------------------
-    def _finish(self, run: TestRun) -> None:
-        self.running.remove(run)
+    def _finish(self, run: TestRun, error: str | None = None, started: bool = True) -> None:
+        if started:
+            self.running.remove(run)
         self._blocked_until.clear()
         driver = run.driver
         status: Literal["ok", "unscored", "errored"]
-        if driver.error is not None:
+        if error is not None:
+            status, outcome = "errored", TestOutcome(0.0, 1.0, [error])
+        elif driver.error is not None:
             status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: {driver.error}"])
         elif not isinstance(driver.result, TestOutcome):
             status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program returned {type(driver.result).__name__}, not a TestOutcome"])

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ltm_harness.errors import UserError
 from ltm_harness.llm.records import LLMCall
 
 
@@ -49,6 +50,14 @@ class Agent(ABC):
 
     async def reset(self) -> None:
         """Forget the conversation (a new session starts)."""
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Resuming a run: rebuild the memory this agent had after the given turns (each message with the
+        reply it gave then), without answering them again. Called once, on a fresh agent, before its first
+        live turn. Agents whose memory the harness cannot rebuild keep this default and cannot be resumed."""
+        if turns:
+            raise UserError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
+                            "rebuild its memory; run it again with --overwrite")
 
     async def close(self) -> None:
         """Release connections."""

@@ -20,6 +20,9 @@ class OracleAgent(Agent):
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         return Reply(text=oracle_hint or "OK.")
 
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Nothing to rebuild: the oracle keeps no memory."""
+
 
 class NullAgent(Agent):
     """No memory at all: always says it does not know. Should score about 0."""
@@ -28,6 +31,9 @@ class NullAgent(Agent):
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         return Reply(text=DONT_KNOW)
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Nothing to rebuild: the null agent keeps no memory."""
 
 
 FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)
@@ -52,14 +58,28 @@ class _MemoryAgent(Agent):
         """Forget what the agent cannot keep (unbounded by default)."""
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
-        if FORGET.search(message.text):
-            for unit in self.memory.search(message.text, min_relative=0.15, limit=None):
-                self.memory.remove(unit.uid)
+        if self._forget(message):
             return Reply(text="OK.")
         text = self._answer(message)
+        self._remember(message)
+        return Reply(text=text)
+
+    def _forget(self, message: AgentMessage) -> bool:
+        if not FORGET.search(message.text):
+            return False
+        for unit in self.memory.search(message.text, min_relative=0.15, limit=None):
+            self.memory.remove(unit.uid)
+        return True
+
+    def _remember(self, message: AgentMessage) -> None:
         self.memory.add(message.text, message.tokens)
         self._trim()
-        return Reply(text=text)
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """The memory depends only on the messages heard, so hearing them again (without answering) rebuilds it."""
+        for message, _ in turns:
+            if not self._forget(message):
+                self._remember(message)
 
     async def reset(self) -> None:
         self.memory = LexicalMemory()

@@ -139,6 +139,18 @@ class HTTPAgent(Agent):
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise self._fail(f"answered HTTP status {status} to a reset{detail}")
 
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Resuming a run: the agent is sent the turns it had answered, to rebuild its memory (docs/http-agent.md)."""
+        if not turns:
+            return
+        payload = {"session": self.session_id, "reset": False, "restore": [
+            {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply} for m, reply in turns]}
+        status, body = await self._post(payload)
+        if not 200 <= status < 300:
+            detail = f": {_snippet(body)}" if body.strip() else ""
+            raise UserError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
+                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with --overwrite")
+
     async def close(self) -> None:
         if self._http is not None:
             http, self._http = self._http, None

@@ -207,7 +207,7 @@ class OpenAIChatAgent(Agent):
                                                     max_tokens=self.max_tokens)
         except UserError as exc:
             self._drop_newest()
-            raise UserError(f"agent {self.spec!r}: {exc}") from None
+            raise UserError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal) from None
         except BaseException:
             self._drop_newest()
             raise
@@ -215,6 +215,12 @@ class OpenAIChatAgent(Agent):
         call = result.call
         return Reply(text=result.text, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
                      cost_usd=call.cost_usd, llm_calls=[call])
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """The memory is the chat history: the same user and assistant messages, in order."""
+        for message, reply in turns:
+            self._add("user", timestamp_prefix(message.timestamp) + message.text)
+            self._add("assistant", reply)
 
     def _drop_newest(self) -> None:
         """Undo the user message of a failed turn, so the history stays user/assistant pairs."""

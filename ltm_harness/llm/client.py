@@ -260,7 +260,8 @@ class LLMClient:
             detail = " ".join(str(detail or "").split())[:300]
             said = f": {detail}" if detail else ""
             fix = "" if is_retryable(exc) else "; check the model name, the key and the request settings"
-            return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"))
+            return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),
+                            fatal=exc.status_code in (401, 403, 404))
         if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError)):
             return LLMError(f"{where} did not answer within {self.settings.timeout:g} s{tries}; "
                             "check the server or raise llm.timeout")

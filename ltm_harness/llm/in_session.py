@@ -1,9 +1,9 @@
 """LLM use inside one session: judge calls and test-program calls, recorded in its event log.
 
 Every call becomes an `llm_call` event and is summed per role. Calls made by test programs
-(`ctx.llm`, e.g. the waiter of a role-play) are stored with their response; a session given the
-recorded calls of an earlier run (`replay`) hands those back in order instead of calling again, so a
-resumed or re-scored run sees exactly what the original saw.
+(`ctx.llm`, e.g. the waiter of a role-play) and by the judge are stored with their response; a session
+given the recorded calls of an earlier run (`replay`; `judge_replay` when resuming) hands those back in
+order instead of calling again, so a resumed or re-scored run sees exactly what the original saw.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class _RecordingJudge:
         recorded = getattr(self._judge, "grade_recorded", None)
         if recorded is not None:
             verdict: JudgeVerdict = await recorded(question, expected, response, context=context, test=self._test,
-                                                   record=self._owner.record)
+                                                   record=self._owner.record,
+                                                   replayed=self._owner.judge_replay.get(self._test))
             return verdict
         return await self._judge.grade(question, expected, response, context=context)
 
@@ -55,6 +56,7 @@ class SessionLLM:
     judge: Judge | None = None
     test_llm: TestLLM | None = None
     replay: dict[str, deque[LLMCall]] = field(default_factory=dict)  # test -> its recorded test-LLM calls
+    judge_replay: dict[str, deque[LLMCall]] = field(default_factory=dict)  # test -> its recorded judge calls (resume)
     usage: UsageTotals = field(default_factory=UsageTotals)
 
     def record(self, call: LLMCall) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from pathlib import Path
 from typing import Callable
 
@@ -113,18 +114,24 @@ class LLMJudge:
         return await self.grade_recorded(question, expected, response, context=context)
 
     async def grade_recorded(self, question: str, expected: str, response: str, *, context: str = "",
-                             test: str | None = None, record: Callable[[LLMCall], None] | None = None) -> JudgeVerdict:
-        """Like `grade`, handing every LLM call made to `record` (the session logs them)."""
+                             test: str | None = None, record: Callable[[LLMCall], None] | None = None,
+                             replayed: deque[LLMCall] | None = None) -> JudgeVerdict:
+        """Like `grade`, handing every LLM call made to `record` (the session logs them). Calls in `replayed`
+        (recorded by an interrupted run being resumed) are used in order before any new call is made."""
         user = self.prompt.user.format(question=question, expected=expected, response=response, context=context)
         messages = [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": user}]
         raw, problem, cached = "", "", True
         for _ in range(self.prompt.parse_attempts):
-            result = await self.client.chat("judge", self.model, messages, temperature=self.temperature,
-                                            test=test, use_cache=self.use_cache)
+            if replayed and replayed[0].response is not None:
+                call = replayed.popleft()
+                raw = call.response or ""
+            else:
+                result = await self.client.chat("judge", self.model, messages, temperature=self.temperature,
+                                                test=test, use_cache=self.use_cache, keep_response=True)
+                call, raw = result.call, result.text
             if record is not None:
-                record(result.call)
-            cached = cached and result.call.cached
-            raw = result.text
+                record(call)
+            cached = cached and call.cached
             try:
                 verdict = parse_verdict(raw)
             except ValueError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ltm_harness.errors import UserError
+from ltm_harness.formats import check_summary_format
 from ltm_harness.report.conversation import CallStats, SessionLog, read_session_log
 from ltm_harness.results import AgentSummary, RunSummary, TestResult
 from ltm_harness.runner import slug
@@ -143,6 +144,7 @@ def _load_agent(folder: Path, summary: AgentSummary | None, raw: dict[str, Any] 
         if not path.is_file():
             return None
         data = _read_json(path)
+        check_summary_format(path, data)
         try:
             summary = AgentSummary.model_validate(data)
         except ValidationError as exc:
@@ -181,6 +183,7 @@ def load_run(folder: Path) -> RunData:
     check_run_folder(folder)
     path = folder / "summary.json"
     data = _read_json(path)
+    check_summary_format(path, data)
     try:
         summary = RunSummary.model_validate(data)
     except ValidationError as exc:

@@ -133,7 +133,13 @@ def test_one_failing_agent_keeps_the_others_results(tmp_path, capsys, unused_tcp
     assert "agent oracle" in out and f"benchmark score {n}.00/{n}" in out
     assert err.count("error: agent http://127.0.0.1") == 1 and "agent http" in err and "Traceback" not in err
     summary = json.loads((tmp_path / "default" / "summary.json").read_text())
-    assert [a["agent"] for a in summary["agents"]] == ["oracle"] and len(summary["errors"]) == 1
+    assert [a["agent"] for a in summary["agents"]] == ["oracle", f"http://127.0.0.1:{unused_tcp_port}/x"]
+    assert list(summary["errors"]) == [f"http://127.0.0.1:{unused_tcp_port}/x"]
+    assert "failed its first turn" in summary["errors"][f"http://127.0.0.1:{unused_tcp_port}/x"]
+    # the unreachable agent's tests are all there, errored with the reason; it was tried 3 times, once
+    results = json.loads((tmp_path / "default" / f"http_127.0.0.1_{unused_tcp_port}_x" / "results.json").read_text())
+    assert len(results) == n and {r["status"] for r in results} == {"errored"}
+    assert all("cannot be reached" in r["reasons"][0] for r in results)
 
 
 def test_agents_that_would_share_a_folder_are_refused(tmp_path, capsys):
