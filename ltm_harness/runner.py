@@ -9,7 +9,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -120,26 +120,101 @@ def _warnings(cfg: RunConfig, datasets: list[tuple[DatasetInterface, int]], sour
 RUN_CONFIG = "run_config.json"  # the config a run was made with (secrets masked), for rescore
 
 
+# Settings that change how a run is carried out but not what is said or scored: a run may be resumed with other values.
+OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency"}
+
+
+def _config_difference(saved: dict[str, Any], now: dict[str, Any], where: str = "") -> str | None:
+    """The first setting (dotted path) that differs between two config dumps, ignoring operational ones."""
+    for key in sorted(set(saved) | set(now)):
+        if where == "config" and key in OPERATIONAL:
+            continue
+        path = f"{where}.{key}" if where else key
+        a, b = saved.get(key), now.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found = _config_difference(a, b, path)
+            if found:
+                return found
+        elif a != b:
+            return path
+    return None
+
+
+def _saved_config(cfg: RunConfig, dirs: list[Path]) -> RunConfig:
+    saved = cfg.model_copy(deep=True)
+    saved.config.dataset_dirs = [str(d) for d in dirs]  # absolute: the saved config has no folder of its own
+    return saved
+
+
 def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config",
-            existing_only: bool = False) -> PreparedRun:
+            existing_only: bool = False, resume: bool = False) -> PreparedRun:
     """Datasets and their definitions for `cfg`. With `existing_only`, the run folder's definitions must
-    be reused as they are (re-scoring): anything that would regenerate them is an error instead."""
+    be reused as they are (re-scoring): anything that would regenerate them is an error instead. With `resume`,
+    the run folder must hold a run made with the same config (operational settings aside) and definitions."""
     dirs = dataset_dirs(cfg, source)
     registry = discover(dirs)
     datasets = build_datasets(cfg, source, registry)
     run_dir = results_root / slug(cfg.config.run_name)
-    if existing_only and not definitions_match(run_dir / "definitions", datasets):
+    saved = _saved_config(cfg, dirs)
+    resuming = resume and _check_resumable(run_dir, saved)
+    if (existing_only or resuming) and not definitions_match(run_dir / "definitions", datasets):
         raise UserError(f"{run_dir / 'definitions'}: the datasets' code or settings changed since the run, so its "
-                        "answers cannot be re-scored with these definitions; run it again instead")
+                        f"answers cannot be {'resumed' if resuming else 're-scored'} with these definitions; "
+                        f"run it again {'with --overwrite' if resuming else 'instead'}")
     examples, reused = load_or_generate(run_dir / "definitions", datasets)
     if not reused:
         _clear_outputs(run_dir)  # results of other definitions no longer belong with these
     if not existing_only:
-        saved = cfg.model_copy(deep=True)
-        saved.config.dataset_dirs = [str(d) for d in dirs]  # absolute: the saved config has no folder of its own
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / RUN_CONFIG).write_text(saved.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_atomic(run_dir / RUN_CONFIG, saved.model_dump_json(indent=2) + "\n")
     return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source, set(registry)))
+
+
+def _check_resumable(run_dir: Path, saved: RunConfig) -> bool:
+    """Whether the run folder holds agent outputs to resume (False: nothing ran yet, it simply starts)."""
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir}: there is no run to resume; check --run-name and --results, or run without --resume")
+    has_outputs = any(run_folder_state(run_dir))
+    path = run_dir / RUN_CONFIG
+    if not path.is_file():
+        if has_outputs:
+            raise UserError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
+        return False
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UserError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+    differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
+    if differs:
+        raise UserError(f"{path}: {differs} differs from the run being resumed; give the same config and options "
+                        "as when it started (-c, --span, --examples, --seed ...), or run it again with --overwrite")
+    return has_outputs
+
+
+def run_folder_state(run_dir: Path) -> tuple[list[str], list[str]]:
+    """The agent folders of a run folder: those that finished and those that were interrupted."""
+    finished, interrupted = [], []
+    for child in sorted(run_dir.iterdir()) if run_dir.is_dir() else []:
+        if not child.is_dir() or child.name == "definitions" or child.name.endswith(".rescoring"):
+            continue
+        if (child / "summary.json").is_file() and (child / "results.json").is_file():
+            finished.append(child.name)
+        elif (child / "events.jsonl").is_file() or (child / "events").is_dir():
+            interrupted.append(child.name)
+    return finished, interrupted
+
+
+def free_run_name(results_root: Path, name: str) -> str:
+    """`name`, or `name-2`, `name-3`, ... : the first whose folder holds no agent outputs."""
+    candidate, n = name, 1
+    while any(run_folder_state(results_root / slug(candidate))):
+        n += 1
+        candidate = f"{name}-{n}"
+    return candidate
+
+
+def clear_run(run_dir: Path) -> None:
+    """--overwrite: remove every agent's outputs and the summary (the definitions stay, reused if they match)."""
+    _clear_outputs(run_dir)
 
 
 def _clear_outputs(run_dir: Path) -> None:

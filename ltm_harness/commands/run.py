@@ -15,7 +15,9 @@ NAME = "run"
 ORDER = 10
 HELP = "run a benchmark against one or more agents"
 DESCRIPTION = ("Run a benchmark config against agents. With no arguments: the built-in offline benchmark "
-               "against the baseline agents.")
+               "against the baseline agents. If results/<run-name>/ already holds a finished run, the new run goes to "
+               "results/<run-name>-2/ (and so on); if it holds an interrupted one, pass --resume to continue it or "
+               "--overwrite to start again.")
 DEFAULT_AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 
 
@@ -26,6 +28,12 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the interrupted run in results/<run-name>/ (same config and options): finished "
+                            "agents are kept, turns already answered are replayed from the event log, never asked again")
+    again.add_argument("--overwrite", action="store_true",
+                       help="discard the results in results/<run-name>/ and run again (its definitions are reused)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -33,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness.config import load_config, resolve_config_path
-    from ltm_harness.runner import prepare, run_all
+    from ltm_harness.runner import clear_run, free_run_name, prepare, run_all, run_folder_state, slug
     from ltm_harness.table import print_run
 
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -42,8 +50,22 @@ def main(args: argparse.Namespace) -> int:
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
     started = time.perf_counter()
+    results_root = Path(args.results)
+    run_dir = results_root / slug(cfg.config.run_name)
+    if args.overwrite:
+        clear_run(run_dir)
+    elif not args.resume:
+        finished, interrupted = run_folder_state(run_dir)
+        if interrupted:
+            raise UserError(f"{run_dir} holds an interrupted run ({', '.join(interrupted)} did not finish); pass "
+                            "--resume to continue it, or --overwrite to discard it and start again")
+        if finished:
+            name = free_run_name(results_root, cfg.config.run_name)
+            print(f"note: {run_dir} holds a finished run, kept as it is; this run writes to "
+                  f"{results_root / slug(name)} (--overwrite replaces the finished run instead)", file=sys.stderr)
+            cfg.config.run_name = name
     try:
-        prepared = prepare(cfg, Path(args.results), source)
+        prepared = prepare(cfg, results_root, source, resume=args.resume)
     except OSError as exc:
         raise UserError(f"cannot write results under {args.results}: {exc.strerror or exc} ({exc.filename}); "
                         "give another --results folder") from None
@@ -55,15 +77,19 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets "
                       f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(agents))}"
                       f"{' (isolated)' if cfg.config.isolated else ''}")
+    if args.resume and not args.quiet:
+        finished, interrupted = run_folder_state(prepared.run_dir)
+        console.print(f"resuming: {len(finished)} agents finished (kept), {len(interrupted)} interrupted "
+                      "(replayed from their event logs, then continued)")
     if args.quiet:
-        summary = asyncio.run(run_all(prepared, agents))
+        summary = asyncio.run(run_all(prepared, agents, resume=args.resume))
     else:
         from ltm_harness.progress import RunProgress
 
         n_tests = sum(len(v) for v in prepared.examples.values())
         span = max(d.memory_span for d, _ in prepared.datasets)
         with RunProgress(console, agents, n_tests, span) as progress:  # a live display on a terminal, else log lines
-            summary = asyncio.run(run_all(prepared, agents, progress.on_turn))
+            summary = asyncio.run(run_all(prepared, agents, progress.on_turn, resume=args.resume))
     print_run(summary, console)
     console.print(f"results in {escape(str(prepared.run_dir))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
