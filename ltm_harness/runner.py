@@ -172,7 +172,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
 def _check_resumable(run_dir: Path, saved: RunConfig) -> bool:
     """Whether the run folder holds agent outputs to resume (False: nothing ran yet, it simply starts)."""
     if not run_dir.is_dir():
-        raise UserError(f"{run_dir}: there is no run to resume; check --run-name and --results, or run without --resume")
+        return False
     has_outputs = any(run_folder_state(run_dir))
     path = run_dir / RUN_CONFIG
     if not path.is_file():

@@ -31,7 +31,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the interrupted run in results/<run-name>/ (same config and options): finished "
-                            "agents are kept, turns already answered are replayed from the event log, never asked again")
+                            "agents are kept, turns already answered are replayed from the event log, never asked again "
+                            "(with nothing to resume, the run starts)")
     again.add_argument("--overwrite", action="store_true",
                        help="discard the results in results/<run-name>/ and run again (its definitions are reused)")
 
@@ -77,10 +78,13 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets "
                       f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(agents))}"
                       f"{' (isolated)' if cfg.config.isolated else ''}")
-    if args.resume and not args.quiet:
+    if args.resume:
         finished, interrupted = run_folder_state(prepared.run_dir)
-        console.print(f"resuming: {len(finished)} agents finished (kept), {len(interrupted)} interrupted "
-                      "(replayed from their event logs, then continued)")
+        if not (finished or interrupted):
+            print(f"note: {prepared.run_dir} holds nothing to resume; the run starts from the beginning", file=sys.stderr)
+        elif not args.quiet:
+            console.print(f"resuming: {len(finished)} agents finished (kept), {len(interrupted)} interrupted "
+                          "(replayed from their event logs, then continued)")
     if args.quiet:
         summary = asyncio.run(run_all(prepared, agents, resume=args.resume))
     else:

@@ -180,8 +180,11 @@ def test_cli_existing_folder_behaviour(tmp_path, capsys):
     assert (tmp_path / "default" / "retrieval" / "results.json").read_bytes() == first
     assert main(base + ["--overwrite"]) == 0
     assert not (tmp_path / "default-3").exists()
-    assert main(["run", "--run-name", "nothing-here", "--resume", "--results", str(tmp_path)]) == 2
-    assert "there is no run to resume" in capsys.readouterr().err
+    # nothing to resume: the run simply starts (so `until run --resume; do :; done` works on preemptible machines)
+    assert main(["run", "--run-name", "fresh", "--resume", "--examples", "1", "--span", "1000", "-a", "null",
+                 "--results", str(tmp_path), "--quiet", "--no-report"]) == 0
+    assert "holds nothing to resume; the run starts from the beginning" in capsys.readouterr().err
+    assert (tmp_path / "fresh" / "null" / "results.json").is_file()
     assert main(base + ["--resume", "--seed", "5"]) == 2
     assert "config.seed differs from the run being resumed" in capsys.readouterr().err
 
