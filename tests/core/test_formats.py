@@ -1,0 +1,83 @@
+"""On-disk formats carry versions; files from newer versions are refused, older ones read or refused clearly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ltm_harness.cli import main
+from ltm_harness.formats import EVENT_FORMAT, RESULTS_FORMAT
+from ltm_harness.testing import make_config, run_config
+
+
+@pytest.fixture
+async def run_dir(tmp_path) -> Path:
+    await run_config(make_config(["colours", "kv"], span=1000), tmp_path, ["retrieval"])
+    return tmp_path / "t"
+
+
+def set_event_format(log: Path, value: int) -> None:
+    lines = log.read_text().splitlines(keepends=True)
+    start = json.loads(lines[0])
+    assert start["type"] == "session_start" and start["format"] == EVENT_FORMAT
+    start["format"] = value
+    lines[0] = json.dumps(start) + "\n"
+    log.write_text("".join(lines))
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    return err
+
+
+def test_every_output_names_its_format(run_dir):
+    assert json.loads((run_dir / "summary.json").read_text())["format"] == RESULTS_FORMAT
+    assert json.loads((run_dir / "retrieval" / "summary.json").read_text())["format"] == RESULTS_FORMAT
+    first = json.loads((run_dir / "retrieval" / "events.jsonl").read_text().splitlines()[0])
+    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 2
+
+
+def test_a_newer_event_log_is_refused_by_rescore_and_resume(run_dir, capsys):
+    set_event_format(run_dir / "retrieval" / "events.jsonl", EVENT_FORMAT + 1)
+    assert main(["rescore", str(run_dir)]) == 2
+    err = one_error_line(capsys)
+    assert "events.jsonl: this event log was written by a newer ltm-harness (format 3" in err and "upgrade" in err
+    (run_dir / "retrieval" / "summary.json").unlink()
+    code = main(["run", "-c", str(run_dir / "run_config.json"), "--results", str(run_dir.parent), "--resume",
+                 "--quiet", "--no-report", "-a", "retrieval"])
+    assert code == 1  # the agent's error, reported beside the others' results
+    assert "written by a newer ltm-harness" in one_error_line(capsys)
+
+
+def test_a_newer_summary_is_refused_by_report(run_dir, capsys):
+    path = run_dir / "summary.json"
+    data = json.loads(path.read_text())
+    data["format"] = RESULTS_FORMAT + 1
+    path.write_text(json.dumps(data))
+    assert main(["report", str(run_dir)]) == 2
+    err = one_error_line(capsys)
+    assert "summary.json: this summary was written by a newer ltm-harness (format 2" in err
+
+
+def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys):
+    """Format 1 (before turns recorded failures and judge calls their replies) is still re-scored and reported;
+    resuming needs format 2, and says so."""
+    log = run_dir / "retrieval" / "events.jsonl"
+    set_event_format(log, 1)
+    assert main(["rescore", str(run_dir)]) == 0
+    capsys.readouterr()
+    set_event_format(log, 1)  # rescore rewrote the log in today's format
+    (run_dir / "retrieval" / "summary.json").unlink()
+    assert main(["run", "-c", str(run_dir / "run_config.json"), "--results", str(run_dir.parent), "--resume",
+                 "--quiet", "--no-report", "-a", "retrieval"]) == 1
+    err = capsys.readouterr().err
+    assert "written by an older ltm-harness (format 1" in err and "run the benchmark again" in err
+
+
+def test_a_format_0_run_is_refused_everywhere(run_dir, capsys):
+    set_event_format(run_dir / "retrieval" / "events.jsonl", 0)
+    assert main(["rescore", str(run_dir)]) == 2
+    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 2)" in one_error_line(capsys)
