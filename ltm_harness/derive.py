@@ -47,7 +47,8 @@ def results_from_events(events: list[Event], examples: dict[str, TestExample],
         elif isinstance(e, TestEnd):
             example = examples[e.test]
             dataset = datasets[example.dataset_name]
-            began = starts[e.test]
+            began = starts.get(e.test) or TestStart(  # never started: its session stopped first (session_aborted)
+                test=e.test, turn=e.turn, pos=e.pos, time=e.time, span=dataset.memory_span)
             results.append(TestResult(
                 dataset=example.dataset_name,
                 example_id=example.example_id,
@@ -56,11 +57,11 @@ def results_from_events(events: list[Event], examples: dict[str, TestExample],
                 max_score=e.max_score,
                 reasons=e.reasons,
                 verdicts=e.verdicts,
-                questions=[t.user for t in asked[e.test]],
-                responses=[t.reply for t in asked[e.test]],
+                questions=[t.user for t in asked.get(e.test, [])],
+                responses=[t.reply for t in asked.get(e.test, [])],
                 expected=example.expected_responses,
                 memory_span=began.span,
-                gaps=measure_gaps(lines[e.test], dataset.answer_statement_idx(example), count, start.isolated,
+                gaps=measure_gaps(lines.get(e.test, []), dataset.answer_statement_idx(example), count, start.isolated,
                                   dataset.gap_questions(example)),
                 start_turn=began.turn,
                 end_turn=e.turn,

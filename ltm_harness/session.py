@@ -478,6 +478,8 @@ class Session:
             record.reply_tokens = reply_tokens
             run.plan_cursor = record.planned + record.tokens + record.reply_tokens
             if heard is None:  # the agent never answered this line: the test cannot be scored
+                if say.is_question and len(run.ctx.responses) < len(run.ctx.questions):
+                    run.ctx.responses.append("")  # asked, with no reply (as the event log has it)
                 run.driver.close()
                 self._finish(run, error=self._failed_reason)
                 return

@@ -52,6 +52,18 @@ def results(run_dir: Path, agent: str = "retrieval") -> dict[str, dict]:
             for r in json.loads((run_dir / agent / "results.json").read_text())}
 
 
+def derived_equals_written(cfg, results_root: Path) -> None:
+    """results.json is still what the event log says, failed turns and stopped sessions included."""
+    from ltm_harness.derive import results_from_events
+
+    prepared = prepare(cfg, results_root, resume=True)
+    examples = {e.unique_id: e for exs in prepared.examples.values() for e in exs}
+    datasets = {d.name: d for d, _ in prepared.datasets}
+    derived = results_from_events(read_events(results_root / "t" / "retrieval" / "events.jsonl"), examples, datasets)
+    written = json.loads((results_root / "t" / "retrieval" / "results.json").read_text())
+    assert [r.model_dump(mode="json") for r in derived] == written
+
+
 def config(**extra):
     return make_config(["colours", "kv", "prospective_memory", "shopping"], span=1500, examples=1,
                        turns=FAST, **extra)
@@ -96,6 +108,7 @@ async def test_a_question_that_always_fails_errors_only_its_test(tmp_path, monke
     assert len(failed) == 1 and failed[0].reply == "" and len(failed[0].errors) == 3
     assert summary.agents[0].failed_turns == 1 and not summary.errors
     assert summary.agents[0].datasets[0].errored == 1
+    derived_equals_written(config(), tmp_path)
 
 
 async def test_a_turn_that_times_out_is_retried_then_errors_its_test(tmp_path, monkeypatch):
@@ -152,6 +165,7 @@ async def test_an_agent_that_is_down_stops_its_session_with_every_test_accounted
     assert any(r["reasons"][0].startswith("not started:") for r in errored)
     events = read_events(tmp_path / "t" / "retrieval" / "events.jsonl")
     assert sum(isinstance(e, SessionAborted) for e in events) == 1 and events[-1].type == "session_end"
+    derived_equals_written(cfg, tmp_path)
 
 
 async def test_an_error_no_retry_can_fix_stops_at_once(tmp_path, monkeypatch):
