@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from pydantic import TypeAdapter, ValidationError
 
-from ltm_harness.agents import Agent, agent_factory
+from ltm_harness.agents import Agent, agent_factory, display_spec
 from ltm_harness.config import RunConfig
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.definitions import definitions_match, load_or_generate
@@ -441,11 +441,13 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
     if len(set(agent_specs)) != len(agent_specs):
         raise UserError("an agent is given twice; give each -a once")
+    shown = {spec: display_spec(spec) for spec in agent_specs}  # never a URL's password: it is stored and shown
     folders: dict[str, str] = {}
     for spec in agent_specs:
-        other = folders.setdefault(slug(spec), spec)
+        other = folders.setdefault(slug(shown[spec]), spec)
         if other != spec:
-            raise UserError(f"agents {other!r} and {spec!r} would write to the same folder {slug(spec)!r}; give one of them differently")
+            raise UserError(f"agents {shown[other]!r} and {shown[spec]!r} would write to the same folder "
+                            f"{slug(shown[spec])!r}; give one of them differently")
     cfg = prepared.config.config
     llm = build_run_llm(prepared, judge_model)
     deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
@@ -455,8 +457,8 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         else:
             options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime}, "http": cfg.http.agent_kwargs()}
             factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
-        outcomes = await asyncio.gather(*(run_agent(prepared, spec, factories[spec], on_turn, llm, replay, resume, deadline)
-                                          for spec in agent_specs), return_exceptions=True)
+        outcomes = await asyncio.gather(*(run_agent(prepared, shown[spec], factories[spec], on_turn, llm, replay, resume,
+                                                    deadline) for spec in agent_specs), return_exceptions=True)
     finally:
         await llm.close()
     for outcome in outcomes:
@@ -464,7 +466,7 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
             raise outcome  # a bug, not a user's problem: let it show
     runs = [o for o in outcomes if isinstance(o, AgentRun)]
     # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
-    errors = {spec: (str(o) if str(o).startswith("agent") else f"agent {spec}: {o}")
+    errors = {shown[spec]: (str(o) if str(o).startswith("agent") else f"agent {shown[spec]}: {o}")
               for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
     if replay and errors:  # a re-scoring that fails changes nothing: the run's summary stays as it was
         raise UserError(next(iter(errors.values())))

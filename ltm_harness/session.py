@@ -25,6 +25,7 @@ from typing import Callable, Literal
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.clock import VirtualClock
 from ltm_harness.dataset import DatasetInterface
+from ltm_harness.errors import UserError
 from ltm_harness.events import (ClockJump, EventLog, SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart,
                                 TurnEvent)
 from ltm_harness.example import TestExample
@@ -71,8 +72,11 @@ class AgentDown(Exception):
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    """An attempt's error for the log: a user error's own sentence, else the exception's class and message."""
+    text = " ".join(str(exc).split())[:300]
+    if isinstance(exc, UserError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass

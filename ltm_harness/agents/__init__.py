@@ -51,6 +51,16 @@ def agent_factory(spec: str, tokenizer: str | None = None,
     return make
 
 
+def display_spec(spec: str) -> str:
+    """The spec as runs show and store it (folder names, events, summaries, reports): an agent URL loses any
+    user:password and query, which may hold secrets. Everything else is shown as given."""
+    if spec.startswith(("http://", "https://")):
+        from ltm_harness.agents.http_agent import shown_url
+
+        return shown_url(spec)
+    return spec
+
+
 def make_agent(spec: str) -> Agent:
     return agent_factory(spec)()
 

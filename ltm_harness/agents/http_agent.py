@@ -42,9 +42,13 @@ _SNIPPET = 200
 
 
 def _shown(parts: Any) -> str:
-    """The URL without any user:password part, safe to show in messages."""
+    """The URL without any user:password part or query (either may hold a secret), safe to show and store."""
     netloc = parts.netloc.rpartition("@")[2]
     return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+def shown_url(spec: str) -> str:
+    return _shown(urlsplit(spec))
 
 
 def _snippet(text: str) -> str:
@@ -69,11 +73,11 @@ class HTTPAgent(Agent):
         try:
             parts.port  # noqa: B018 - raises ValueError on a bad port
         except ValueError:
-            raise UserError(f"agent {spec!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
+            raise UserError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UserError(f"agent {spec!r}: write the agent's URL as http://HOST:PORT/PATH")
+            raise UserError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
         if timeout <= 0:
-            raise UserError(f"agent {spec!r}: the timeout must be a positive number of seconds")
+            raise UserError(f"agent {shown_url(spec)!r}: the timeout must be a positive number of seconds")
         self.url = spec
         self.shown_url = _shown(parts)
         self.timeout = float(timeout)

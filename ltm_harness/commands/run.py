@@ -42,6 +42,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness.config import load_config, resolve_config_path
+    from ltm_harness.agents import display_spec
     from ltm_harness.runner import clear_run, free_run_name, prepare, run_all, run_folder_state, slug
     from ltm_harness.table import print_run
 
@@ -76,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
         n = sum(len(v) for v in prepared.examples.values())
         where = "reused from" if prepared.reused_definitions else "generated in"
         console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets "
-                      f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(agents))}"
+                      f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(map(display_spec, agents)))}"
                       f"{' (isolated)' if cfg.config.isolated else ''}")
     if args.resume:
         finished, interrupted = run_folder_state(prepared.run_dir)
@@ -92,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
 
         n_tests = sum(len(v) for v in prepared.examples.values())
         span = max(d.memory_span for d, _ in prepared.datasets)
-        with RunProgress(console, agents, n_tests, span) as progress:  # a live display on a terminal, else log lines
+        with RunProgress(console, [display_spec(a) for a in agents], n_tests, span) as progress:  # a live display on a terminal, else log lines
             summary = asyncio.run(run_all(prepared, agents, progress.on_turn, resume=args.resume))
     print_run(summary, console)
     console.print(f"results in {escape(str(prepared.run_dir))}/  ({time.perf_counter() - started:.1f} s)")

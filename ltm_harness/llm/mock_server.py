@@ -18,8 +18,11 @@ Behaviour is chosen by the model name, and is deterministic:
 Unknown model names get HTTP 404, as a real server would answer.
 
 Faults (per server, seeded): a share of requests answered 429 with Retry-After, 500, dropped
-connections, or 200 with a malformed body; a fixed latency per request; and an optional `script` of
-outcomes used first, in order (e.g. ["429", "500", "ok"]), for exact tests.
+connections, 200 with a malformed body, or stalled past the client's timeout; 429 storms (a drawn 429
+goes on for `storm_429` requests in a row, whoever sends them, as a rate limit would); a fixed latency
+per request; and an optional `script` of outcomes used first, in order (e.g. ["429", "500", "ok"]),
+for exact tests. `stats` counts requests, each outcome, `ok_replies` and `abandoned` (stalled requests
+whose client hung up before the stall ended: they are not answered, and not kept in `requests`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class FaultSettings(BaseModel):
     rate_500: float = Field(default=0.0, ge=0, le=1)
     rate_drop: float = Field(default=0.0, ge=0, le=1)
     rate_malformed: float = Field(default=0.0, ge=0, le=1)
+    rate_timeout: float = Field(default=0.0, ge=0, le=1, description="share of requests stalled for timeout_ms")
+    storm_429: int = Field(default=1, ge=1, description="a drawn 429 is the first of this many 429s in a row")
     latency_ms: float = Field(default=0.0, ge=0, description="added to every request")
     timeout_ms: float = Field(default=2000.0, ge=0, description="how long a 'timeout' outcome stalls")
     script: list[Outcome] = Field(default_factory=list, description="outcomes used first, in order")
@@ -178,6 +183,7 @@ class MockLLMServer:
         self.faults = faults or FaultSettings()
         self._rng = random.Random(f"mock-llm:{self.faults.seed}")
         self._script = list(self.faults.script)
+        self._storm = 0  # 429s still due in the current storm
         self._tokenizer = get_tokenizer(tokenizer)
         self._counts: dict[str, int] = {}
         self.stats: Counter[str] = Counter()
@@ -190,6 +196,7 @@ class MockLLMServer:
         self.faults = faults
         self._rng = random.Random(f"mock-llm:{faults.seed}")
         self._script = list(faults.script)
+        self._storm = 0
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -223,14 +230,32 @@ class MockLLMServer:
     def _outcome(self) -> Outcome:
         if self._script:
             return self._script.pop(0)
+        if self._storm:
+            self._storm -= 1
+            return "429"
         f = self.faults
         x = self._rng.random()
         for outcome, rate in (("429", f.rate_429), ("500", f.rate_500), ("drop", f.rate_drop),
-                              ("malformed", f.rate_malformed)):
+                              ("malformed", f.rate_malformed), ("timeout", f.rate_timeout)):
             if x < rate:
+                if outcome == "429":
+                    self._storm = f.storm_429 - 1
                 return outcome  # type: ignore[return-value]
             x -= rate
         return "ok"
+
+    @staticmethod
+    async def _stall(request: web.Request, seconds: float) -> bool:
+        """Wait `seconds`, or until the client hangs up (then False: nobody is left to answer)."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while True:
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return False
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return True
+            await asyncio.sleep(min(left, 0.01))
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": m, "object": "model", "owned_by": "ltm-harness"}
@@ -271,8 +296,9 @@ class MockLLMServer:
             if request.transport is not None:
                 request.transport.close()  # the client sees the connection drop with no response
             return web.Response(status=500)
-        if outcome == "timeout":
-            await asyncio.sleep(self.faults.timeout_ms / 1000)
+        if outcome == "timeout" and not await self._stall(request, self.faults.timeout_ms / 1000):
+            self.stats["abandoned"] += 1
+            return web.Response(status=499)  # never reaches the client, which has gone
         if outcome == "malformed":
             return web.Response(text='{"id": "x", "choices": [{"message": ', content_type="application/json")
         try:

@@ -58,10 +58,10 @@ def test_dataset_dirs_are_relative_to_the_config_and_code_changes_regenerate(tmp
     assert "generated in" in capsys.readouterr().out
     definition = results / "mine" / "definitions" / "capitals_of_fiction" / "0.def.json"
     assert "Quorn" in definition.read_text()
-    assert main(["run", "-c", str(cfg_path), "-a", "oracle", "--results", str(results)]) == 0
+    assert main(["run", "-c", str(cfg_path), "-a", "oracle", "--results", str(results), "--overwrite"]) == 0
     assert "reused from" in capsys.readouterr().out
     user_dataset(tmp_path / "my_datasets", "Vellis")  # the dataset's code changed
-    assert main(["run", "-c", str(cfg_path), "-a", "oracle", "--results", str(results)]) == 0
+    assert main(["run", "-c", str(cfg_path), "-a", "oracle", "--results", str(results), "--overwrite"]) == 0
     assert "generated in" in capsys.readouterr().out
     assert "Vellis" in definition.read_text()
 

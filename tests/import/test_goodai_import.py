@@ -186,7 +186,7 @@ def test_imported_tests_are_kept_whatever_the_seed_and_refused_by_another_config
     # A config with other datasets under the same run name is refused, and the imported tests stay.
     other = tmp_path / "other.yml"
     other.write_text(yaml.safe_dump({"config": {"run_name": "mini"}, "datasets": {"datasets": [{"name": "kv"}]}}))
-    assert main(["run", "-c", str(other), "--results", str(results), "-a", "oracle", "--quiet"]) == 2
+    assert main(["run", "-c", str(other), "--results", str(results), "-a", "oracle", "--quiet", "--overwrite"]) == 2
     assert {p: p.read_bytes() for p in definitions.rglob("*.json")} == before
     with pytest.raises(UserError, match=r"holds tests imported from .* not this config's; run them with .*config.yml"):
         from ltm_harness.runner import prepare
