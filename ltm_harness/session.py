@@ -233,6 +233,9 @@ class Session:
             return
         self.ended = True
         self.failure = reason
+        if self.log.replaying:  # still inside the recorded part of a resumed run: leave the log as it was
+            raise UserError(f"{reason}; this happened while the interrupted session was being replayed, so nothing "
+                            "was changed: resume it again")
         self.log.write(SessionAborted(turn=self.turns, pos=self.pos, time=self.clock.now, reason=reason))
         for run in list(self.running):
             run.driver.close()
