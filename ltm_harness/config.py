@@ -198,7 +198,7 @@ def describe_validation_error(source: str, exc: ValidationError) -> str:
         return f"{source}: {where}: unknown field; remove it or fix its spelling"
     if kind == "missing":
         return f"{source}: {where}: required field is missing; add it"
-    return f"{source}: {where}: {err['msg']} (got {err.get('input')!r}); fix the value"
+    return f"{source}: {where}: {str(err['msg']).removeprefix('Value error, ')} (got {err.get('input')!r}); fix the value"
 
 
 def resolve_config_path(name: str) -> Path:
@@ -223,8 +223,12 @@ def load_config(name: str | Path) -> RunConfig:
         raise UserError(f"{path}: not valid YAML{at}; fix the syntax") from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file; give a YAML config") from None
+    if raw is None:
+        raise UserError(f"{path}: the file is empty; give a config with `config` and `datasets` sections "
+                        f"(see {DEFAULT_CONFIG})")
     if not isinstance(raw, dict):
-        raise UserError(f"{path}: the config must be a mapping with `config` and `datasets` sections")
+        raise UserError(f"{path}: the config must be a mapping with `config` and `datasets` sections, not a "
+                        f"{type(raw).__name__}; write it like {DEFAULT_CONFIG}")
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as exc:

@@ -57,7 +57,7 @@ def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]
     """True when `folder` holds definitions made by these datasets (same config and code)."""
     try:
         manifest = Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValidationError):
+    except (OSError, ValidationError, UnicodeDecodeError):
         return False
     return _reusable(manifest, datasets, fingerprint(datasets))
 
@@ -70,7 +70,7 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     if manifest_path.is_file():
         try:
             manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-        except ValidationError:
+        except (ValidationError, UnicodeDecodeError):
             raise UserError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
         if manifest.format > DEFINITION_FORMAT:
             raise UserError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
@@ -108,10 +108,13 @@ def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInte
             example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UserError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
+        except UnicodeDecodeError:
+            raise UserError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            raise UserError(f"{path}: {where}: {err['msg']}; fix the definition or delete the folder to regenerate") from None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise UserError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
         if (example.dataset_name, example.example_id) != (dataset_name, example_id):
             raise UserError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
                             "fix them or delete the folder to regenerate")

@@ -376,9 +376,11 @@ def _read_test(path: Path) -> ReferenceTest:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UserError(f"{path}: {where}: {err['msg']}; it is not a test definition of the GoodAI LTM Benchmark") from None
+        raise UserError(f"{path}: {where}: {err['msg']}; it is not a test definition of the GoodAI LTM Benchmark, "
+                        "fix or remove it") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file; it is not a test definition of the GoodAI LTM Benchmark") from None
+        raise UserError(f"{path}: not a UTF-8 text file; it is not a test definition of the GoodAI LTM Benchmark, "
+                        "remove it") from None
 
 
 def convert_folder(folder: Path, converter: Converter) -> list[TestExample]:
@@ -459,7 +461,8 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
     if not converted:
         known = ", ".join(sorted(by_folder))
         raise UserError(f"{source}: no reference dataset folder with *.def.json files that this harness can import "
-                        f"(known folders: {known})")
+                        f"(known folders: {known}); give the reference's definitions folder, e.g. "
+                        "data/tests/<run>/definitions")
 
     # The run's config: the reference's order, args and incompatibilities, for the datasets imported.
     order: list[str] = []

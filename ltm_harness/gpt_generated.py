@@ -97,14 +97,15 @@ def load_prompt_file(path: Path) -> PromptFile:
     try:
         data: Any = read_json(path)
     except OSError as exc:
-        raise UserError(f"{path}: cannot read the prompt file ({exc.strerror or exc})") from None
+        raise UserError(f"{path}: cannot read the prompt file ({exc.strerror or exc}); give the path of a prompt "
+                        f"file, e.g. {PROMPTS_DIR.name}/delayed_recall.json") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: a prompt file is a JSON object with content, question and answer; fix the file")
     try:
         return PromptFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        fix = "remove it or fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
+        fix = {"extra_forbidden": "remove it or fix its spelling", "missing": "add it"}.get(err["type"], "fix the value")
         raise UserError(f"{path}: {first_error(exc)}; {fix}") from None
 
 
@@ -143,6 +144,22 @@ def prompt_files(folder: Path = PROMPTS_DIR) -> list[Path]:
         return candidates
     return [p for p in candidates if _looks_like_prompt_file(p)]
 
+
+def why_not_a_prompt_file(path: Path) -> str:
+    """Why `prompt_files` passed over a JSON file of a user's folder (not JSON, or no prompt keys): one line
+    naming the file and the fix, for a config that asks for the dataset this file was meant to be."""
+    try:
+        data = read_json(path)
+    except UserError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror or exc}); check the file's permissions"
+    if isinstance(data, dict) and {"content", "question", "answer"} & data.keys():
+        other = data.get("name")
+        return (f"{path}: its \"name\" makes it the dataset {other!r}; use that name in the config, or change "
+                "\"name\"")
+    return (f"{path}: not a prompt file (a JSON object with content, question and answer); fix the file, or set "
+            "\"name\" in the prompt file that makes this dataset")
 
 
 # -- the dataset -------------------------------------------------------------------------------------

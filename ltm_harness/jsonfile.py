@@ -12,15 +12,18 @@ from ltm_harness.errors import UserError
 
 
 def read_json(path: Path) -> Any:
-    """The parsed JSON of `path`; invalid JSON is a UserError naming the line and column (OSError passes)."""
+    """The parsed JSON of `path`; invalid JSON (or a file that is not UTF-8 text) is a UserError naming the line
+    and column (OSError passes)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file, so not JSON; give a JSON file") from None
 
 
 def first_error(exc: ValidationError) -> str:
     """`field.path: message` of a validation error's first problem."""
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"
+    return f"{where}: {str(err['msg']).removeprefix('Value error, ')}"

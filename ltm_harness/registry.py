@@ -49,9 +49,17 @@ def _load_module(path: Path) -> types.ModuleType:
     return module
 
 
-def discover(extra_dirs: list[Path] | None = None) -> dict[str, type[DatasetInterface]]:
+class DatasetRegistry(dict[str, type[DatasetInterface]]):
+    """Dataset classes by name, and the user folders they were looked for in (for the message about an unknown name)."""
+
+    def __init__(self, user_dirs: list[Path] | None = None) -> None:
+        super().__init__()
+        self.user_dirs = list(user_dirs or [])
+
+
+def discover(extra_dirs: list[Path] | None = None) -> DatasetRegistry:
     """All dataset classes by name: built-ins first, then user folders (which may not reuse a name)."""
-    found: dict[str, type[DatasetInterface]] = {}
+    found = DatasetRegistry(extra_dirs)
     origin: dict[str, Path] = {}
     for folder in [BUILTIN_DIR, *(extra_dirs or [])]:
         if not folder.is_dir():
@@ -84,4 +92,11 @@ def get_dataset_class(name: str, registry: dict[str, type[DatasetInterface]]) ->
     try:
         return registry[name]
     except KeyError:
-        raise UserError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(registry))}") from None
+        from ltm_harness.gpt_generated import why_not_a_prompt_file
+
+        for folder in getattr(registry, "user_dirs", []):
+            meant = folder / f"{name}.json"  # a prompt file named like the dataset, passed over as not one
+            if meant.is_file():
+                raise UserError(f"dataset {name!r}: {why_not_a_prompt_file(meant)}") from None
+        raise UserError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(registry))}; fix the name "
+                        "(or add the folder holding it to config.dataset_dirs)") from None

@@ -77,7 +77,7 @@ def _load_module(target: str) -> Any:
         name = "ltm_harness_suite_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise UserError(f"{path}: cannot be loaded as a Python module")
+            raise UserError(f"{path}: cannot be loaded as a Python module; give a .py file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
@@ -115,5 +115,6 @@ def load_suite(spec: str) -> TestSuite:
             raise UserError(f"{target}:{attr}() failed ({type(exc).__name__}: {exc}); fix the suite factory") from exc
         if isinstance(made, TestSuite):
             return made
-        raise UserError(f"{target}:{attr}() returned {type(made).__name__}, not a TestSuite")
-    raise UserError(f"{target}:{attr} is a {type(obj).__name__}, not a TestSuite or a function returning one")
+        raise UserError(f"{target}:{attr}() returned {type(made).__name__}, not a TestSuite; make it return one")
+    raise UserError(f"{target}:{attr} is a {type(obj).__name__}, not a TestSuite or a function returning one; "
+                    "give MODULE:NAME of a suite")

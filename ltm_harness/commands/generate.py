@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness.llm.runtime import LLMRuntime
 
     if args.n < 1 or args.attempts < 1:
-        raise UserError("-n and --attempts must be at least 1")
+        raise UserError(f"-n {args.n} --attempts {args.attempts}: -n and --attempts must be at least 1; give 1 or more")
     path = Path(args.prompt_file)
     prompt = load_prompt_file(path)
 

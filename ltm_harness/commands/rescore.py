@@ -6,6 +6,10 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 NAME = "rescore"
 ORDER = 30
@@ -37,8 +41,33 @@ def find_run_dir(run: str, results: str) -> Path:
     raise UserError(f"run {run!r} not found (looked for {candidates[0]} and {candidates[1]}); give a run folder or name")
 
 
-def main(args: argparse.Namespace) -> int:
+M = TypeVar("M", bound="BaseModel")
+
+
+def _read_run_file(path: Path, model: type[M]) -> M:
+    """A file the run wrote, or one line saying why it cannot be read and what to do."""
     from pydantic import ValidationError
+
+    from ltm_harness.errors import UserError
+    from ltm_harness.jsonfile import first_error
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
+                        "(or run it again), then re-score") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again") from None
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise UserError(f"{path}: {first_error(exc)}; the file is damaged or from another version of the harness, "
+                        "run the run again") from None
+
+
+def main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
@@ -49,12 +78,8 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness.table import print_run
 
     run_dir = find_run_dir(args.run, args.results)
-    try:
-        cfg = RunConfig.model_validate_json((run_dir / RUN_CONFIG).read_text(encoding="utf-8"))
-        old = RunSummary.model_validate_json((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValidationError) as exc:
-        raise UserError(f"{run_dir}: its {RUN_CONFIG} or summary.json cannot be read ({type(exc).__name__}); "
-                        "the run did not finish or was made by another version; run it again") from None
+    cfg = _read_run_file(run_dir / RUN_CONFIG, RunConfig)
+    old = _read_run_file(run_dir / "summary.json", RunSummary)
     for section in (cfg.config.openai, cfg.config.judge, cfg.config.test_llm):
         if section.api_key is not None and set(section.api_key.get_secret_value()) <= {"*"}:
             section.api_key = None  # saved masked; the key comes from the environment now

@@ -114,7 +114,7 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
     and return the AIQ report (also written to results/<run_name>/aiq.json)."""
     if trials < 1:
-        raise UserError("--trials must be at least 1")
+        raise UserError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
     cfg = RunConfig.model_validate({

@@ -40,7 +40,8 @@ def env_class(name: str) -> type[Env]:
     try:
         return ENVIRONMENTS[name]
     except KeyError:
-        raise UserError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}") from None
+        raise UserError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}; "
+                        "use one of them (`aiq --list` shows their params)") from None
 
 
 def describe_params_error(name: str, exc: ValidationError) -> str:
@@ -48,7 +49,7 @@ def describe_params_error(name: str, exc: ValidationError) -> str:
     where = ".".join(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":
         known = ", ".join(["seed", *env_class(name).Params.model_fields])
-        return f"environment {name!r}: unknown param {where!r}; known params: {known}"
+        return f"environment {name!r}: unknown param {where!r}; known params: {known}; remove it or fix its spelling"
     msg = str(err["msg"]).removeprefix("Value error, ")
     if not where:
         return f"environment {name!r}: {msg}; fix the params"

@@ -222,7 +222,7 @@ def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file") from None
+        raise UserError(f"{path}: not a UTF-8 text file; give an l2logger data log (tab-separated text)") from None
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"'))
     if not rows:
         raise UserError(f"{path}: empty file; a data log starts with its header line")
@@ -242,7 +242,7 @@ def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple
 def read_scenario(scenario_dir: Path) -> ScenarioLog:
     """All data logs of a scenario folder, merged and ordered by exp_num."""
     if not scenario_dir.is_dir():
-        raise UserError(f"{scenario_dir}: no such log folder")
+        raise UserError(f"{scenario_dir}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
     info_path = scenario_dir / LOGGER_INFO
     declared: list[str] | None = None
     if info_path.is_file():

@@ -365,7 +365,7 @@ def compute_metrics(log: ScenarioLog, perf_measure: str = "reward",
 def scenario_dirs(path: Path) -> list[Path]:
     """The scenario folders at or below `path`: folders holding logger_info.json (or `path` itself)."""
     if not path.is_dir():
-        raise UserError(f"{path}: no such log folder")
+        raise UserError(f"{path}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
     if (path / LOGGER_INFO).is_file():
         return [path]
     found = sorted({p.parent for p in path.rglob(LOGGER_INFO)})

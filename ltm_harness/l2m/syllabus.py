@@ -161,22 +161,22 @@ def _instruction_error(source: str, index: int, exc: ValidationError | ValueErro
         if err["type"] == "missing":
             return UserError(f"{source}: instruction {index}: field {field!r} is missing; add it")
         message = str(err["msg"]).removeprefix("Value error, ")
-        return UserError(f"{source}: instruction {index}: {field}: {message} (got {err.get('input')!r})")
-    return UserError(f"{source}: instruction {index}: {exc}")
+        return UserError(f"{source}: instruction {index}: {field}: {message} (got {err.get('input')!r}); fix the value")
+    return UserError(f"{source}: instruction {index}: {exc}; fix the instruction")
 
 
 def parse_instruction(source: str, index: int, raw: object) -> Instruction:
     """One instruction from its JSON value, or a UserError naming the file, the index and the field."""
     if not isinstance(raw, dict):
         raise UserError(f"{source}: instruction {index} must be a JSON object such as {{\"$phase\": \"1.train\"}} "
-                        f"(got {json.dumps(raw)[:60]})")
+                        f"(got {json.dumps(raw)[:60]}); fix the instruction")
     present = [k for k in _DIRECTIVES if k in raw]
     if "$repeat" in present:
         present = ["$repeat"]  # the episode is nested inside the repeat; a stray top-level $episode is caught below
     if len(present) != 1:
         what = "none" if not present else " and ".join(present)
         raise UserError(f"{source}: instruction {index} must hold exactly one of $phase, $repeat, $episode, $info "
-                        f"(found {what})")
+                        f"(found {what}); fix the instruction")
     try:
         if present[0] == "$phase":
             return PhaseInstruction.model_validate(raw)
@@ -222,15 +222,15 @@ def parse_syllabus(raw: object, source: str) -> Syllabus:
                 raise UserError(f"{source}: unknown top-level field {field!r}; a syllabus object has "
                                 "instructions, type and description") from None
             if err["type"] == "missing":
-                raise UserError(f"{source}: the syllabus object needs an \"instructions\" list") from None
+                raise UserError(f"{source}: the syllabus object needs an \"instructions\" list; add it") from None
             raise UserError(f"{source}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
-                            f"(got {err.get('input')!r})") from None
+                            f"(got {err.get('input')!r}); fix the value") from None
         items, declared, description = wrapper.instructions, wrapper.type, wrapper.description
     elif isinstance(raw, list):
         items = raw
     else:
         raise UserError(f"{source}: a syllabus is a JSON list of instructions (or an object with an "
-                        "\"instructions\" list)")
+                        "\"instructions\" list); fix the file")
     if not items:
         raise UserError(f"{source}: the syllabus has no instructions; add at least a $phase and a $repeat")
     instructions = [parse_instruction(source, i, item) for i, item in enumerate(items)]
@@ -260,7 +260,7 @@ def load_syllabus(name: str | Path) -> Syllabus:
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file; give a syllabus JSON file") from None
     except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the path and its permissions") from None
     return parse_syllabus(raw, str(path))
 
 

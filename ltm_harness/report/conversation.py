@@ -187,7 +187,7 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
     log = SessionLog(path)
     problems: list[str] = []
     try:
-        f = path.open(encoding="utf-8")
+        f = path.open(encoding="utf-8", errors="replace")  # bytes that are not UTF-8 make a line unreadable, below
     except OSError as exc:
         return log, [f"cannot read {path}: {exc.strerror or exc}"]
     bad = 0

@@ -107,8 +107,8 @@ def check_run_folder(path: Path) -> None:
     if (path / "summary.json").is_file():
         return
     if (path / "definitions").is_dir():
-        raise UserError(f"{path} has no summary.json: the run did not finish; run it again "
-                        "(its definitions are reused) to write summary.json")
+        raise UserError(f"{path} has no summary.json: the run did not finish; finish it with `run --resume` "
+                        "(or run it again with --overwrite: its definitions are reused) to write summary.json")
     runs = sorted(p.name for p in path.iterdir() if p.is_dir() and _run_like(p)) if path.is_dir() else []
     if runs:
         raise UserError(f"{path} holds runs ({', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}), "
@@ -121,7 +121,10 @@ def _read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a UTF-8 text file, so not a result of this harness; run the run again "
+                        "to rewrite it") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -218,7 +221,7 @@ def load_run(folder: Path) -> RunData:
 def _fingerprint(folder: Path) -> str | None:
     try:
         manifest = json.loads((folder / "definitions" / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
     value = manifest.get("fingerprint") if isinstance(manifest, dict) else None
     return value if isinstance(value, str) else None
