@@ -439,8 +439,9 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
                   replay: bool = False, resume: bool = False) -> RunSummary:
     if not agent_specs:
         raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
-    if len(set(agent_specs)) != len(agent_specs):
-        raise UserError("an agent is given twice; give each -a once")
+    twice = sorted({display_spec(a) for a in agent_specs if agent_specs.count(a) > 1})
+    if twice:
+        raise UserError(f"agent {twice[0]!r} is given twice; give each -a once")
     shown = {spec: display_spec(spec) for spec in agent_specs}  # never a URL's password: it is stored and shown
     folders: dict[str, str] = {}
     for spec in agent_specs:
@@ -455,7 +456,9 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
         if replay:
             factories: dict[str, Callable[[], Agent]] = {spec: _no_agent(spec) for spec in agent_specs}
         else:
-            options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime}, "http": cfg.http.agent_kwargs()}
+            uses_openai = any(spec.startswith("openai:") for spec in agent_specs)  # its key is only needed then
+            options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime} if uses_openai else {},
+                       "http": cfg.http.agent_kwargs()}
             factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
         outcomes = await asyncio.gather(*(run_agent(prepared, shown[spec], factories[spec], on_turn, llm, replay, resume,
                                                     deadline) for spec in agent_specs), return_exceptions=True)

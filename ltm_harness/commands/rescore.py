@@ -60,6 +60,15 @@ def _read_run_file(path: Path, model: type[M]) -> M:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again") from None
+    if path.name == "summary.json":
+        import json
+
+        from ltm_harness.formats import check_summary_format
+
+        try:
+            check_summary_format(path, json.loads(text))
+        except ValueError:
+            pass  # not JSON: said just below
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:

@@ -106,6 +106,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: no report written: {exc}", file=sys.stderr)
         else:
             console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+    for agent in summary.agents:
+        errored = sum(d.errored for d in agent.datasets)
+        if errored and agent.agent not in summary.errors:
+            print(f"warning: agent {agent.agent}: {errored} tests errored (the reasons are in "
+                  f"{prepared.run_dir / slug(agent.agent) / 'results.json'})", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if summary.errors else 0
