@@ -7,38 +7,31 @@ import shutil
 
 from aiohttp import web
 
-from ltm_harness.agents.lexical import terms
 from ltm_harness.runner import prepare, run_all
 from ltm_harness.testing import make_config, serve_local
 
+from .test_http_agent import EchoAgent
 
-class MemoryAgent:
-    """Keeps per session what it was told; a `restore` request replaces that memory (when `restorable`)."""
+
+class MemoryAgent(EchoAgent):
+    """The protocol's test agent, plus `restore`: it replaces the session's memory (when `restorable`)."""
 
     def __init__(self, restorable: bool = True) -> None:
+        super().__init__()
         self.restorable = restorable
-        self.memory: dict[str, list[str]] = {}
         self.messages = 0
         self.restores: list[dict] = []
 
     async def handle(self, request: web.Request) -> web.Response:
         data = await request.json()
-        said = self.memory.setdefault(data["session"], [])
-        if "restore" in data:
-            if not self.restorable:
-                return web.Response(status=400, text="unknown request")
-            self.restores.append(data)
-            said[:] = [t["message"] for t in data["restore"] if not t["message"].rstrip().endswith("?")]
-            return web.json_response({})
-        self.messages += 1
-        text = data["message"]
-        if text.rstrip().endswith("?"):
-            words = set(terms(text))
-            reply = next((s for s in reversed(said) if words & set(terms(s))), "I don't know.")
-        else:
-            said.append(text)
-            reply = "OK."
-        return web.json_response({"reply": reply})
+        if "restore" not in data:
+            self.messages += 1
+            return await super().handle(request)
+        if not self.restorable:
+            return web.Response(status=400, text="unknown request")
+        self.restores.append(data)
+        self.memory[data["session"]] = [t["message"] for t in data["restore"] if not t["message"].rstrip().endswith("?")]
+        return web.json_response({})
 
 
 def app(agent: MemoryAgent) -> web.Application:
