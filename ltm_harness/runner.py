@@ -191,12 +191,13 @@ def _check_resumable(run_dir: Path, saved: RunConfig) -> bool:
 
 
 def run_folder_state(run_dir: Path) -> tuple[list[str], list[str]]:
-    """The agent folders of a run folder: those that finished and those that were interrupted."""
+    """The agent folders of a run folder: those that finished and those that were interrupted (or stopped early
+    by the watchdog or an agent that was down)."""
     finished, interrupted = [], []
     for child in sorted(run_dir.iterdir()) if run_dir.is_dir() else []:
         if not child.is_dir() or child.name == "definitions" or child.name.endswith(".rescoring"):
             continue
-        if (child / "summary.json").is_file() and (child / "results.json").is_file():
+        if finished_agent(child) is not None:
             finished.append(child.name)
         elif (child / "events.jsonl").is_file() or (child / "events").is_dir():
             interrupted.append(child.name)
@@ -298,7 +299,9 @@ def finished_agent(agent_dir: Path) -> AgentRun | None:
         results = TypeAdapter(list[TestResult]).validate_json(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # damaged: the agent is resumed from its events instead
-    return AgentRun(summary.agent, results, summary, summary.error)
+    if summary.error:
+        return None  # stopped early (watchdog, agent down): resumed from where it stopped
+    return AgentRun(summary.agent, results, summary)
 
 
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
