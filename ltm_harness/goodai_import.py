@@ -34,7 +34,7 @@ from ltm_harness.definitions import Manifest, fingerprint
 from ltm_harness.errors import UserError
 from ltm_harness.example import TestExample, Wait
 from ltm_harness.registry import discover
-from ltm_harness.runner import _clear_outputs, slug
+from ltm_harness.runner import clear_run, slug
 
 CONFIG_FILE = "config.yml"
 
@@ -500,7 +500,7 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
     # Write: definitions (replacing an older import when forced, with the results made from it), manifest, config.
     if definitions.exists():
         shutil.rmtree(definitions)
-    _clear_outputs(run_dir)
+    clear_run(run_dir)
     tests: list[str] = []
     for dataset in order:
         for example in converted[dataset][1]:

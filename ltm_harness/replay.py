@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.errors import UserError
-from ltm_harness.events import Event, SessionAborted, SessionEnd, TurnEvent, check_session_start, parse_event
+from ltm_harness.events import Event, SessionAborted, TurnEvent, check_session_start, parse_event
 from ltm_harness.formats import EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
 from ltm_harness.llm.records import LLMCall
 
@@ -81,7 +81,6 @@ class SessionRecord:
             lines, events = lines[:n], events[:n]
         self.lines = lines
         self.keep_bytes = offsets[len(lines) - 1] if lines else 0
-        self.complete = any(isinstance(e, SessionEnd) for e in events)
         self.turns: list[tuple[TurnEvent, list[LLMCall]]] = []
         self.test_calls: dict[str, deque[LLMCall]] = {}
         self.judge_calls: dict[str, deque[LLMCall]] = {}

@@ -163,7 +163,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
                         f"run it again {'with --overwrite' if resuming else 'instead'}")
     examples, reused = load_or_generate(run_dir / "definitions", datasets)
     if not reused:
-        _clear_outputs(run_dir)  # results of other definitions no longer belong with these
+        clear_run(run_dir)  # results of other definitions no longer belong with these
     if not existing_only:
         write_atomic(run_dir / RUN_CONFIG, saved.model_dump_json(indent=2) + "\n")
     return PreparedRun(cfg, datasets, examples, run_dir, reused, _warnings(cfg, datasets, source, set(registry)))
@@ -214,12 +214,8 @@ def free_run_name(results_root: Path, name: str) -> str:
 
 
 def clear_run(run_dir: Path) -> None:
-    """--overwrite: remove every agent's outputs and the summary (the definitions stay, reused if they match)."""
-    _clear_outputs(run_dir)
-
-
-def _clear_outputs(run_dir: Path) -> None:
-    """Remove agent outputs and the summary of earlier runs in this folder (never anything else)."""
+    """Remove agent outputs and the summary of earlier runs in this folder, never anything else: the definitions
+    stay (reused if they match). Used by --overwrite, and when the definitions are regenerated."""
     (run_dir / "summary.json").unlink(missing_ok=True)
     (run_dir / RUN_CONFIG).unlink(missing_ok=True)
     for report in run_dir.glob("report.*") if run_dir.is_dir() else []:  # the report of those results
@@ -355,7 +351,12 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         if record is not None and not record.lines:
             record = None  # killed before its first event: start it afresh
         live = None if replay else make()
-        agent: Agent = ReplayAgent(spec, record, live) if record is not None else (live or make())
+        agent: Agent
+        if record is not None:
+            agent = ReplayAgent(spec, record, live)
+        else:
+            assert live is not None  # a re-scoring always has a record (checked above)
+            agent = live
         log = EventLog(log_path, record.lines, record.keep_bytes) if resume and record is not None else EventLog(log_path)
         session_llm = SessionLLM(log, llm.judge if llm else None, llm.test_llm if llm else None,
                                  replay=dict(record.test_calls) if record is not None else {},
