@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -19,6 +19,8 @@ from ltm_harness.formats import check_summary_format
 from ltm_harness.report.conversation import CallStats, SessionLog, read_session_log
 from ltm_harness.results import AgentSummary, RunSummary, TestResult
 from ltm_harness.runner import slug
+
+_S = TypeVar("_S", AgentSummary, RunSummary)
 
 
 @dataclass
@@ -139,6 +141,16 @@ def _invalid(path: Path, exc: ValidationError) -> UserError:
                      "run the run again to rewrite it")
 
 
+def _read_summary(path: Path, model: type[_S]) -> tuple[_S, Any]:
+    """A summary.json (the run's or an agent's) in a format this version reads, and its raw JSON."""
+    data = _read_json(path)
+    check_summary_format(path, data)
+    try:
+        return model.model_validate(data), data
+    except ValidationError as exc:
+        raise _invalid(path, exc) from None
+
+
 def _load_agent(folder: Path, summary: AgentSummary | None, raw: dict[str, Any] | None,
                 spec: str, earlier: bool) -> AgentData | None:
     warnings: list[str] = []
@@ -146,12 +158,7 @@ def _load_agent(folder: Path, summary: AgentSummary | None, raw: dict[str, Any] 
         path = folder / "summary.json"
         if not path.is_file():
             return None
-        data = _read_json(path)
-        check_summary_format(path, data)
-        try:
-            summary = AgentSummary.model_validate(data)
-        except ValidationError as exc:
-            raise _invalid(path, exc) from None
+        summary, data = _read_summary(path, AgentSummary)
         raw = data if isinstance(data, dict) else {}
     results: list[TestResult] = []
     results_path = folder / "results.json"
@@ -185,12 +192,7 @@ def load_run(folder: Path) -> RunData:
     """Everything a report shows about the run in `folder` (a folder holding summary.json)."""
     check_run_folder(folder)
     path = folder / "summary.json"
-    data = _read_json(path)
-    check_summary_format(path, data)
-    try:
-        summary = RunSummary.model_validate(data)
-    except ValidationError as exc:
-        raise _invalid(path, exc) from None
+    summary, data = _read_summary(path, RunSummary)
     raw_agents = [a for a in data.get("agents", []) if isinstance(a, dict)] if isinstance(data, dict) else []
     agents: list[AgentData] = []
     known: set[str] = set()
