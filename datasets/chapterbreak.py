@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 from ltm_harness.example import TestExample, Wait
 from ltm_harness.program import TestOutcome
 from ltm_harness.tokens import get_tokenizer
@@ -178,30 +178,30 @@ class ChapterBreak(DatasetInterface):
         """Samples by id (`<book>_<index>`) from the chosen split(s) of the data file."""
         path = self.data_path
         if not path.is_file():
-            raise UserError(f"chapterbreak: the data file {path} is missing; download {self.params.data_file} from "
+            raise DefinitionError(f"chapterbreak: the data file {path} is missing; download {self.params.data_file} from "
                             f"{SOURCE} into {path.parent}, or set `data_dir` in the chapterbreak args of your config "
                             "to the folder that holds it")
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: not a JSON file ({exc}); download {self.params.data_file} again from {SOURCE}") from None
+            raise DefinitionError(f"{path}: not a JSON file ({exc}); download {self.params.data_file} again from {SOURCE}") from None
         splits = ["ao3", "pg19"] if self.params.split == "all" else [self.params.split]
         samples: dict[str, ChapterSample] = {}
         for split in splits:
             books = raw.get(split) if isinstance(raw, dict) else None
             if not isinstance(books, dict):
-                raise UserError(f"{path}: has no {split!r} section of books; it must be ChapterBreak's JSON "
+                raise DefinitionError(f"{path}: has no {split!r} section of books; it must be ChapterBreak's JSON "
                                 '({"ao3": {book_id: [{"ctx", "pos", "negs"}, ...]}, "pg19": {...}})')
             for book, chapters in books.items():
                 if not isinstance(chapters, list):
-                    raise UserError(f"{path}: {split}.{book}: must be a list of chapter samples")
+                    raise DefinitionError(f"{path}: {split}.{book}: must be a list of chapter samples")
                 for i, chapter in enumerate(chapters):
                     try:
                         samples[f"{book}_{i}"] = ChapterSample.model_validate(chapter)
                     except ValidationError as exc:
                         err = exc.errors()[0]
                         where = ".".join(str(p) for p in err["loc"])
-                        raise UserError(f"{path}: {split}.{book}[{i}].{where}: {err['msg']}; the file must be "
+                        raise DefinitionError(f"{path}: {split}.{book}[{i}].{where}: {err['msg']}; the file must be "
                                         "ChapterBreak's JSON with ctx, pos and negs per sample") from None
         return samples
 
@@ -209,7 +209,7 @@ class ChapterBreak(DatasetInterface):
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         samples = self.load_samples()
         if len(samples) < num_examples:
-            raise UserError(f"{self.data_path}: the {self.params.split!r} split has {len(samples)} samples but the "
+            raise DefinitionError(f"{self.data_path}: the {self.params.split!r} split has {len(samples)} samples but the "
                             f"config asks for {num_examples} chapterbreak examples; ask for fewer")
         chosen = self.rng.sample(sorted(samples), num_examples)
         return [self._example(i, sample_id, samples[sample_id]) for i, sample_id in enumerate(chosen)]

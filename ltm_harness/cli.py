@@ -7,7 +7,7 @@ import sys
 from types import ModuleType
 
 from ltm_harness.commands import command_modules
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = commands[args.command].main(args)
         return code
-    except UserError as exc:
+    except LTMError as exc:
         if getattr(args, "debug", False):
             raise
         print(f"error: {exc}", file=sys.stderr)

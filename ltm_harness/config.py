@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError
 from ltm_harness.llm.client import LLMSettings
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -39,7 +39,7 @@ class OpenAIOptions(_Strict):
         if self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
-                raise UserError(f"config.openai.api_key_env: the environment variable {self.api_key_env} is not set; "
+                raise ConfigError(f"config.openai.api_key_env: the environment variable {self.api_key_env} is not set; "
                                 "export it or change the name")
             kwargs["api_key"] = key
         elif self.api_key is not None:
@@ -70,7 +70,7 @@ class EndpointOptions(_Strict):
         if env:
             value = os.environ.get(env)
             if not value:
-                raise UserError(f"config.{source}.api_key_env: the environment variable {env} is not set; "
+                raise ConfigError(f"config.{source}.api_key_env: the environment variable {env} is not set; "
                                 "export it or change the name")
             return base_url, value
         return base_url, key.get_secret_value() if key is not None else None
@@ -210,7 +210,7 @@ def resolve_config_path(name: str) -> Path:
         if candidate.is_file():
             return candidate
     shipped = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yml")))
-    raise UserError(f"config {name!r} not found; give a YAML file path or one of the shipped configs: {shipped}")
+    raise ConfigError(f"config {name!r} not found; give a YAML file path or one of the shipped configs: {shipped}")
 
 
 def load_config(name: str | Path) -> RunConfig:
@@ -220,16 +220,16 @@ def load_config(name: str | Path) -> RunConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise UserError(f"{path}: not valid YAML{at}; fix the syntax") from None
+        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file; give a YAML config") from None
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML config") from None
     if raw is None:
-        raise UserError(f"{path}: the file is empty; give a config with `config` and `datasets` sections "
+        raise ConfigError(f"{path}: the file is empty; give a config with `config` and `datasets` sections "
                         f"(see {DEFAULT_CONFIG})")
     if not isinstance(raw, dict):
-        raise UserError(f"{path}: the config must be a mapping with `config` and `datasets` sections, not a "
+        raise ConfigError(f"{path}: the config must be a mapping with `config` and `datasets` sections, not a "
                         f"{type(raw).__name__}; write it like {DEFAULT_CONFIG}")
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as exc:
-        raise UserError(describe_validation_error(str(path), exc)) from None
+        raise ConfigError(describe_validation_error(str(path), exc)) from None

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 from ltm_harness.example import DEFINITION_FORMAT, TestExample
 
 
@@ -71,15 +71,15 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
         try:
             manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
         except (ValidationError, UnicodeDecodeError):
-            raise UserError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
+            raise DefinitionError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
         if manifest.format > DEFINITION_FORMAT:
-            raise UserError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
+            raise DefinitionError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
                             f"understands ({DEFINITION_FORMAT}); upgrade ltm-harness")
         if _reusable(manifest, datasets, fp):
             return _read_all(folder, manifest, datasets), True
         if manifest.imported_from is not None:  # never replaced by generated tests
             imported = ", ".join(sorted({uid.split("/", 1)[0] for uid in manifest.tests}))
-            raise UserError(f"{folder}: holds tests imported from {manifest.imported_from} for the datasets {imported}, "
+            raise DefinitionError(f"{folder}: holds tests imported from {manifest.imported_from} for the datasets {imported}, "
                             f"not this config's; run them with {folder.parent / 'config.yml'} or use another --run-name")
         shutil.rmtree(folder)  # made by another config: replaced as a whole
     generated: dict[str, list[TestExample]] = {}
@@ -87,7 +87,7 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     for dataset, n in datasets:
         examples = dataset.generate_examples(n)
         if len(examples) != n:
-            raise UserError(f"dataset {dataset.name!r} generated {len(examples)} examples instead of {n}; fix its generate_examples")
+            raise DefinitionError(f"dataset {dataset.name!r} generated {len(examples)} examples instead of {n}; fix its generate_examples")
         generated[dataset.name] = examples
         for ex in examples:
             path = _path(folder, ex)
@@ -107,18 +107,18 @@ def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInte
         try:
             example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise UserError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
+            raise DefinitionError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
         except UnicodeDecodeError:
-            raise UserError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
+            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(top level)"
             msg = str(err["msg"]).removeprefix("Value error, ")
-            raise UserError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
+            raise DefinitionError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
         if (example.dataset_name, example.example_id) != (dataset_name, example_id):
-            raise UserError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
+            raise DefinitionError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
                             "fix them or delete the folder to regenerate")
         if dataset_name not in out:
-            raise UserError(f"{folder / 'manifest.json'}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
+            raise DefinitionError(f"{folder / 'manifest.json'}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
         out[dataset_name].append(example)
     return out

@@ -12,7 +12,7 @@ from typing import Annotated, BinaryIO, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import RunFolderError
 from ltm_harness.formats import EVENT_FORMAT, OLDEST_EVENT_FORMAT, check_format
 from ltm_harness.llm.records import LLMCall
 from ltm_harness.verdict import JudgeVerdict
@@ -104,7 +104,7 @@ Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, ClockJump, 
 _event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
 
 
-class ResumeMismatch(UserError):
+class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 
 
@@ -167,7 +167,7 @@ def parse_event(line: str) -> Event:
 def check_session_start(path: Path, event: Event) -> None:
     """An event log starts with `session_start` in a format this version reads."""
     if not isinstance(event, SessionStart):
-        raise UserError(f"{path}: the event log does not start with a session_start event; it is not an ltm-harness "
+        raise RunFolderError(f"{path}: the event log does not start with a session_start event; it is not an ltm-harness "
                         "event log, or it is damaged; run the benchmark again")
     check_format(path, event.format, EVENT_FORMAT, OLDEST_EVENT_FORMAT, "event log")
 

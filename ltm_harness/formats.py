@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import RunFolderError
 
 EVENT_FORMAT = 2
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
@@ -25,10 +25,10 @@ RESULTS_FORMAT = 1
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:
     """Refuse a file written in a format this version does not read, in one line saying what to do."""
     if found > newest:
-        raise UserError(f"{path}: this {what} was written by a newer ltm-harness (format {found}; this version reads "
+        raise RunFolderError(f"{path}: this {what} was written by a newer ltm-harness (format {found}; this version reads "
                         f"formats {oldest} to {newest}); upgrade ltm-harness to read it")
     if found < oldest:
-        raise UserError(f"{path}: this {what} was written by an older ltm-harness (format {found}; this version reads "
+        raise RunFolderError(f"{path}: this {what} was written by an older ltm-harness (format {found}; this version reads "
                         f"formats {oldest} to {newest}); run the benchmark again to get a run this version can read")
 
 
@@ -36,7 +36,7 @@ def check_summary_format(path: Path, data: object) -> None:
     """A summary.json (already parsed) is in a results format this version reads; a missing `format` is 1."""
     found = data.get("format", 1) if isinstance(data, dict) else 1
     if not isinstance(found, int) or isinstance(found, bool):
-        raise UserError(f"{path}: format: {found!r} is not a format number; the file is damaged, run the run again")
+        raise RunFolderError(f"{path}: format: {found!r} is not a format number; the file is damaged, run the run again")
     check_format(path, found, RESULTS_FORMAT, 1, "summary")
 
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ltm_harness.config import RunConfig, describe_validation_error
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.definitions import Manifest, fingerprint
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 from ltm_harness.example import TestExample, Wait
 from ltm_harness.registry import discover
 from ltm_harness.runner import clear_run, slug
@@ -167,7 +167,7 @@ def _jokes_question() -> str:
     module = _dataset_module("jokes")
     question = getattr(module, "QUESTION", None)
     if not isinstance(question, str) or "{elapsed}" not in question:
-        raise UserError("datasets/jokes.py has no QUESTION template with {elapsed}; the jokes importer needs it")
+        raise DefinitionError("datasets/jokes.py has no QUESTION template with {elapsed}; the jokes importer needs it")
     return question
 
 
@@ -313,7 +313,7 @@ NOT_YET: dict[str, tuple[str, str]] = {
 def _dataset_module(name: str) -> Any:
     cls = discover().get(name)
     if cls is None:
-        raise UserError(f"dataset {name!r} is not available; its importer needs it")
+        raise DefinitionError(f"dataset {name!r} is not available; its importer needs it")
     return sys.modules[cls.__module__]
 
 
@@ -363,11 +363,11 @@ def read_reference_config(source: Path) -> ReferenceConfig | None:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError):
-        raise UserError(f"{path}: not a valid YAML file; fix it or remove it and pass --span") from None
+        raise DefinitionError(f"{path}: not a valid YAML file; fix it or remove it and pass --span") from None
     try:
         return ReferenceConfig.model_validate(raw if isinstance(raw, dict) else {})
     except ValidationError as exc:
-        raise UserError(describe_validation_error(str(path), exc)) from None
+        raise DefinitionError(describe_validation_error(str(path), exc)) from None
 
 
 def _read_test(path: Path) -> ReferenceTest:
@@ -376,10 +376,10 @@ def _read_test(path: Path) -> ReferenceTest:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UserError(f"{path}: {where}: {err['msg']}; it is not a test definition of the GoodAI LTM Benchmark, "
+        raise DefinitionError(f"{path}: {where}: {err['msg']}; it is not a test definition of the GoodAI LTM Benchmark, "
                         "fix or remove it") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file; it is not a test definition of the GoodAI LTM Benchmark, "
+        raise DefinitionError(f"{path}: not a UTF-8 text file; it is not a test definition of the GoodAI LTM Benchmark, "
                         "remove it") from None
 
 
@@ -397,7 +397,7 @@ def convert_folder(folder: Path, converter: Converter) -> list[TestExample]:
             )
         except (ValueError, ValidationError, IndexError, KeyError) as exc:
             msg = exc.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(exc, ValidationError) else str(exc)
-            raise UserError(f"{path}: cannot be read as a {converter.folder} test ({msg})") from None
+            raise DefinitionError(f"{path}: cannot be read as a {converter.folder} test ({msg})") from None
         examples.append(example)
     return examples
 
@@ -421,18 +421,18 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
                   force: bool = False) -> ImportResult:
     """Convert the reference definitions in `source` into a run folder under `results_root`."""
     if not source.is_dir():
-        raise UserError(f"{source}: not a folder; give the folder that holds the reference's dataset folders "
+        raise DefinitionError(f"{source}: not a folder; give the folder that holds the reference's dataset folders "
                         "(e.g. data/tests/<run>/definitions)")
     ref_config = read_reference_config(source)
     memory_span = span or (ref_config.datasets.args.get("memory_span") if ref_config else None)
     if not isinstance(memory_span, int) or memory_span < 500:
-        raise UserError(f"{source}: no {CONFIG_FILE} with datasets.args.memory_span (>= 500) to take the memory span "
+        raise DefinitionError(f"{source}: no {CONFIG_FILE} with datasets.args.memory_span (>= 500) to take the memory span "
                         "from; pass --span N")
     name = run_name or default_run_name(source, ref_config.config.run_name if ref_config else "")
     run_dir = results_root / slug(name)
     definitions = run_dir / "definitions"
     if definitions.exists() and not force:
-        raise UserError(f"{definitions} already exists; pass --force to replace it, or another --run-name")
+        raise DefinitionError(f"{definitions} already exists; pass --force to replace it, or another --run-name")
 
     by_folder = {c.folder: c for c in CONVERTERS}
     registry = discover()
@@ -460,7 +460,7 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
         reports.append(FolderReport(folder.name, converter.dataset, len(examples), "imported"))
     if not converted:
         known = ", ".join(sorted(by_folder))
-        raise UserError(f"{source}: no reference dataset folder with *.def.json files that this harness can import "
+        raise DefinitionError(f"{source}: no reference dataset folder with *.def.json files that this harness can import "
                         f"(known folders: {known}); give the reference's definitions folder, e.g. "
                         "data/tests/<run>/definitions")
 
@@ -494,7 +494,7 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
     try:
         RunConfig.model_validate(raw_config)
     except ValidationError as exc:  # pragma: no cover - built from validated parts
-        raise UserError(describe_validation_error("the imported config", exc)) from None
+        raise DefinitionError(describe_validation_error("the imported config", exc)) from None
     built = [(registry[d](memory_span=memory_span, seed=0, **a), counts[d]) for d, a in entries]
 
     # Write: definitions (replacing an older import when forced, with the results made from it), manifest, config.

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError, LTMError
 from ltm_harness.example import TestExample
 from ltm_harness.jsonfile import first_error, read_json
 from ltm_harness.program import TestOutcome
@@ -97,16 +97,16 @@ def load_prompt_file(path: Path) -> PromptFile:
     try:
         data: Any = read_json(path)
     except OSError as exc:
-        raise UserError(f"{path}: cannot read the prompt file ({exc.strerror or exc}); give the path of a prompt "
+        raise DefinitionError(f"{path}: cannot read the prompt file ({exc.strerror or exc}); give the path of a prompt "
                         f"file, e.g. {PROMPTS_DIR.name}/delayed_recall.json") from None
     if not isinstance(data, dict):
-        raise UserError(f"{path}: a prompt file is a JSON object with content, question and answer; fix the file")
+        raise DefinitionError(f"{path}: a prompt file is a JSON object with content, question and answer; fix the file")
     try:
         return PromptFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         fix = {"extra_forbidden": "remove it or fix its spelling", "missing": "add it"}.get(err["type"], "fix the value")
-        raise UserError(f"{path}: {first_error(exc)}; {fix}") from None
+        raise DefinitionError(f"{path}: {first_error(exc)}; {fix}") from None
 
 
 def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
@@ -120,9 +120,9 @@ def load_examples(path: Path) -> ExamplesFile:
     try:
         examples = ExamplesFile.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {first_error(exc)}; fix the file") from None
+        raise DefinitionError(f"{path}: {first_error(exc)}; fix the file") from None
     if examples.format > EXAMPLES_FORMAT:
-        raise UserError(f"{path}: format {examples.format} is newer than this harness understands ({EXAMPLES_FORMAT}); "
+        raise DefinitionError(f"{path}: format {examples.format} is newer than this harness understands ({EXAMPLES_FORMAT}); "
                         "upgrade ltm-harness")
     return examples
 
@@ -150,7 +150,7 @@ def why_not_a_prompt_file(path: Path) -> str:
     naming the file and the fix, for a config that asks for the dataset this file was meant to be."""
     try:
         data = read_json(path)
-    except UserError as exc:
+    except LTMError as exc:
         return str(exc)
     except OSError as exc:
         return f"{path}: cannot be read ({exc.strerror or exc}); check the file's permissions"
@@ -181,7 +181,7 @@ class GPTGenerated(DatasetInterface):
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         sets = self.stored_sets()
         if not sets:
-            raise UserError(f"dataset {self.name!r}: {examples_path(self.prompt_path, self.prompt)} holds no test sets; "
+            raise DefinitionError(f"dataset {self.name!r}: {examples_path(self.prompt_path, self.prompt)} holds no test sets; "
                             f"make some with `python -m ltm_harness generate {self.prompt_path} --model MODEL -n 5`")
         order = self.rng.sample(range(len(sets)), len(sets))
         examples = []
@@ -228,7 +228,7 @@ def dataset_from_prompt_file(path: Path) -> type[GPTGenerated]:
     prompt = load_prompt_file(path)
     name = prompt.name or path.stem
     if not name.replace("_", "").isalnum():
-        raise UserError(f"{path}: the file name makes no dataset name; set \"name\" (lowercase letters, digits, _)")
+        raise DefinitionError(f"{path}: the file name makes no dataset name; set \"name\" (lowercase letters, digits, _)")
     description = prompt.description or f"GPT-generated from {path.name}: facts, then questions about them."
     cls = type(f"GPTGenerated_{name}", (GPTGenerated,), {
         "name": name, "description": description, "prompt_path": path, "prompt": prompt,

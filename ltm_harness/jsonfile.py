@@ -8,18 +8,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 
 def read_json(path: Path) -> Any:
-    """The parsed JSON of `path`; invalid JSON (or a file that is not UTF-8 text) is a UserError naming the line
+    """The parsed JSON of `path`; invalid JSON (or a file that is not UTF-8 text) is a DefinitionError naming the line
     and column (OSError passes)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
+        raise DefinitionError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file, so not JSON; give a JSON file") from None
+        raise DefinitionError(f"{path}: not a UTF-8 text file, so not JSON; give a JSON file") from None
 
 
 def first_error(exc: ValidationError) -> str:

@@ -116,7 +116,7 @@ class TestContext:
         """Ask the run's test LLM (config.test_llm) from inside a test program, e.g. to play a role.
 
         The call is recorded in the event log with its response; when a run is resumed or re-scored the
-        recorded response is replayed instead of calling again. Raises UserError when the run has no test LLM."""
+        recorded response is replayed instead of calling again. Raises ConfigError when the run has no test LLM."""
         return await self._run.session.llm.call(self._run.example.unique_id, messages, model=model,
                                                 temperature=temperature, max_tokens=max_tokens, json_mode=json_mode)
 

@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 PACKAGE = "ltm_harness_datasets"
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "datasets"
@@ -36,7 +36,7 @@ def _load_module(path: Path) -> types.ModuleType:
     _package()
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise UserError(f"{path}: cannot be loaded as a Python module")
+        raise DefinitionError(f"{path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     module._ltm_source = source  # type: ignore[attr-defined]
@@ -45,7 +45,7 @@ def _load_module(path: Path) -> types.ModuleType:
         exec(compile(source, str(path), "exec"), module.__dict__)
     except Exception as exc:
         del sys.modules[name]
-        raise UserError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the dataset module") from exc
+        raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the dataset module") from exc
     return module
 
 
@@ -63,7 +63,7 @@ def discover(extra_dirs: list[Path] | None = None) -> DatasetRegistry:
     origin: dict[str, Path] = {}
     for folder in [BUILTIN_DIR, *(extra_dirs or [])]:
         if not folder.is_dir():
-            raise UserError(f"dataset folder {folder} does not exist; check the path")
+            raise DefinitionError(f"dataset folder {folder} does not exist; check the path")
         for path in sorted(folder.glob("*.py")):
             if path.name.startswith("_"):
                 continue
@@ -72,7 +72,7 @@ def discover(extra_dirs: list[Path] | None = None) -> DatasetRegistry:
                 if (isinstance(obj, type) and issubclass(obj, DatasetInterface) and obj.name
                         and obj.__module__ == module.__name__):
                     if obj.name in found and origin[obj.name] != path:
-                        raise UserError(f"{path}: dataset name {obj.name!r} is already used by {origin[obj.name]}; rename one")
+                        raise DefinitionError(f"{path}: dataset name {obj.name!r} is already used by {origin[obj.name]}; rename one")
                     found[obj.name] = obj
                     origin[obj.name] = path
     # GPT-generated datasets: prompt files in prompts/ and in user folders
@@ -82,7 +82,7 @@ def discover(extra_dirs: list[Path] | None = None) -> DatasetRegistry:
         for path in prompt_files(folder) if folder.is_dir() else []:
             cls = dataset_from_prompt_file(path)
             if cls.name in found and origin[cls.name] != path:
-                raise UserError(f"{path}: dataset name {cls.name!r} is already used by {origin[cls.name]}; rename one")
+                raise DefinitionError(f"{path}: dataset name {cls.name!r} is already used by {origin[cls.name]}; rename one")
             found[cls.name] = cls
             origin[cls.name] = path
     return found
@@ -97,6 +97,6 @@ def get_dataset_class(name: str, registry: dict[str, type[DatasetInterface]]) ->
         for folder in getattr(registry, "user_dirs", []):
             meant = folder / f"{name}.json"  # a prompt file named like the dataset, passed over as not one
             if meant.is_file():
-                raise UserError(f"dataset {name!r}: {why_not_a_prompt_file(meant)}") from None
-        raise UserError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(registry))}; fix the name "
+                raise DefinitionError(f"dataset {name!r}: {why_not_a_prompt_file(meant)}") from None
+        raise DefinitionError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(registry))}; fix the name "
                         "(or add the folder holding it to config.dataset_dirs)") from None

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import UserError
+from ltm_harness.errors import RunFolderError
 from ltm_harness.events import Event, SessionAborted, TurnEvent, check_session_start, parse_event
 from ltm_harness.formats import EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
 from ltm_harness.llm.records import LLMCall
@@ -43,7 +43,7 @@ class SessionRecord:
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise UserError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
+            raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
                             "the run folder is damaged") from None
         lines: list[str] = []
         events: list[Event] = []
@@ -61,7 +61,7 @@ class SessionRecord:
             except (ValidationError, ValueError):
                 if resume and not complete:  # the last line, cut short by a crash
                     break
-                raise UserError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
+                raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
                                 "(run it again with --overwrite)") from None
             if not lines:
                 check_session_start(path, event)
@@ -124,11 +124,11 @@ class ReplayAgent(Agent):
         if self._next >= len(turns):
             if self.live is not None:
                 return None
-            raise UserError(f"{self._record.path}: the replay asks for turn {self._next}, but only {len(turns)} were "
+            raise RunFolderError(f"{self._record.path}: the replay asks for turn {self._next}, but only {len(turns)} were "
                             "recorded; the definitions or the harness changed since the run")
         event, calls = turns[self._next]
         if event.user != message.text:
-            raise UserError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or the "
+            raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or the "
                             "harness changed since the run, so it cannot be re-scored or resumed")
         self._next += 1
         if event.failed:
@@ -153,7 +153,7 @@ class ReplayAgent(Agent):
             return await (await self.go_live()).reply(message, oracle_hint)
         reply, errors = taken
         if reply is None:
-            raise UserError(f"{self._record.path}: the recorded turn failed: {errors[-1] if errors else 'no reply'}")
+            raise RunFolderError(f"{self._record.path}: the recorded turn failed: {errors[-1] if errors else 'no reply'}")
         return reply
 
     async def close(self) -> None:

@@ -17,7 +17,7 @@ from ltm_harness.agents import Agent, agent_factory, display_spec
 from ltm_harness.config import RunConfig
 from ltm_harness.dataset import DatasetInterface
 from ltm_harness.definitions import definitions_match, load_or_generate
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError, ConfigError, LTMError, RunFolderError
 from ltm_harness.events import EventLog
 from ltm_harness.example import TestExample
 from ltm_harness.filler import FillerGenerator
@@ -70,7 +70,7 @@ def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
     for i, d in enumerate(cfg.config.dataset_dirs):
         path = (base / d).resolve()
         if not path.is_dir():
-            raise UserError(f"{source}: config.dataset_dirs[{i}]: folder {path} does not exist; fix the path "
+            raise ConfigError(f"{source}: config.dataset_dirs[{i}]: folder {path} does not exist; fix the path "
                             "(relative paths start at the config file's folder)")
         dirs.append(path)
     return dirs
@@ -85,10 +85,10 @@ def build_datasets(cfg: RunConfig, source: str = "config",
     for i, entry in enumerate(cfg.datasets.datasets):
         try:
             cls = get_dataset_class(entry.name, registry)
-        except UserError as exc:
-            raise UserError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
+        except LTMError as exc:
+            raise ConfigError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
         if entry.name in seen:
-            raise UserError(f"{source}: datasets.datasets[{i}]: dataset {entry.name!r} is listed twice; list it once")
+            raise ConfigError(f"{source}: datasets.datasets[{i}]: dataset {entry.name!r} is listed twice; list it once")
         seen.add(entry.name)
         try:
             common = entry.common(cfg.datasets.args)
@@ -97,10 +97,10 @@ def build_datasets(cfg: RunConfig, source: str = "config",
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
             fix = "remove it or fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
-            raise UserError(f"{source}: datasets.datasets[{i}].args.{where}: {err['msg']}; {fix}") from None
+            raise ConfigError(f"{source}: datasets.datasets[{i}].args.{where}: {err['msg']}; {fix}") from None
         built.append((dataset, common.dataset_examples))
     if not built:
-        raise UserError(f"{source}: datasets.datasets is empty; list at least one dataset")
+        raise ConfigError(f"{source}: datasets.datasets is empty; list at least one dataset")
     return built
 
 
@@ -158,7 +158,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     saved = _saved_config(cfg, dirs)
     resuming = resume and _check_resumable(run_dir, saved)
     if (existing_only or resuming) and not definitions_match(run_dir / "definitions", datasets):
-        raise UserError(f"{run_dir / 'definitions'}: the datasets' code or settings changed since the run, so its "
+        raise RunFolderError(f"{run_dir / 'definitions'}: the datasets' code or settings changed since the run, so its "
                         f"answers cannot be {'resumed' if resuming else 're-scored'} with these definitions; "
                         f"run it again {'with --overwrite' if resuming else 'instead'}")
     examples, reused = load_or_generate(run_dir / "definitions", datasets)
@@ -177,15 +177,15 @@ def _check_resumable(run_dir: Path, saved: RunConfig) -> bool:
     path = run_dir / RUN_CONFIG
     if not path.is_file():
         if has_outputs:
-            raise UserError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
+            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
         return False
     try:
         before = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise UserError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
     if differs:
-        raise UserError(f"{path}: {differs} differs from the run being resumed; give the same config and options "
+        raise ConfigError(f"{path}: {differs} differs from the run being resumed; give the same config and options "
                         "as when it started (-c, --span, --examples, --seed ...), or run it again with --overwrite")
     return has_outputs
 
@@ -319,12 +319,12 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         if done is not None:
             return done
         if agent_dir.exists() and cfg.isolated != (agent_dir / "events").is_dir() and any(_events_files(agent_dir)):
-            raise UserError(f"{agent_dir}: the run was made with isolated: {not cfg.isolated}; resume it with the same config")
+            raise ConfigError(f"{agent_dir}: the run was made with isolated: {not cfg.isolated}; resume it with the same config")
         records = {sid: SessionRecord(path, resume=True) for sid, path in _events_files(agent_dir).items()}
     if replay:
         records = {sid: SessionRecord(path) for sid, path in _events_files(agent_dir).items()}
         if not records:
-            raise UserError(f"{agent_dir}: no event log to re-score; run the agent first")
+            raise RunFolderError(f"{agent_dir}: no event log to re-score; run the agent first")
     out_dir = agent_dir.with_name(agent_dir.name + ".rescoring") if replay else agent_dir
     if out_dir.exists() and not resume:
         shutil.rmtree(out_dir)  # this agent's earlier outputs for the same definitions are replaced
@@ -347,7 +347,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
                           gate: asyncio.Semaphore | None = None) -> list[TestResult]:
         record = records.get(session_id)
         if replay and record is None:
-            raise UserError(f"{agent_dir}: the session {session_id!r} has no event log to re-score; run the agent again")
+            raise RunFolderError(f"{agent_dir}: the session {session_id!r} has no event log to re-score; run the agent again")
         if record is not None and not record.lines:
             record = None  # killed before its first event: start it afresh
         live = None if replay else make()
@@ -400,7 +400,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         if log.replaying or (replay and not agent.finished):
             if replay:
                 shutil.rmtree(out_dir)
-            raise UserError(f"{log.path}: the session ended before all recorded turns were used; the definitions or "
+            raise RunFolderError(f"{log.path}: the session ended before all recorded turns were used; the definitions or "
                             f"the harness changed since the run, so it cannot be {'re-scored' if replay else 'resumed'}")
     wall = time.perf_counter() - started
     usage = UsageTotals()
@@ -442,16 +442,16 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
                   on_turn: Callable[[Session], None] | None = None, judge_model: str | None = None,
                   replay: bool = False, resume: bool = False) -> RunSummary:
     if not agent_specs:
-        raise UserError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
+        raise ConfigError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
     twice = sorted({display_spec(a) for a in agent_specs if agent_specs.count(a) > 1})
     if twice:
-        raise UserError(f"agent {twice[0]!r} is given twice; give each -a once")
+        raise ConfigError(f"agent {twice[0]!r} is given twice; give each -a once")
     shown = {spec: display_spec(spec) for spec in agent_specs}  # never a URL's password: it is stored and shown
     folders: dict[str, str] = {}
     for spec in agent_specs:
         other = folders.setdefault(slug(shown[spec]), spec)
         if other != spec:
-            raise UserError(f"agents {shown[other]!r} and {shown[spec]!r} would write to the same folder "
+            raise ConfigError(f"agents {shown[other]!r} and {shown[spec]!r} would write to the same folder "
                             f"{slug(shown[spec])!r}; give one of them differently")
     cfg = prepared.config.config
     llm = build_run_llm(prepared, judge_model)
@@ -469,14 +469,14 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str],
     finally:
         await llm.close()
     for outcome in outcomes:
-        if isinstance(outcome, BaseException) and not isinstance(outcome, UserError):
+        if isinstance(outcome, BaseException) and not isinstance(outcome, LTMError):
             raise outcome  # a bug, not a user's problem: let it show
     runs = [o for o in outcomes if isinstance(o, AgentRun)]
     # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
-    errors = {shown[spec]: (str(o) if str(o).startswith("agent") else f"agent {shown[spec]}: {o}")
-              for spec, o in zip(agent_specs, outcomes) if isinstance(o, UserError)}
+    errors = {shown[spec]: (str(o) if isinstance(o, AgentError) else f"agent {shown[spec]}: {o}")
+              for spec, o in zip(agent_specs, outcomes) if isinstance(o, LTMError)}
     if replay and errors:  # a re-scoring that fails changes nothing: the run's summary stays as it was
-        raise UserError(next(iter(errors.values())))
+        raise ConfigError(next(iter(errors.values())))
     errors.update({r.spec: r.error for r in runs if r.error})
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,

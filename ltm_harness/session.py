@@ -25,7 +25,7 @@ from typing import Callable, Literal
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.clock import VirtualClock
 from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError, RunFolderError
 from ltm_harness.events import (ClockJump, EventLog, SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart,
                                 TurnEvent)
 from ltm_harness.example import TestExample
@@ -74,7 +74,7 @@ class AgentDown(Exception):
 def _one_line(exc: BaseException) -> str:
     """An attempt's error for the log: a user error's own sentence, else the exception's class and message."""
     text = " ".join(str(exc).split())[:300]
-    if isinstance(exc, UserError) and text:
+    if isinstance(exc, LTMError) and text:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -234,7 +234,7 @@ class Session:
         self.ended = True
         self.failure = reason
         if self.log.replaying:  # still inside the recorded part of a resumed run: leave the log as it was
-            raise UserError(f"{reason}; this happened while the interrupted session was being replayed, so nothing "
+            raise RunFolderError(f"{reason}; this happened while the interrupted session was being replayed, so nothing "
                             "was changed: resume it again")
         self.log.write(SessionAborted(turn=self.turns, pos=self.pos, time=self.clock.now, reason=reason))
         for run in list(self.running):

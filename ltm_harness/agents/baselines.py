@@ -6,7 +6,7 @@ import re
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.agents.lexical import LexicalMemory
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError
 
 DONT_KNOW = "I don't know."
 
@@ -100,9 +100,9 @@ class RecentAgent(_MemoryAgent):
         try:
             self.window = int(arg.replace("_", "").lower().removesuffix("k")) * (1000 if arg.lower().endswith("k") else 1)
         except ValueError:
-            raise UserError(f"agent {spec!r}: write recent:N with N a number of tokens, e.g. recent:2000 or recent:8k") from None
+            raise AgentError(f"agent {spec!r}: write recent:N with N a number of tokens, e.g. recent:2000 or recent:8k") from None
         if self.window <= 0:
-            raise UserError(f"agent {spec!r}: the window N must be a positive number of tokens")
+            raise AgentError(f"agent {spec!r}: the window N must be a positive number of tokens")
 
     def _trim(self) -> None:
         while self.memory.tokens > self.window and self.memory.units:

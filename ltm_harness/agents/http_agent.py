@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError
 
 DEFAULT_TIMEOUT = 300.0
 _SNIPPET = 200
@@ -68,16 +68,16 @@ class HTTPAgent(Agent):
             try:
                 timeout = float(raw) if raw else DEFAULT_TIMEOUT
             except ValueError:
-                raise UserError(f"LTM_HTTP_TIMEOUT={raw!r}: give the HTTP agent timeout as a number of seconds") from None
+                raise AgentError(f"LTM_HTTP_TIMEOUT={raw!r}: give the HTTP agent timeout as a number of seconds") from None
         parts = urlsplit(spec)
         try:
             parts.port  # noqa: B018 - raises ValueError on a bad port
         except ValueError:
-            raise UserError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
+            raise AgentError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UserError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
+            raise AgentError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
         if timeout <= 0:
-            raise UserError(f"agent {shown_url(spec)!r}: the timeout must be a positive number of seconds")
+            raise AgentError(f"agent {shown_url(spec)!r}: the timeout must be a positive number of seconds")
         self.url = spec
         self.shown_url = _shown(parts)
         self.timeout = float(timeout)
@@ -90,17 +90,17 @@ class HTTPAgent(Agent):
         return self._http
 
     async def _post(self, payload: dict[str, Any]) -> tuple[int, str]:
-        """One POST; returns (status, body text). Connection problems become a UserError."""
+        """One POST; returns (status, body text). Connection problems become a AgentError."""
         try:
             async with self._client().post(self.url, json=payload) as response:
                 return response.status, await response.text(errors="replace")
         except asyncio.TimeoutError:
-            raise UserError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout (LTM_HTTP_TIMEOUT=seconds)") from None
+            raise AgentError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout (LTM_HTTP_TIMEOUT=seconds)") from None
         except aiohttp.ClientError as exc:
-            raise UserError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it is running") from None
+            raise AgentError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it is running") from None
 
-    def _fail(self, what: str) -> UserError:
-        return UserError(f"agent {self.shown_url}: {what}; see docs/http-agent.md for the protocol")
+    def _fail(self, what: str) -> AgentError:
+        return AgentError(f"agent {self.shown_url}: {what}; see docs/http-agent.md for the protocol")
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         payload = {
@@ -152,7 +152,7 @@ class HTTPAgent(Agent):
         status, body = await self._post(payload)
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
-            raise UserError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
+            raise AgentError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
                             f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with --overwrite")
 
     async def close(self) -> None:

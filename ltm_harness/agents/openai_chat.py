@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import UserError
+from ltm_harness.errors import AgentError, LTMError
 from ltm_harness.llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING, LLMSettings
 from ltm_harness.llm.endpoint import DEFAULT_BASE_URL, LOCAL_KEY, _Secret, display_url, is_local_url, resolve_endpoint
 from ltm_harness.tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
@@ -57,18 +57,18 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
     """`openai:MODEL[@MAX_CONTEXT]` -> (MODEL, MAX_CONTEXT or None). MAX_CONTEXT is N or Nk (N * 1000)."""
     kind, sep, rest = spec.partition(":")
     if kind != "openai" or not sep or not rest.strip():
-        raise UserError(f"agent {spec!r}: write openai:MODEL or openai:MODEL@MAX_CONTEXT, e.g. openai:gpt-4o-mini@8k")
+        raise AgentError(f"agent {spec!r}: write openai:MODEL or openai:MODEL@MAX_CONTEXT, e.g. openai:gpt-4o-mini@8k")
     model, at, size = rest.rpartition("@") if "@" in rest else (rest, "", "")
     model = model.strip()
     if not model:
-        raise UserError(f"agent {spec!r}: the model name is missing; write openai:MODEL, e.g. openai:gpt-4o-mini")
+        raise AgentError(f"agent {spec!r}: the model name is missing; write openai:MODEL, e.g. openai:gpt-4o-mini")
     if not at:
         return model, None
     text = size.strip().replace("_", "").lower()
     scale = 1000 if text.endswith("k") else 1
     digits = text.removesuffix("k")
     if not digits.isdigit() or int(digits) <= 0:
-        raise UserError(f"agent {spec!r}: MAX_CONTEXT must be a positive number of tokens, e.g. @8000 or @8k")
+        raise AgentError(f"agent {spec!r}: MAX_CONTEXT must be a positive number of tokens, e.g. @8000 or @8k")
     return model, int(digits) * scale
 
 
@@ -113,7 +113,7 @@ class OpenAIChatAgent(Agent):
         self._client: LLMClient | None = None
         self._system_tokens = self._count(self.system_prompt) if self.system_prompt else 0
         if self.max_context is not None and self._budget < MIN_ROOM:
-            raise UserError(
+            raise AgentError(
                 f"agent {spec!r}: MAX_CONTEXT {self.max_context} is too small: the system prompt and message "
                 f"overhead alone take {self.max_context - self._budget} tokens; give a larger MAX_CONTEXT"
             )
@@ -205,9 +205,9 @@ class OpenAIChatAgent(Agent):
         try:
             result = await self._get_client().chat("agent", self.model, self.window(), temperature=self.temperature,
                                                     max_tokens=self.max_tokens)
-        except UserError as exc:
+        except LTMError as exc:
             self._drop_newest()
-            raise UserError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal) from None
+            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal) from None
         except BaseException:
             self._drop_newest()
             raise

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ltm_harness.aivle.evaluator import EvaluationResult
 from ltm_harness.aivle.testcase import CreateAgent, TestCase
 from ltm_harness.aivle.worker import run_sync
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 
 class CaseResult(BaseModel):
@@ -73,25 +73,25 @@ def _load_module(target: str) -> Any:
     if target.endswith(".py") or "/" in target or "\\" in target:
         path = Path(target).resolve()
         if not path.is_file():
-            raise UserError(f"suite module {target!r} not found; give an importable module or a .py file")
+            raise DefinitionError(f"suite module {target!r} not found; give an importable module or a .py file")
         name = "ltm_harness_suite_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise UserError(f"{path}: cannot be loaded as a Python module; give a .py file")
+            raise DefinitionError(f"{path}: cannot be loaded as a Python module; give a .py file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
             del sys.modules[name]
-            raise UserError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the suite module") from exc
+            raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the suite module") from exc
         return module
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        raise UserError(f"cannot import suite module {target!r} ({exc}); give an importable module or a .py file") from None
+        raise DefinitionError(f"cannot import suite module {target!r} ({exc}); give an importable module or a .py file") from None
     except Exception as exc:
-        raise UserError(f"suite module {target!r} failed to import ({type(exc).__name__}: {exc}); fix it") from exc
+        raise DefinitionError(f"suite module {target!r} failed to import ({type(exc).__name__}: {exc}); fix it") from exc
 
 
 def load_suite(spec: str) -> TestSuite:
@@ -104,7 +104,7 @@ def load_suite(spec: str) -> TestSuite:
     if not hasattr(module, attr):
         found = sorted(k for k, v in vars(module).items() if isinstance(v, TestSuite))
         hint = f"; suites in it: {', '.join(found)}" if found else ""
-        raise UserError(f"{target} has no {attr!r}{hint}; write MODULE:NAME")
+        raise DefinitionError(f"{target} has no {attr!r}{hint}; write MODULE:NAME")
     obj = getattr(module, attr)
     if isinstance(obj, TestSuite):
         return obj
@@ -112,9 +112,9 @@ def load_suite(spec: str) -> TestSuite:
         try:
             made = obj()
         except Exception as exc:
-            raise UserError(f"{target}:{attr}() failed ({type(exc).__name__}: {exc}); fix the suite factory") from exc
+            raise DefinitionError(f"{target}:{attr}() failed ({type(exc).__name__}: {exc}); fix the suite factory") from exc
         if isinstance(made, TestSuite):
             return made
-        raise UserError(f"{target}:{attr}() returned {type(made).__name__}, not a TestSuite; make it return one")
-    raise UserError(f"{target}:{attr} is a {type(obj).__name__}, not a TestSuite or a function returning one; "
+        raise DefinitionError(f"{target}:{attr}() returned {type(made).__name__}, not a TestSuite; make it return one")
+    raise DefinitionError(f"{target}:{attr} is a {type(obj).__name__}, not a TestSuite or a function returning one; "
                     "give MODULE:NAME of a suite")

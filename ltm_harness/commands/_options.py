@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ltm_harness.config import RunConfig
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,13 +22,13 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
     """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config."""
     if args.span is not None:
         if args.span < 500:
-            raise UserError(f"--span {args.span}: the span must be at least 500 tokens; give a larger --span")
+            raise ConfigError(f"--span {args.span}: the span must be at least 500 tokens; give a larger --span")
         cfg.datasets.args.memory_span = args.span
         for entry in cfg.datasets.datasets:
             entry.args.pop("memory_span", None)
     if args.examples is not None:
         if args.examples < 1:
-            raise UserError(f"--examples {args.examples}: there must be at least 1 example per dataset; give --examples 1 or more")
+            raise ConfigError(f"--examples {args.examples}: there must be at least 1 example per dataset; give --examples 1 or more")
         cfg.datasets.args.dataset_examples = args.examples
         for entry in cfg.datasets.datasets:
             entry.args.pop("dataset_examples", None)

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError
 
 NAME = "aiq"
 ORDER = 35
@@ -57,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness.runner import slug
 
     if args.trials < 1:
-        raise UserError(f"--trials {args.trials}: --trials must be at least 1; give 1 or more")
+        raise ConfigError(f"--trials {args.trials}: --trials must be at least 1; give 1 or more")
     agents = args.agents or ["retrieval"]
     console = Console(width=None if sys.stdout.isatty() else 120)
     if args.quiet or not console.is_terminal:

@@ -31,18 +31,18 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ltm_harness.config import load_config, resolve_config_path
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import ConfigError
     from ltm_harness.estimate import estimate
 
     cfg = load_config(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents
     if not agents:
-        raise UserError("estimate needs an agent: pass -a openai:MODEL[@MAX_CONTEXT] (the model sets the price)")
+        raise ConfigError("estimate needs an agent: pass -a openai:MODEL[@MAX_CONTEXT] (the model sets the price)")
     if args.max_context is not None and args.max_context < 100:
-        raise UserError(f"--max-context {args.max_context}: must be at least 100 tokens; give a larger --max-context")
+        raise ConfigError(f"--max-context {args.max_context}: must be at least 100 tokens; give a larger --max-context")
     if args.reply_tokens < 1:
-        raise UserError(f"--reply-tokens {args.reply_tokens}: must be at least 1; give --reply-tokens 1 or more")
+        raise ConfigError(f"--reply-tokens {args.reply_tokens}: must be at least 1; give --reply-tokens 1 or more")
     rows = []
     for agent in agents:
         rows += asyncio.run(estimate(cfg, agent, str(resolve_config_path(args.config)), args.max_context, args.reply_tokens))

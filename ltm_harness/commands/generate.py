@@ -25,14 +25,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import ConfigError
     from ltm_harness.gpt_generated import examples_path, load_prompt_file
     from ltm_harness.llm.endpoint import resolve_endpoint
     from ltm_harness.llm.generate import generate
     from ltm_harness.llm.runtime import LLMRuntime
 
     if args.n < 1 or args.attempts < 1:
-        raise UserError(f"-n {args.n} --attempts {args.attempts}: -n and --attempts must be at least 1; give 1 or more")
+        raise ConfigError(f"-n {args.n} --attempts {args.attempts}: -n and --attempts must be at least 1; give 1 or more")
     path = Path(args.prompt_file)
     prompt = load_prompt_file(path)
 

@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import ConfigError
     from ltm_harness.llm.mock_server import MODELS, FaultSettings, MockLLMServer
 
     try:
@@ -36,14 +36,14 @@ def main(args: argparse.Namespace) -> int:
                                latency_ms=args.latency_ms, seed=args.seed)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise UserError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+        raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
 
     async def serve() -> None:
         server = MockLLMServer(faults)
         try:
             url = await server.start(args.host, args.port)
         except OSError as exc:
-            raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; pick another --port") from None
+            raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; pick another --port") from None
         print(f"mock LLM serving at {url}  (models: {', '.join(MODELS)})", flush=True)
         print(f"try: OPENAI_BASE_URL={url} python -m ltm_harness run -a openai:mock", flush=True)
         try:

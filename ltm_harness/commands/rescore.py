@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def find_run_dir(run: str, results: str) -> Path:
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import LTMError, RunFolderError
     from ltm_harness.runner import RUN_CONFIG
 
     candidates = [Path(run), Path(results) / run]
@@ -36,9 +36,9 @@ def find_run_dir(run: str, results: str) -> Path:
             return path
     for path in candidates:
         if path.is_dir():
-            raise UserError(f"{path}: not a finished run folder of this harness ({RUN_CONFIG} is missing); "
+            raise RunFolderError(f"{path}: not a finished run folder of this harness ({RUN_CONFIG} is missing); "
                             "give the folder `run` wrote, e.g. results/default")
-    raise UserError(f"run {run!r} not found (looked for {candidates[0]} and {candidates[1]}); give a run folder or name")
+    raise RunFolderError(f"run {run!r} not found (looked for {candidates[0]} and {candidates[1]}); give a run folder or name")
 
 
 M = TypeVar("M", bound="BaseModel")
@@ -48,18 +48,18 @@ def _read_run_file(path: Path, model: type[M]) -> M:
     """A file the run wrote, or one line saying why it cannot be read and what to do."""
     from pydantic import ValidationError
 
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import LTMError, RunFolderError
     from ltm_harness.jsonfile import first_error
 
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
+        raise RunFolderError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
                         "(or run it again), then re-score") from None
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
+        raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again") from None
+        raise RunFolderError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again") from None
     if path.name == "summary.json":
         import json
 
@@ -72,7 +72,7 @@ def _read_run_file(path: Path, model: type[M]) -> M:
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
-        raise UserError(f"{path}: {first_error(exc)}; the file is damaged or from another version of the harness, "
+        raise RunFolderError(f"{path}: {first_error(exc)}; the file is damaged or from another version of the harness, "
                         "run the run again") from None
 
 
@@ -81,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness.config import RunConfig
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import LTMError, RunFolderError
     from ltm_harness.results import RunSummary
     from ltm_harness.runner import RUN_CONFIG, prepare, run_all
     from ltm_harness.table import print_run
@@ -98,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
         cfg.config.judge.model = args.judge
     agents = [a.agent for a in old.agents]
     if not agents:
-        raise UserError(f"{run_dir}: no agent finished in this run, so there is nothing to re-score")
+        raise RunFolderError(f"{run_dir}: no agent finished in this run, so there is nothing to re-score")
     prepared = prepare(cfg, run_dir.parent, str(run_dir / RUN_CONFIG), existing_only=True)
     summary = asyncio.run(run_all(prepared, agents, replay=True))
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -110,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
 
         try:
             console.print(f"report in {escape(str(write_report([run_dir]).html))}", soft_wrap=True)
-        except UserError as exc:
+        except LTMError as exc:
             print(f"warning: the report was not rewritten: {exc}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)

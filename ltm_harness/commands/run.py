@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness.commands._options import add_config_arguments, apply_overrides
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError, RunFolderError
 
 NAME = "run"
 ORDER = 10
@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
     elif not args.resume:
         finished, interrupted = run_folder_state(run_dir)
         if interrupted:
-            raise UserError(f"{run_dir} holds an interrupted run ({', '.join(interrupted)} did not finish); pass "
+            raise RunFolderError(f"{run_dir} holds an interrupted run ({', '.join(interrupted)} did not finish); pass "
                             "--resume to continue it, or --overwrite to discard it and start again")
         if finished:
             name = free_run_name(results_root, cfg.config.run_name)
@@ -69,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         prepared = prepare(cfg, results_root, source, resume=args.resume)
     except OSError as exc:
-        raise UserError(f"cannot write results under {args.results}: {exc.strerror or exc} ({exc.filename}); "
+        raise RunFolderError(f"cannot write results under {args.results}: {exc.strerror or exc} ({exc.filename}); "
                         "give another --results folder") from None
     for warning in prepared.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -102,7 +102,7 @@ def main(args: argparse.Namespace) -> int:
 
         try:
             report = write_report([prepared.run_dir])
-        except UserError as exc:
+        except LTMError as exc:
             print(f"warning: no report written: {exc}", file=sys.stderr)
         else:
             console.print(f"report in {escape(str(report.html))}", soft_wrap=True)

@@ -95,14 +95,14 @@ def main(args: argparse.Namespace) -> int:
 
     from ltm_harness.aivle.agent import chat_agent_factory
     from ltm_harness.aivle.suite import load_suite
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import ConfigError, RunFolderError
     from ltm_harness.runner import slug
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     suite = load_suite(args.suite)
     agents = args.agents or ["retrieval"]
     if len(set(agents)) != len(agents):
-        raise UserError("an agent is given twice; give each -a once")
+        raise ConfigError("an agent is given twice; give each -a once")
     factories = {spec: chat_agent_factory(spec) for spec in agents}  # every spec checked before anything runs
     out_dir = Path(args.results) / "suites" / slug(suite.suite_id)
     outcomes = {}
@@ -110,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             outcomes[spec] = _run_agent(suite, spec, factories[spec], out_dir, console, args.quiet)
         except OSError as exc:
-            raise UserError(f"cannot write results under {args.results}: {exc.strerror or exc}; "
+            raise RunFolderError(f"cannot write results under {args.results}: {exc.strerror or exc}; "
                             "give another --results folder") from None
     n_errors = 0
     for spec, outcome in outcomes.items():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError, DefinitionError, LTMError, RunFolderError
 
 if TYPE_CHECKING:
     from ltm_harness.l2m.runner import RunOutcome
@@ -110,11 +110,11 @@ def _run(args: argparse.Namespace) -> int:
     syllabus, kind, violations = _load(args)
     if violations:
         lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
-        raise UserError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
+        raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
                         f"(`syllabus validate` lists them):\n{lines}")
     scenario_type = kind.value if kind else "custom"
     if args.ste and args.run_ste:
-        raise UserError("give either --ste DIR (existing expert logs) or --run-ste (run them now), not both")
+        raise ConfigError("give either --ste DIR (existing expert logs) or --run-ste (run them now), not both")
     ste_given = load_ste(Path(args.ste), args.perf_measure) if args.ste else None
     factories = {spec: agent_factory(spec) for spec in dict.fromkeys(args.agents)}
     settings = RunSettings(seed=args.seed)
@@ -122,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"cannot write logs under {out}: {exc.strerror or exc}; give another --out folder") from None
+        raise RunFolderError(f"cannot write logs under {out}: {exc.strerror or exc}; give another --out folder") from None
     trained = list(dict.fromkeys(r.task for r in expand(syllabus) if r.block_type == "train"))
     console = Console(width=None if sys.stdout.isatty() else 120)
     started = time.perf_counter()
@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
                                            scenario_type="STE")
                     finally:
                         await expert.close()
-        except UserError:
+        except LTMError:
             raise
         except Exception as exc:  # an agent that fails (network, its own bug) must not take the others down
             run.error = f"{type(exc).__name__}: {exc}"

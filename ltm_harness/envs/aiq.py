@@ -23,7 +23,7 @@ from ltm_harness.definitions import load_or_generate
 from ltm_harness.envs.conversation import EnvDataset, InConversation, PassiveInConversation
 from ltm_harness.envs.play import DEFAULT_TRIALS
 from ltm_harness.envs.registry import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError, RunFolderError
 from ltm_harness.runner import PreparedRun, run_all, slug
 from ltm_harness.session import Session
 
@@ -89,13 +89,13 @@ def _datasets(tests: Sequence[TestSpec], trials: int, seed: int) -> list[tuple[D
     for spec in tests:
         name = dataset_name(spec)
         if name in names:
-            raise UserError(f"tests {names[name]!r} and {spec.label!r} have the same name; give each test once")
+            raise ConfigError(f"tests {names[name]!r} and {spec.label!r} have the same name; give each test once")
         names[name] = spec.label
         cls = aiq_dataset_class(spec)
         try:
             dataset = cls(memory_span=AIQ_SPAN, seed=seed, **spec.params)
         except ValidationError as exc:
-            raise UserError(describe_params_error(spec.name, exc)) from None
+            raise ConfigError(describe_params_error(spec.name, exc)) from None
         built.append((dataset, trials if env_class(spec.name).kind == "active" else 1))
     return built
 
@@ -114,7 +114,7 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
     and return the AIQ report (also written to results/<run_name>/aiq.json)."""
     if trials < 1:
-        raise UserError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
+        raise ConfigError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
     cfg = RunConfig.model_validate({
@@ -125,7 +125,7 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     try:
         examples, reused = load_or_generate(run_dir / "definitions", datasets)
     except OSError as exc:
-        raise UserError(f"cannot write results under {results_root}: {exc.strerror or exc}; give another results folder") from None
+        raise RunFolderError(f"cannot write results under {results_root}: {exc.strerror or exc}; give another results folder") from None
     if not reused:
         _clear_stale(run_dir)
     prepared = PreparedRun(config=cfg, datasets=datasets, examples=examples, run_dir=run_dir,

@@ -21,7 +21,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from ltm_harness.envs.base import EnvHeader, EnvParams, Example, PassiveEnv, Space
 from ltm_harness.envs.words import WORDS
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 ALPHABET = string.ascii_lowercase
 RULES = {
@@ -79,12 +79,12 @@ def load_words(folder: str | None) -> list[str]:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise UserError(f"cipher: config: cannot read {path} ({exc.strerror or exc}); give a folder holding words.txt") from None
+            raise DefinitionError(f"cipher: config: cannot read {path} ({exc.strerror or exc}); give a folder holding words.txt") from None
         words = []
         for i, line in enumerate(lines, 1):
             word = line.strip().lower()
             if word and not re.fullmatch(r"[a-z]+", word):
-                raise UserError(f"{path} line {i}: {line.strip()!r} is not one word of letters a-z; fix or remove it")
+                raise DefinitionError(f"{path} line {i}: {line.strip()!r} is not one word of letters a-z; fix or remove it")
             if word:
                 words.append(word)
     return list(dict.fromkeys(w.lower() for w in words))
@@ -113,7 +113,7 @@ class Cipher(PassiveEnv):
         pool = [w for w in load_words(p.config) if w not in TEMPLATE_WORDS]
         need = p.n_train + p.n_dev + p.n_test
         if len(pool) < need:
-            raise UserError(f"cipher: the word list has {len(pool)} usable words but n_train + n_dev + n_test = {need}; "
+            raise DefinitionError(f"cipher: the word list has {len(pool)} usable words but n_train + n_dev + n_test = {need}; "
                             "ask for fewer words or give a longer words.txt")
         for _ in range(MAX_DRAWS):
             words = self.rng.sample(pool, need)
@@ -122,7 +122,7 @@ class Cipher(PassiveEnv):
             if not shown & set(test):
                 break
         else:
-            raise UserError("cipher: could not draw test words that differ from every enciphered word shown; "
+            raise DefinitionError("cipher: could not draw test words that differ from every enciphered word shown; "
                             "give a longer word list")
         self.train = [Example(problem=self.encipher(w), answer=w) for w in train]
         self.dev = [Example(problem=self.encipher(w), answer=w) for w in dev]

@@ -13,7 +13,7 @@ from ltm_harness.envs.base import Env
 from ltm_harness.envs.cipher import Cipher
 from ltm_harness.envs.guess import NumberGuess
 from ltm_harness.envs.keydoor import KeyDoor
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 ENVIRONMENTS: dict[str, type[Env]] = {cls.test_name: cls for cls in (Bandit, KeyDoor, NumberGuess, Cipher)}
 
@@ -40,7 +40,7 @@ def env_class(name: str) -> type[Env]:
     try:
         return ENVIRONMENTS[name]
     except KeyError:
-        raise UserError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}; "
+        raise DefinitionError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}; "
                         "use one of them (`aiq --list` shows their params)") from None
 
 
@@ -58,12 +58,12 @@ def describe_params_error(name: str, exc: ValidationError) -> str:
 
 def make_env(name: str, seed: int = 0, **params: Any) -> Env:
     """A seeded environment by test name. `env_name` picks a sub-test of a test set (e.g. keydoor
-    `6x6`), `config` a data folder where the test reads data. Errors are one-line `UserError`s."""
+    `6x6`), `config` a data folder where the test reads data. Errors are one-line `DefinitionError`s."""
     cls = env_class(name)
     try:
         return cls(seed=seed, **params)
     except ValidationError as exc:
-        raise UserError(describe_params_error(name, exc)) from None
+        raise DefinitionError(describe_params_error(name, exc)) from None
 
 
 class TestSpec(BaseModel):
@@ -117,9 +117,9 @@ def parse_test_spec(spec: str) -> TestSpec:
     for part in parts[1:]:
         key, eq, value = part.partition("=")
         if not eq or not key.strip():
-            raise UserError(f"test {spec!r}: {part!r} is not KEY=VALUE; write e.g. {name},env_name=...")
+            raise DefinitionError(f"test {spec!r}: {part!r} is not KEY=VALUE; write e.g. {name},env_name=...")
         params[key.strip()] = _value(value.strip())
     if "seed" in params:
-        raise UserError(f"test {spec!r}: seed is drawn per trial from the run's seed; give --seed instead")
+        raise DefinitionError(f"test {spec!r}: seed is drawn per trial from the run's seed; give --seed instead")
     make_env(name, **params)  # checks the name and the params now, with one clear error
     return TestSpec(name=name, params=params)

@@ -30,7 +30,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import RunFolderError
 
 LOG_FORMAT_VERSION = "1.1"
 STANDARD_COLUMNS = ("block_num", "exp_num", "worker_id", "block_type", "block_subtype", "task_name",
@@ -106,9 +106,9 @@ class L2Logger:
     def __init__(self, scenario_dir: Path, worker_id: str, metrics_columns: list[str],
                  scenario_info: ScenarioInfo | None = None) -> None:
         if not WORKER_ID.match(worker_id):
-            raise UserError(f"worker id {worker_id!r} may hold only letters, digits, underscores, hyphens and periods")
+            raise RunFolderError(f"worker id {worker_id!r} may hold only letters, digits, underscores, hyphens and periods")
         if not metrics_columns or set(metrics_columns) & set(STANDARD_COLUMNS):
-            raise UserError("metrics_columns must name at least one column, none of them a standard column")
+            raise RunFolderError("metrics_columns must name at least one column, none of them a standard column")
         self.scenario_dir = scenario_dir
         self.worker_id = worker_id
         self.metrics_columns = list(metrics_columns)
@@ -179,29 +179,29 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not valid JSON ({exc}); fix or delete the file") from None
+        raise RunFolderError(f"{path}: not valid JSON ({exc}); fix or delete the file") from None
 
 
 def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics: list[str]) -> LogRecord:
     if len(row) != len(header):
-        raise UserError(f"{path}:{line}: {len(row)} fields, but the header has {len(header)}; "
+        raise RunFolderError(f"{path}:{line}: {len(row)} fields, but the header has {len(header)}; "
                         "each row needs one value per column")
     values = dict(zip(header, row))
     try:
         params = json.loads(values["task_params"]) if values["task_params"].strip() else {}
     except json.JSONDecodeError:
-        raise UserError(f"{path}:{line}: task_params is not JSON ({values['task_params'][:60]!r})") from None
+        raise RunFolderError(f"{path}:{line}: task_params is not JSON ({values['task_params'][:60]!r})") from None
     try:
         stamp = datetime.strptime(values["timestamp"], TIMESTAMP_FORMAT)
     except ValueError:
-        raise UserError(f"{path}:{line}: timestamp {values['timestamp']!r} does not match {TIMESTAMP_FORMAT}") from None
+        raise RunFolderError(f"{path}:{line}: timestamp {values['timestamp']!r} does not match {TIMESTAMP_FORMAT}") from None
     parsed: dict[str, float | None] = {}
     for column in metrics:
         text = values[column].strip()
         try:
             number = float(text) if text else None
         except ValueError:
-            raise UserError(f"{path}:{line}: {column} value {text!r} is not a number") from None
+            raise RunFolderError(f"{path}:{line}: {column} value {text!r} is not a number") from None
         parsed[column] = None if number is not None and math.isnan(number) else number
     try:
         return LogRecord.model_validate({
@@ -213,7 +213,7 @@ def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"{path}:{line}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
+        raise RunFolderError(f"{path}:{line}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
                         f"(got {err.get('input')!r})") from None
 
 
@@ -222,19 +222,19 @@ def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file; give an l2logger data log (tab-separated text)") from None
+        raise RunFolderError(f"{path}: not a UTF-8 text file; give an l2logger data log (tab-separated text)") from None
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"'))
     if not rows:
-        raise UserError(f"{path}: empty file; a data log starts with its header line")
+        raise RunFolderError(f"{path}: empty file; a data log starts with its header line")
     header = rows[0]
     missing = [c for c in STANDARD_COLUMNS if c not in header]
     if missing:
-        raise UserError(f"{path}: the header lacks the column(s) {', '.join(missing)}; is this an l2logger data log?")
+        raise RunFolderError(f"{path}: the header lacks the column(s) {', '.join(missing)}; is this an l2logger data log?")
     extra = [c for c in header if c not in STANDARD_COLUMNS]
     metrics = metrics_columns if metrics_columns is not None else extra
     unknown = [c for c in metrics if c not in header]
     if unknown:
-        raise UserError(f"{path}: metric column(s) {', '.join(unknown)} named in {LOGGER_INFO} are not in the header")
+        raise RunFolderError(f"{path}: metric column(s) {', '.join(unknown)} named in {LOGGER_INFO} are not in the header")
     records = [_parse_row(path, i + 1, header, row, metrics) for i, row in enumerate(rows[1:], start=1) if row]
     return metrics, records
 
@@ -242,21 +242,21 @@ def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple
 def read_scenario(scenario_dir: Path) -> ScenarioLog:
     """All data logs of a scenario folder, merged and ordered by exp_num."""
     if not scenario_dir.is_dir():
-        raise UserError(f"{scenario_dir}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
+        raise RunFolderError(f"{scenario_dir}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
     info_path = scenario_dir / LOGGER_INFO
     declared: list[str] | None = None
     if info_path.is_file():
         try:
             declared = LoggerInfo.model_validate(_read_json(info_path)).metrics_columns
         except ValidationError:
-            raise UserError(f"{info_path}: needs a non-empty \"metrics_columns\" list") from None
+            raise RunFolderError(f"{info_path}: needs a non-empty \"metrics_columns\" list") from None
     scenario_info: dict[str, Any] = {}
     if (scenario_dir / SCENARIO_INFO).is_file():
         raw = _read_json(scenario_dir / SCENARIO_INFO)
         scenario_info = raw if isinstance(raw, dict) else {}
     logs = sorted(scenario_dir.rglob(DATA_LOG))
     if not logs:
-        raise UserError(f"{scenario_dir}: no {DATA_LOG} below this folder; give a scenario folder written by "
+        raise RunFolderError(f"{scenario_dir}: no {DATA_LOG} below this folder; give a scenario folder written by "
                         "`syllabus run` or by l2logger")
     columns: list[str] | None = declared
     records: list[LogRecord] = []

@@ -48,7 +48,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import RunFolderError
 from ltm_harness.l2m import curves
 from ltm_harness.l2m.logger import LOGGER_INFO, SCENARIO_INFO, LogRecord, ScenarioLog, read_scenario
 
@@ -201,7 +201,7 @@ def _declared_ranges(log: ScenarioLog, measure: str) -> dict[str, tuple[float, f
     try:
         parsed = _RANGES.validate_python(log.scenario_info.get("ranges", {}))
     except ValidationError:
-        raise UserError(f"{Path(log.scenario_dir) / SCENARIO_INFO}: \"ranges\" must map a metric column to "
+        raise RunFolderError(f"{Path(log.scenario_dir) / SCENARIO_INFO}: \"ranges\" must map a metric column to "
                         "{task: [low, high]}; fix or remove it") from None
     return {task: (min(pair), max(pair)) for task, pair in parsed.get(measure, {}).items()}
 
@@ -210,11 +210,11 @@ def compute_metrics(log: ScenarioLog, perf_measure: str = "reward",
                     ste: dict[str, list[list[float]]] | None = None) -> MetricsReport:
     """The metrics of one scenario log; `ste` maps a task to its STE runs (raw train performance per experience)."""
     if perf_measure not in log.metrics_columns:
-        raise UserError(f"{log.scenario_dir}: no metric column {perf_measure!r} (columns: "
+        raise RunFolderError(f"{log.scenario_dir}: no metric column {perf_measure!r} (columns: "
                         f"{', '.join(log.metrics_columns) or 'none'}); choose one with --perf-measure")
     regimes = _regimes(log.records, perf_measure)
     if not regimes:
-        raise UserError(f"{log.scenario_dir}: the log has no {perf_measure} values to compute metrics from")
+        raise RunFolderError(f"{log.scenario_dir}: the log has no {perf_measure} values to compute metrics from")
     ste = {task: runs for task, runs in (ste or {}).items() if runs and min(len(r) for r in runs) > 0}
     notes: list[str] = []
     tasks = list(dict.fromkeys(r.task for r in regimes))
@@ -365,7 +365,7 @@ def compute_metrics(log: ScenarioLog, perf_measure: str = "reward",
 def scenario_dirs(path: Path) -> list[Path]:
     """The scenario folders at or below `path`: folders holding logger_info.json (or `path` itself)."""
     if not path.is_dir():
-        raise UserError(f"{path}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
+        raise RunFolderError(f"{path}: no such log folder; give the folder `syllabus run` wrote its logs to (its --out)")
     if (path / LOGGER_INFO).is_file():
         return [path]
     found = sorted({p.parent for p in path.rglob(LOGGER_INFO)})
@@ -378,11 +378,11 @@ def load_ste(path: Path, perf_measure: str = "reward") -> dict[str, list[list[fl
     for folder in scenario_dirs(path):
         log = read_scenario(folder)
         if perf_measure not in log.metrics_columns:
-            raise UserError(f"{folder}: single-task-expert log has no {perf_measure!r} column")
+            raise RunFolderError(f"{folder}: single-task-expert log has no {perf_measure!r} column")
         train = [r for r in log.records if r.block_type == "train"]
         trained = list(dict.fromkeys(r.task_name for r in train))
         if len(trained) != 1:
-            raise UserError(f"{folder}: a single-task-expert log trains exactly one task, but this one trains "
+            raise RunFolderError(f"{folder}: a single-task-expert log trains exactly one task, but this one trains "
                             f"{len(trained)} ({', '.join(trained) or 'none'}); give one log folder per task")
         values = [v for _, v in per_experience(train, perf_measure)]
         if values:
@@ -398,4 +398,4 @@ def read_metrics(path: Path) -> MetricsReport:
     try:
         return MetricsReport.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a metrics file written by `syllabus metrics` ({exc})") from None
+        raise RunFolderError(f"{path}: not a metrics file written by `syllabus metrics` ({exc})") from None

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ltm_harness.agents.base import Agent, AgentMessage
 from ltm_harness.clock import VirtualClock
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError, LTMError
 from ltm_harness.l2m.logger import L2Logger, LogRecord, ScenarioInfo, worker_slug
 from ltm_harness.l2m.syllabus import Regime, Syllabus, expand
 from ltm_harness.l2m.tasks import TaskFactory, TextTask, env_task_factory, variant_seed
@@ -106,8 +106,8 @@ def make_tasks(regimes: list[Regime], factory: TaskFactory, seed: int, source: s
             continue
         try:
             tasks[key] = factory(regime.task, dict(regime.params), variant_seed(seed, regime.task, regime.params))
-        except UserError as exc:
-            raise UserError(f"{source}: instruction {regime.instruction}: {exc}") from None
+        except LTMError as exc:
+            raise DefinitionError(f"{source}: instruction {regime.instruction}: {exc}") from None
     return tasks
 
 

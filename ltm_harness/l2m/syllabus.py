@@ -25,7 +25,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 SYLLABI_DIR = Path(__file__).resolve().parents[2] / "syllabi"
 PHASE_LABEL = re.compile(r"^([0-9]+)\.(train|test)$")
@@ -151,31 +151,31 @@ class Regime(_Strict):
 # -- loading ---------------------------------------------------------------------------------------------
 
 
-def _instruction_error(source: str, index: int, exc: ValidationError | ValueError, raw: dict[str, Any]) -> UserError:
+def _instruction_error(source: str, index: int, exc: ValidationError | ValueError, raw: dict[str, Any]) -> DefinitionError:
     if isinstance(exc, ValidationError):
         err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
         loc = [str(p) for p in err["loc"] if p not in ("episode",)]
         field = ".".join(loc) or next(k for k in raw if k in _DIRECTIVES)
         if err["type"] == "extra_forbidden":
-            return UserError(f"{source}: instruction {index}: unknown field {field!r}; remove it or fix its spelling")
+            return DefinitionError(f"{source}: instruction {index}: unknown field {field!r}; remove it or fix its spelling")
         if err["type"] == "missing":
-            return UserError(f"{source}: instruction {index}: field {field!r} is missing; add it")
+            return DefinitionError(f"{source}: instruction {index}: field {field!r} is missing; add it")
         message = str(err["msg"]).removeprefix("Value error, ")
-        return UserError(f"{source}: instruction {index}: {field}: {message} (got {err.get('input')!r}); fix the value")
-    return UserError(f"{source}: instruction {index}: {exc}; fix the instruction")
+        return DefinitionError(f"{source}: instruction {index}: {field}: {message} (got {err.get('input')!r}); fix the value")
+    return DefinitionError(f"{source}: instruction {index}: {exc}; fix the instruction")
 
 
 def parse_instruction(source: str, index: int, raw: object) -> Instruction:
-    """One instruction from its JSON value, or a UserError naming the file, the index and the field."""
+    """One instruction from its JSON value, or a DefinitionError naming the file, the index and the field."""
     if not isinstance(raw, dict):
-        raise UserError(f"{source}: instruction {index} must be a JSON object such as {{\"$phase\": \"1.train\"}} "
+        raise DefinitionError(f"{source}: instruction {index} must be a JSON object such as {{\"$phase\": \"1.train\"}} "
                         f"(got {json.dumps(raw)[:60]}); fix the instruction")
     present = [k for k in _DIRECTIVES if k in raw]
     if "$repeat" in present:
         present = ["$repeat"]  # the episode is nested inside the repeat; a stray top-level $episode is caught below
     if len(present) != 1:
         what = "none" if not present else " and ".join(present)
-        raise UserError(f"{source}: instruction {index} must hold exactly one of $phase, $repeat, $episode, $info "
+        raise DefinitionError(f"{source}: instruction {index} must hold exactly one of $phase, $repeat, $episode, $info "
                         f"(found {what}); fix the instruction")
     try:
         if present[0] == "$phase":
@@ -219,20 +219,20 @@ def parse_syllabus(raw: object, source: str) -> Syllabus:
             err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
             field = ".".join(str(p) for p in err["loc"]) or "instructions"
             if err["type"] == "extra_forbidden":
-                raise UserError(f"{source}: unknown top-level field {field!r}; a syllabus object has "
+                raise DefinitionError(f"{source}: unknown top-level field {field!r}; a syllabus object has "
                                 "instructions, type and description") from None
             if err["type"] == "missing":
-                raise UserError(f"{source}: the syllabus object needs an \"instructions\" list; add it") from None
-            raise UserError(f"{source}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
+                raise DefinitionError(f"{source}: the syllabus object needs an \"instructions\" list; add it") from None
+            raise DefinitionError(f"{source}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
                             f"(got {err.get('input')!r}); fix the value") from None
         items, declared, description = wrapper.instructions, wrapper.type, wrapper.description
     elif isinstance(raw, list):
         items = raw
     else:
-        raise UserError(f"{source}: a syllabus is a JSON list of instructions (or an object with an "
+        raise DefinitionError(f"{source}: a syllabus is a JSON list of instructions (or an object with an "
                         "\"instructions\" list); fix the file")
     if not items:
-        raise UserError(f"{source}: the syllabus has no instructions; add at least a $phase and a $repeat")
+        raise DefinitionError(f"{source}: the syllabus has no instructions; add at least a $phase and a $repeat")
     instructions = [parse_instruction(source, i, item) for i, item in enumerate(items)]
     return Syllabus(source=source, instructions=instructions, declared_type=declared, description=description)
 
@@ -246,7 +246,7 @@ def resolve_syllabus_path(name: str) -> Path:
         if candidate.is_file():
             return candidate
     shipped = ", ".join(sorted(p.stem for p in SYLLABI_DIR.glob("*.json"))) or "none"
-    raise UserError(f"syllabus {name!r} not found; give a JSON file path or a shipped syllabus ({shipped})")
+    raise DefinitionError(f"syllabus {name!r} not found; give a JSON file path or a shipped syllabus ({shipped})")
 
 
 def load_syllabus(name: str | Path) -> Syllabus:
@@ -255,12 +255,12 @@ def load_syllabus(name: str | Path) -> Syllabus:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+        raise DefinitionError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
                         "fix the syntax") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file; give a syllabus JSON file") from None
+        raise DefinitionError(f"{path}: not a UTF-8 text file; give a syllabus JSON file") from None
     except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the path and its permissions") from None
+        raise DefinitionError(f"{path}: cannot read it ({exc.strerror or exc}); check the path and its permissions") from None
     return parse_syllabus(raw, str(path))
 
 
@@ -285,7 +285,7 @@ def expand(syllabus: Syllabus) -> list[Regime]:
             disabled = ins.info.disable_updates
         else:
             if phase is None:
-                raise UserError(f"{syllabus.source}: instruction {index}: episodes come before the first $phase "
+                raise DefinitionError(f"{syllabus.source}: instruction {index}: episodes come before the first $phase "
                                 "annotation; start the syllabus with {\"$phase\": \"1.train\"}")
             regimes.append(Regime(
                 regime_num=len(regimes), block_num=block_num, phase=phase.phase, block_type=phase.block_type,
@@ -304,5 +304,5 @@ def single_task_syllabus(syllabus: Syllabus, task: str) -> Syllabus:
             spec = EpisodeSpec.model_validate({"$episode": task, "params": regime.params})
             instructions.append(RepeatInstruction.model_validate({"$repeat": spec, "count": regime.count}))
     if len(instructions) == 1:
-        raise UserError(f"{syllabus.source}: task {task!r} is never trained, so it has no single-task expert")
+        raise DefinitionError(f"{syllabus.source}: task {task!r} is never trained, so it has no single-task expert")
     return Syllabus(source=f"{syllabus.name}-ste-{task}", instructions=instructions)

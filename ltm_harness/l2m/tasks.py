@@ -21,7 +21,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from pydantic import JsonValue
 
 from ltm_harness.envs import ActiveEnv, PassiveEnv, make_env
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 
 
 @runtime_checkable
@@ -152,13 +152,13 @@ class PassiveEnvTask:
 
 
 def env_task_factory(name: str, params: dict[str, JsonValue], seed: int) -> TextTask:
-    """A task from an ltm_harness.envs environment; unknown names and bad params are UserErrors."""
+    """A task from an ltm_harness.envs environment; unknown names and bad params are DefinitionErrors."""
     if "seed" in params:
-        raise UserError(f"task {name!r}: remove the \"seed\" param; episode seeds come from the run's --seed")
+        raise DefinitionError(f"task {name!r}: remove the \"seed\" param; episode seeds come from the run's --seed")
     env = make_env(name, seed=seed, **params)
     if isinstance(env, ActiveEnv):
         return ActiveEnvTask(env)
     if isinstance(env, PassiveEnv):
         return PassiveEnvTask(env, seed)
-    raise UserError(f"task {name!r} is neither an active nor a passive environment")  # pragma: no cover
+    raise DefinitionError(f"task {name!r} is neither an active nor a passive environment")  # pragma: no cover
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_random_exponential
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LLMError
 from ltm_harness.llm.endpoint import Endpoint
 from ltm_harness.llm.pricing import Price, PriceTable
 from ltm_harness.llm.records import LLMCall, Role
@@ -57,10 +57,6 @@ class LLMSettings(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict, description="USD per 1M tokens, per model (adds to the built-in table)")
     cache: bool = Field(default=True, description="cache judge and generation responses on disk")
     cache_dir: str | None = Field(default=None, description="cache folder (default: <results>/.llm-cache)")
-
-
-class LLMError(UserError):
-    """A call failed for good (not retryable, or retries exhausted)."""
 
 
 class Limits:

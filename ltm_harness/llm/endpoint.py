@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_KEY = "not-needed"
@@ -71,11 +71,11 @@ def resolve_endpoint(who: str, base_url: str | None = None, api_key: str | None 
     OPENAI_BASE_URL / OPENAI_API_KEY; a local URL needs no key, any other one does."""
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     if urlsplit(url).scheme not in ("http", "https"):
-        raise UserError(f"{who}: the base URL {display_url(url)!r} must start with http:// or https://")
+        raise ConfigError(f"{who}: the base URL {display_url(url)!r} must start with http:// or https://")
     key = api_key or os.environ.get("OPENAI_API_KEY") or None
     if key is None:
         if not is_local_url(url):
-            raise UserError(f"{who}: no API key for {display_url(url)}; set OPENAI_API_KEY "
+            raise ConfigError(f"{who}: no API key for {display_url(url)}; set OPENAI_API_KEY "
                             "(or point OPENAI_BASE_URL at a local server, which needs none)")
         key = LOCAL_KEY
     return Endpoint(url, _Secret(key))

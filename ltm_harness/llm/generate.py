@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LLMError
 from ltm_harness.gpt_generated import ExamplesFile, GeneratedSet, PromptFile, examples_path, load_examples
 from ltm_harness.llm.client import LLMClient
 from ltm_harness.llm.records import LLMCall, UsageTotals
@@ -123,7 +123,7 @@ async def generate(client: LLMClient, model: str, prompt_path: Path, prompt: Pro
             if new:
                 stored.sets.extend(new)
                 save_examples(path, stored)
-            raise UserError(f"{prompt_path}: {model} gave no valid set {index + 1} in {attempts} attempts "
+            raise LLMError(f"{prompt_path}: {model} gave no valid set {index + 1} in {attempts} attempts "
                             f"({report.rejected[-1].split(': ', 1)[1]}); {len(new)} new set(s) were saved to {path}")
     stored.sets.extend(new)
     if model not in stored.generated_by:

@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError
 from ltm_harness.llm.records import LLMCall, UsageTotals
 from ltm_harness.verdict import Judge, JudgeVerdict
 
@@ -78,7 +78,7 @@ class SessionLLM:
             self.record(call)  # the same event as in the original run
             return call.response or ""
         if self.test_llm is None:
-            raise UserError(f"test {test} asks an LLM, but the run has none; set config.test_llm.model "
+            raise ConfigError(f"test {test} asks an LLM, but the run has none; set config.test_llm.model "
                             "(e.g. mock with OPENAI_BASE_URL at `python -m ltm_harness mock-llm`)")
         result = await self.test_llm.client.chat("test", model or self.test_llm.model, messages,
                                                  temperature=temperature, max_tokens=max_tokens,

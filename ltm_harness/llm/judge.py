@@ -19,7 +19,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import DefinitionError
 from ltm_harness.jsonfile import first_error, read_json
 from ltm_harness.llm.client import LLMClient
 from ltm_harness.llm.records import LLMCall
@@ -63,11 +63,11 @@ def load_judge_prompt(name_or_path: str) -> JudgePrompt:
         data = read_json(path)
     except FileNotFoundError:
         known = ", ".join(sorted(p.stem for p in PROMPTS_DIR.glob("*.json")))
-        raise UserError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a path to a JSON file") from None
+        raise DefinitionError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a path to a JSON file") from None
     try:
         return JudgePrompt.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{path}: {first_error(exc)}; fix the file") from None
+        raise DefinitionError(f"{path}: {first_error(exc)}; fix the file") from None
 
 
 class _Verdict(BaseModel):

@@ -2,7 +2,7 @@
 
 Files are read tolerantly: fields this version does not know (added by later versions, such as
 `cost_split`) are ignored by the pydantic models and picked up from the raw JSON where the report
-shows them. A folder that is not a run, or a file that cannot be read, is a UserError naming the path.
+shows them. A folder that is not a run, or a file that cannot be read, is a RunFolderError naming the path.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError, RunFolderError
 from ltm_harness.formats import check_summary_format
 from ltm_harness.report.conversation import CallStats, SessionLog, read_session_log
 from ltm_harness.results import AgentSummary, RunSummary, TestResult
@@ -97,7 +97,7 @@ def resolve_run(arg: str, results_root: Path = Path("results")) -> Path:
             check_run_folder(path)
             return path
     tried = " and ".join(str(p) for p in dict.fromkeys(candidates))
-    raise UserError(f"run {arg!r} not found: there is no folder {tried}; give a run folder "
+    raise RunFolderError(f"run {arg!r} not found: there is no folder {tried}; give a run folder "
                     f"(such as {results_root}/<run-name>) or the name of a run under {results_root}/")
 
 
@@ -109,13 +109,13 @@ def check_run_folder(path: Path) -> None:
     if (path / "summary.json").is_file():
         return
     if (path / "definitions").is_dir():
-        raise UserError(f"{path} has no summary.json: the run did not finish; finish it with `run --resume` "
+        raise RunFolderError(f"{path} has no summary.json: the run did not finish; finish it with `run --resume` "
                         "(or run it again with --overwrite: its definitions are reused) to write summary.json")
     runs = sorted(p.name for p in path.iterdir() if p.is_dir() and _run_like(p)) if path.is_dir() else []
     if runs:
-        raise UserError(f"{path} holds runs ({', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}), "
+        raise RunFolderError(f"{path} holds runs ({', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}), "
                         f"not one run; give one of them, such as {path / runs[0]}")
-    raise UserError(f"{path} is not a run folder: it has no summary.json "
+    raise RunFolderError(f"{path} is not a run folder: it has no summary.json "
                     "(a run writes results/<run-name>/summary.json); give a run folder or run name")
 
 
@@ -123,21 +123,21 @@ def _read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
+        raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path} is not a UTF-8 text file, so not a result of this harness; run the run again "
+        raise RunFolderError(f"{path} is not a UTF-8 text file, so not a result of this harness; run the run again "
                         "to rewrite it") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
+        raise RunFolderError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
                         "run the run again to rewrite it") from None
 
 
-def _invalid(path: Path, exc: ValidationError) -> UserError:
+def _invalid(path: Path, exc: ValidationError) -> RunFolderError:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return UserError(f"{path}: {where}: {err['msg']}; the file is not a result of this harness version, "
+    return RunFolderError(f"{path}: {where}: {err['msg']}; the file is not a result of this harness version, "
                      "run the run again to rewrite it")
 
 
@@ -165,14 +165,14 @@ def _load_agent(folder: Path, summary: AgentSummary | None, raw: dict[str, Any] 
     if results_path.is_file():
         data = _read_json(results_path)
         if not isinstance(data, list):
-            raise UserError(f"{results_path}: expected a list of test results; run the run again to rewrite it")
+            raise RunFolderError(f"{results_path}: expected a list of test results; run the run again to rewrite it")
         for i, item in enumerate(data):
             try:
                 results.append(TestResult.model_validate(item))
             except ValidationError as exc:
                 err = exc.errors()[0]
                 where = ".".join(str(p) for p in err["loc"])
-                raise UserError(f"{results_path}: test {i}: {where}: {err['msg']}; run the run again to rewrite it") from None
+                raise RunFolderError(f"{results_path}: test {i}: {where}: {err['msg']}; run the run again to rewrite it") from None
     else:
         warnings.append(f"{results_path} is missing: no per-test results for {spec}")
     logs = sorted((folder / "events").glob("*.jsonl")) if (folder / "events").is_dir() else []
@@ -210,7 +210,7 @@ def load_run(folder: Path) -> RunData:
         if child.is_dir() and child.name != "definitions" and child.name not in known:
             try:
                 loaded = _load_agent(child, None, None, child.name, True)
-            except UserError as exc:  # not an agent's folder after all, or a broken one: the run is still shown
+            except LTMError as exc:  # not an agent's folder after all, or a broken one: the run is still shown
                 skipped.append(f"{child} is left out: {exc}")
                 continue
             if loaded is not None:

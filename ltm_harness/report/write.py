@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import ConfigError, RunFolderError
 from ltm_harness.report.load import RunData, load_run
 from ltm_harness.report.page import build_page
 from ltm_harness.report.tables import build_tables, entries, write_tables
@@ -42,18 +42,18 @@ def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportF
     """Report on the runs in `folders` (one: a run report; several: a comparison) as one HTML file,
     by default `report.html` in the run's folder, with its tables as CSV and JSON beside it."""
     if not folders:
-        raise UserError("no run given; name at least one run folder or run name")
+        raise ConfigError("no run given; name at least one run folder or run name")
     seen: dict[Path, Path] = {}
     for folder in folders:
         key = folder.resolve()
         if key in seen:
-            raise UserError(f"run {folder} is given twice (also as {seen[key]}); give each run once")
+            raise ConfigError(f"run {folder} is given twice (also as {seen[key]}); give each run once")
         seen[key] = folder
     runs = [load_run(f) for f in folders]
     if output is None:
         output = folders[0] / REPORT_NAME if len(folders) == 1 else default_compare_path(folders)
     if output.suffix.lower() not in (".html", ".htm"):
-        raise UserError(f"report file {output} must end in .html (its tables are written beside it)")
+        raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
     all_entries = entries(runs)
     tables = build_tables(all_entries)
     page = build_page(_title(runs), runs, all_entries, tables)
@@ -62,6 +62,6 @@ def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportF
         output.write_text(page, encoding="utf-8")
         written = write_tables(tables, output)
     except OSError as exc:
-        raise UserError(f"cannot write the report to {output}: {exc.strerror or exc}; "
+        raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; "
                         "give another file with -o") from None
     return ReportFiles(output, written, [w for r in runs for w in r.warnings])

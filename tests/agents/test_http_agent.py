@@ -12,7 +12,7 @@ from ltm_harness.testing import serve_local
 from ltm_harness.agents.base import AgentMessage
 from ltm_harness.agents.http_agent import HTTPAgent
 from ltm_harness.agents.lexical import terms
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -80,12 +80,12 @@ def test_spec_and_session_ids():
 
 @pytest.mark.parametrize("spec", ["http://", "http://:80/x", "http://host:notaport/x", "http://host:99999/"])
 def test_bad_url_rejected(spec):
-    with pytest.raises(UserError):
+    with pytest.raises(LTMError):
         HTTPAgent(spec)
 
 
 def test_bad_timeout_rejected():
-    with pytest.raises(UserError):
+    with pytest.raises(LTMError):
         HTTPAgent("http://127.0.0.1:1/x", timeout=0)
 
 
@@ -133,7 +133,7 @@ async def test_sessions_are_separate_and_reset(server):
 async def test_bad_answers_become_user_errors(server, mode, words):
     server.mode = mode
     agent = HTTPAgent(server.url)
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         await agent.reply(msg("Hello."))
     await agent.close()
     text = str(info.value)
@@ -145,7 +145,7 @@ async def test_bad_answers_become_user_errors(server, mode, words):
 async def test_reset_bad_status(server):
     server.mode = "status"
     agent = HTTPAgent(server.url)
-    with pytest.raises(UserError, match="503"):
+    with pytest.raises(LTMError, match="503"):
         await agent.reset()
     await agent.close()
 
@@ -164,7 +164,7 @@ async def test_timeout(server):
     async with serve_local(app) as url:
         agent = HTTPAgent(f"{url}/slow", timeout=0.2)
         try:
-            with pytest.raises(UserError, match="no answer within 0.2 s"):
+            with pytest.raises(LTMError, match="no answer within 0.2 s"):
                 await agent.reply(msg("Hello."))
         finally:
             done.set()
@@ -173,7 +173,7 @@ async def test_timeout(server):
 
 async def test_unreachable(unused_tcp_port):
     agent = HTTPAgent(f"http://127.0.0.1:{unused_tcp_port}/agent")
-    with pytest.raises(UserError, match="cannot be reached"):
+    with pytest.raises(LTMError, match="cannot be reached"):
         await agent.reply(msg("Hello."))
     await agent.close()
 
@@ -181,7 +181,7 @@ async def test_unreachable(unused_tcp_port):
 async def test_credentials_in_url_not_shown(server):
     server.mode = "status"
     agent = HTTPAgent(server.url.replace("http://", "http://user:hunter2@"))
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         await agent.reply(msg("Hello."))
     await agent.close()
     assert "hunter2" not in str(info.value) and "503" in str(info.value)
@@ -219,7 +219,7 @@ def test_timeout_from_the_environment(monkeypatch):
     monkeypatch.setenv("LTM_HTTP_TIMEOUT", "2.5")
     assert HTTPAgent("http://127.0.0.1:9/x").timeout == 2.5
     monkeypatch.setenv("LTM_HTTP_TIMEOUT", "soon")
-    with pytest.raises(UserError, match="LTM_HTTP_TIMEOUT='soon'"):
+    with pytest.raises(LTMError, match="LTM_HTTP_TIMEOUT='soon'"):
         HTTPAgent("http://127.0.0.1:9/x")
 
 

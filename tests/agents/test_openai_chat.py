@@ -20,7 +20,7 @@ from ltm_harness.agents.openai_chat import (
     OpenAIChatAgent,
     parse_spec,
 )
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.tokens import get_tokenizer
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
@@ -118,7 +118,7 @@ def test_spec_accepted(spec, model, ctx):
 
 @pytest.mark.parametrize("spec", ["openai:", "openai: ", "openai:m@abc", "openai:m@", "openai:m@0", "openai:@8k", "openai:m@-5"])
 def test_spec_rejected(spec):
-    with pytest.raises(UserError):
+    with pytest.raises(LTMError):
         OpenAIChatAgent(spec)
 
 
@@ -130,7 +130,7 @@ def test_factory_builds_without_network_or_key():
 
 
 def test_tiny_max_context_rejected():
-    with pytest.raises(UserError, match="too small"):
+    with pytest.raises(LTMError, match="too small"):
         OpenAIChatAgent("openai:m@20")
 
 
@@ -293,7 +293,7 @@ async def test_newest_message_too_long_is_cut_from_the_front(mock):
 async def test_status_error_becomes_user_error(mock):
     mock.fail_with = (400, {"error": {"message": "bad model name", "type": "invalid_request_error"}})
     agent = agent_for(mock)
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         await agent.reply(msg("Hello."))
     await agent.close()
     text = str(info.value)
@@ -305,7 +305,7 @@ async def test_api_key_never_in_errors(mock):
     # a server that echoes the key back in its error
     mock.fail_with = (401, {"error": {"message": f"Incorrect API key provided: {SECRET}"}})
     agent = agent_for(mock, api_key=SECRET)
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         await agent.reply(msg("Hello."))
     await agent.close()
     assert mock.headers[0]["Authorization"] == f"Bearer {SECRET}"  # the key was used
@@ -318,7 +318,7 @@ async def test_api_key_from_env_never_in_errors(mock, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     mock.fail_with = (500, f"internal error while checking {SECRET}")
     agent = agent_for(mock)
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         await agent.reply(msg("Hello."))
     await agent.close()
     assert mock.headers[0]["Authorization"] == f"Bearer {SECRET}"
@@ -327,7 +327,7 @@ async def test_api_key_from_env_never_in_errors(mock, monkeypatch):
 
 async def test_missing_key_for_remote_endpoint():
     agent = OpenAIChatAgent("openai:gpt-4o-mini", base_url="https://api.example.invalid/v1")
-    with pytest.raises(UserError, match="OPENAI_API_KEY") as info:
+    with pytest.raises(LTMError, match="OPENAI_API_KEY") as info:
         await agent.reply(msg("Hello."))
     assert "api.example.invalid" in str(info.value)
     assert agent._client is None and agent.history == []  # nothing was sent
@@ -336,7 +336,7 @@ async def test_missing_key_for_remote_endpoint():
 
 async def test_unreachable_endpoint(unused_tcp_port):
     agent = OpenAIChatAgent("openai:m", base_url=f"http://127.0.0.1:{unused_tcp_port}/v1", max_retries=0)
-    with pytest.raises(UserError, match="cannot be reached"):
+    with pytest.raises(LTMError, match="cannot be reached"):
         await agent.reply(msg("Hello."))
     await agent.close()
 
@@ -392,9 +392,9 @@ async def test_base_url_key_and_settings_from_the_config(mock, tmp_path, monkeyp
 
 def test_a_missing_key_variable_is_named(tmp_path, monkeypatch):
     from ltm_harness.config import OpenAIOptions
-    from ltm_harness.errors import UserError
+    from ltm_harness.errors import LTMError
 
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
-    with pytest.raises(UserError, match="config.openai.api_key_env: the environment variable NO_SUCH_KEY_VAR is not set"):
+    with pytest.raises(LTMError, match="config.openai.api_key_env: the environment variable NO_SUCH_KEY_VAR is not set"):
         OpenAIOptions(api_key_env="NO_SUCH_KEY_VAR").agent_kwargs()
     assert "sk-literal" not in repr(OpenAIOptions(api_key="sk-literal"))

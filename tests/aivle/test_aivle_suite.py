@@ -25,7 +25,7 @@ from ltm_harness.aivle import (
 from ltm_harness.aivle.examples import build_suite
 from ltm_harness.cli import main
 from ltm_harness.envs import ActiveEnv, make_env
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.events import SessionStart, TurnEvent, read_events
 
 
@@ -152,20 +152,20 @@ def test_load_suite(tmp_path: Path):
     path = tmp_path / "my_suite.py"
     path.write_text(SUITE_FILE, encoding="utf-8")
     assert load_suite(f"{path}:build").suite_id == "from-file"
-    with pytest.raises(UserError, match="has no 'suite'"):
+    with pytest.raises(LTMError, match="has no 'suite'"):
         load_suite(str(path))
-    with pytest.raises(UserError, match="not_a_suite is a int, not a TestSuite"):
+    with pytest.raises(LTMError, match="not_a_suite is a int, not a TestSuite"):
         load_suite(f"{path}:not_a_suite")
-    with pytest.raises(UserError, match=r"made_wrong\(\) returned str, not a TestSuite"):
+    with pytest.raises(LTMError, match=r"made_wrong\(\) returned str, not a TestSuite"):
         load_suite(f"{path}:made_wrong")
-    with pytest.raises(UserError, match="cannot import suite module 'no_such_module_here'"):
+    with pytest.raises(LTMError, match="cannot import suite module 'no_such_module_here'"):
         load_suite("no_such_module_here:suite")
-    with pytest.raises(UserError, match="not found"):
+    with pytest.raises(LTMError, match="not found"):
         load_suite(str(tmp_path / "missing.py"))
-    with pytest.raises(UserError, match="has no 'nothing'; suites in it: suite"):
+    with pytest.raises(LTMError, match="has no 'nothing'; suites in it: suite"):
         load_suite("ltm_harness.aivle.examples:nothing")
     (tmp_path / "broken.py").write_text("raise RuntimeError('oops')\n", encoding="utf-8")
-    with pytest.raises(UserError, match="failed to import \\(RuntimeError: oops\\)"):
+    with pytest.raises(LTMError, match="failed to import \\(RuntimeError: oops\\)"):
         load_suite(str(tmp_path / "broken.py"))
 
 

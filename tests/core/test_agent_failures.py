@@ -12,7 +12,7 @@ import pytest
 import ltm_harness.runner as runner
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.agents.baselines import RetrievalAgent
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.events import SessionAborted, TurnEvent, read_events
 from ltm_harness.runner import prepare, run_all
 from ltm_harness.testing import make_config
@@ -175,7 +175,7 @@ async def test_an_error_no_retry_can_fix_stops_at_once(tmp_path, monkeypatch):
         async def reply(self, message, oracle_hint=None):
             WrongKey.calls += 1
             if WrongKey.calls > 3:
-                raise UserError("the endpoint answered HTTP 401: invalid key; check the key", fatal=True)
+                raise LTMError("the endpoint answered HTTP 401: invalid key; check the key", fatal=True)
             return Reply(text="OK.")
 
     use(monkeypatch, WrongKey)

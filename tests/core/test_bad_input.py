@@ -27,7 +27,7 @@ import pytest
 from aiohttp import web
 
 from ltm_harness.cli import main as cli
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.llm.mock_server import MockLLMServer
 from ltm_harness.runner import slug
 from ltm_harness.testing import serve_local
@@ -438,7 +438,7 @@ def test_debug_raises_the_error_instead(case_id: str, tmp_path: Path, capsys: py
     argv = case.setup(tmp_path)
     capsys.readouterr()
     for debug_argv in (["--debug", *argv], [*argv, "--debug"]):
-        with pytest.raises(UserError) as info:
+        with pytest.raises(LTMError) as info:
             cli(debug_argv)
         assert all(name in str(info.value) for name in case.names)
     assert "error:" not in capsys.readouterr().err
@@ -454,7 +454,7 @@ def test_debug_shows_a_traceback_only_when_asked(tmp_path: Path) -> None:
     assert plain.returncode == 2 and "Traceback" not in plain.stderr
     assert error_line(plain.stderr).startswith(f"{bad}: not valid YAML")
     assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
-    assert "UserError" in debug.stderr and "not valid YAML" in debug.stderr
+    assert "ConfigError" in debug.stderr and "not valid YAML" in debug.stderr
 
 
 def test_report_skips_unreadable_event_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

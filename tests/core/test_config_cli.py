@@ -13,7 +13,7 @@ import pytest
 
 from ltm_harness.cli import main
 from ltm_harness.config import CONFIG_DIR, load_config
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.runner import build_datasets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ datasets:
     (GOOD.replace("run_name: x", "run_name: x, incompatibilities: [[colours]]"), "config.incompatibilities"),
 ])
 def test_bad_configs_give_one_clear_line(tmp_path, text, message):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(LTMError) as err:
         load_config(write(tmp_path, text))
     assert message in str(err.value)
     assert str(tmp_path / "c.yml") in str(err.value)
@@ -59,13 +59,13 @@ def test_bad_configs_give_one_clear_line(tmp_path, text, message):
 def test_bad_dataset_args_name_the_field(tmp_path, args, message):
     cfg = load_config(write(tmp_path, GOOD))
     cfg.datasets.datasets[0].args = args
-    with pytest.raises(UserError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(LTMError, match=message.replace("[", r"\[").replace("]", r"\]")):
         build_datasets(cfg, "c.yml")
 
 
 def test_unknown_dataset_lists_the_known_ones(tmp_path):
     cfg = load_config(write(tmp_path, GOOD.replace("name: colours", "name: colors")))
-    with pytest.raises(UserError, match="unknown dataset 'colors'; known datasets: .*colours"):
+    with pytest.raises(LTMError, match="unknown dataset 'colors'; known datasets: .*colours"):
         build_datasets(cfg)
 
 

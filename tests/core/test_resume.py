@@ -18,7 +18,7 @@ import ltm_harness.runner as runner
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
 from ltm_harness.cli import main
 from ltm_harness.config import RunConfig
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.events import TurnEvent, parse_event
 from ltm_harness.runner import prepare, run_all
 from ltm_harness.testing import make_config
@@ -147,7 +147,7 @@ async def test_a_changed_config_or_harness_is_refused(tmp_path, counting):
     interrupt(ref, "retrieval")
     cut(ref / "retrieval" / "events.jsonl", 40)
     other = config(seed=3)
-    with pytest.raises(UserError, match=r"run_config.json: config.seed differs from the run being resumed"):
+    with pytest.raises(LTMError, match=r"run_config.json: config.seed differs from the run being resumed"):
         prepare(other, tmp_path / "ref", resume=True)
     # an event that differs from what the harness makes now (here: a recorded filler line edited by hand)
     log = ref / "retrieval" / "events.jsonl"

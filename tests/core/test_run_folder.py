@@ -10,7 +10,7 @@ import pytest
 
 from ltm_harness.cli import main
 from ltm_harness.config import load_config
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.runner import prepare, slug
 from ltm_harness.testing import make_config, run_config
 
@@ -68,19 +68,19 @@ def test_dataset_dirs_are_relative_to_the_config_and_code_changes_regenerate(tmp
 
 def test_missing_dataset_dir_names_the_field(tmp_path):
     cfg_path = config_file(tmp_path, USER_CONFIG)
-    with pytest.raises(UserError, match=r"run.yml: config.dataset_dirs\[0\]: folder .*my_datasets does not exist"):
+    with pytest.raises(LTMError, match=r"run.yml: config.dataset_dirs\[0\]: folder .*my_datasets does not exist"):
         prepare(load_config(cfg_path), tmp_path / "results", str(cfg_path))
 
 
 def test_unknown_dataset_names_file_and_field(tmp_path):
     cfg_path = config_file(tmp_path, USER_CONFIG.replace("dataset_dirs: [my_datasets]", "seed: 1"))
-    with pytest.raises(UserError, match=r"run.yml: datasets.datasets\[0\].name: unknown dataset 'capitals_of_fiction'"):
+    with pytest.raises(LTMError, match=r"run.yml: datasets.datasets\[0\].name: unknown dataset 'capitals_of_fiction'"):
         prepare(load_config(cfg_path), tmp_path / "results", str(cfg_path))
 
 
 def test_bad_tokenizer_is_a_config_error(tmp_path):
     cfg_path = config_file(tmp_path, USER_CONFIG.replace("dataset_dirs: [my_datasets]", "tokenizer: nonsense"))
-    with pytest.raises(UserError, match=r"config.tokenizer: .*cl100k_base"):
+    with pytest.raises(LTMError, match=r"config.tokenizer: .*cl100k_base"):
         load_config(cfg_path)
 
 
@@ -120,7 +120,7 @@ async def test_a_definition_whose_ids_do_not_match_its_file_is_refused(tmp_path)
     data = json.loads(path.read_text())
     data["dataset_name"] = "colours"
     path.write_text(json.dumps(data))
-    with pytest.raises(UserError, match=r"0.def.json: dataset_name/example_id say 'colours/0' but the file is 'kv/0'"):
+    with pytest.raises(LTMError, match=r"0.def.json: dataset_name/example_id say 'colours/0' but the file is 'kv/0'"):
         prepare(cfg, tmp_path)
 
 
@@ -148,7 +148,7 @@ def test_agents_that_would_share_a_folder_are_refused(tmp_path, capsys):
 
 
 def test_debug_before_the_command_shows_the_traceback(tmp_path):
-    with pytest.raises(UserError):
+    with pytest.raises(LTMError):
         main(["--debug", "run", "-a", "nobody", "--results", str(tmp_path)])
 
 

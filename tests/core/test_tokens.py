@@ -3,7 +3,7 @@ import hashlib
 import pytest
 
 from ltm_harness import tokens
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 
 
 def test_cl100k_counts_like_tiktoken_reference():
@@ -20,7 +20,7 @@ def test_o200k_loads_offline():
 
 
 def test_rank_file_hash_is_verified(monkeypatch):
-    with pytest.raises(UserError, match="sha256"):
+    with pytest.raises(LTMError, match="sha256"):
         tokens.load_verified_ranks("cl100k_base", "0" * 64)
     good = hashlib.sha256(tokens._shipped_rank_bytes("cl100k_base")).hexdigest()
     assert good == "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -42,5 +42,5 @@ def test_no_download_is_attempted(monkeypatch):
 
 
 def test_unknown_encoding_is_a_clear_error():
-    with pytest.raises(UserError, match="cl100k_base"):
+    with pytest.raises(LTMError, match="cl100k_base"):
         tokens.get_encoding("p50k_base")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.registry import discover
 from ltm_harness.testing import all_dataset_names, make_config, run_config
 from ltm_harness.tokens import get_tokenizer
@@ -47,7 +47,7 @@ def dataset(data_dir: Path, **params) -> object:
 
 
 def test_a_missing_file_says_how_to_get_it(tmp_path):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(LTMError) as err:
         ChapterBreak(data_dir=str(tmp_path)).generate_examples(1)
     message = str(err.value)
     assert str(tmp_path / "chapterbreak_ctx_8192.json") in message and "is missing" in message
@@ -70,12 +70,12 @@ def test_it_is_left_out_of_the_datasets_that_run_without_user_files():
 ])
 def test_malformed_files_are_reported_with_where(tmp_path, content, message):
     (tmp_path / mod.DEFAULT_FILE).write_text(content)
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(LTMError, match=message):
         ChapterBreak(data_dir=str(tmp_path)).generate_examples(1)
 
 
 def test_too_few_samples(data_dir):
-    with pytest.raises(UserError, match="has 4 samples but the config asks for 5"):
+    with pytest.raises(LTMError, match="has 4 samples but the config asks for 5"):
         dataset(data_dir).generate_examples(5)
     assert len(dataset(data_dir, split="all").generate_examples(8)) == 8
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.gpt_generated import (
     PROMPTS_DIR,
     GeneratedSet,
@@ -262,7 +262,7 @@ def test_a_broken_prompt_file_is_refused(tmp_path: Path):
     data["questions"] = data.pop("question")  # misspelled field
     bad = tmp_path / "delayed_recall.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(UserError, match="question: Field required"):
+    with pytest.raises(LTMError, match="question: Field required"):
         load_prompt_file(bad)
 
 
@@ -271,5 +271,5 @@ def test_a_broken_examples_file_is_refused(tmp_path: Path):
     data["sets"][0]["answers"].pop()  # one answer fewer than questions
     bad = tmp_path / "how_to_think.examples.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(UserError, match="one answer per question"):
+    with pytest.raises(LTMError, match="one answer per question"):
         load_examples(bad)

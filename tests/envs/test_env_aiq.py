@@ -9,7 +9,7 @@ import pytest
 
 from ltm_harness.cli import main
 from ltm_harness.envs.aiq import AIQReport, default_tests, run_aiq
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.events import TurnEvent, read_events
 
 
@@ -42,11 +42,11 @@ async def test_aiq_is_the_mean_over_tests_of_the_trial_means(tmp_path: Path):
 
 
 async def test_aiq_errors(tmp_path: Path):
-    with pytest.raises(UserError, match="unknown environment 'maze'"):
+    with pytest.raises(LTMError, match="unknown environment 'maze'"):
         await run_aiq(["maze"], ["oracle"], results_root=tmp_path)
-    with pytest.raises(UserError, match="have the same name; give each test once"):
+    with pytest.raises(LTMError, match="have the same name; give each test once"):
         await run_aiq(["guess", "guess"], ["oracle"], results_root=tmp_path)
-    with pytest.raises(UserError, match="--trials must be at least 1"):
+    with pytest.raises(LTMError, match="--trials must be at least 1"):
         await run_aiq(["guess"], ["oracle"], trials=0, results_root=tmp_path)
 
 

@@ -19,7 +19,7 @@ from ltm_harness.envs.play import (
     random_solver,
     trial_seeds,
 )
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 
 TESTS = ["bandit", "bandit,arms=6,horizon=40", "bandit,probabilities=[0.1,0.9,0.3]", "keydoor,env_name=5x5",
          "keydoor,env_name=6x6", "keydoor,env_name=7x7", "guess", "guess,low=-50,high=950", "cipher,env_name=shift",
@@ -107,7 +107,7 @@ def test_bandit_draws_distinct_arms_per_seed():
     ({"arms": 1}, "arms"),
 ])
 def test_bandit_params(params, message):
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(LTMError, match=message):
         make_env("bandit", **params)
 
 
@@ -189,7 +189,7 @@ def test_guess_feedback_and_invalid_guesses():
 
 
 def test_guess_params():
-    with pytest.raises(UserError, match="high .* must be above low"):
+    with pytest.raises(LTMError, match="high .* must be above low"):
         make_env("guess", low=5, high=5)
 
 
@@ -228,7 +228,7 @@ def test_cipher_given_shift_and_key():
     ({"n_test": 0}, "n_test"),
 ])
 def test_cipher_params(params, message):
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(LTMError, match=message):
         make_env("cipher", **params)
 
 
@@ -247,12 +247,12 @@ def test_cipher_config_folder_replaces_the_word_list(tmp_path: Path):
     env = make_env("cipher", config=str(tmp_path), n_train=4, n_dev=2, n_test=6)
     assert isinstance(env, PassiveEnv)
     assert set(env.oracle_answers()) <= set(words)
-    with pytest.raises(UserError, match="usable words but n_train \\+ n_dev \\+ n_test = 20"):
+    with pytest.raises(LTMError, match="usable words but n_train \\+ n_dev \\+ n_test = 20"):
         make_env("cipher", config=str(tmp_path), n_train=4, n_dev=6, n_test=10)
-    with pytest.raises(UserError, match="cannot read .*words.txt"):
+    with pytest.raises(LTMError, match="cannot read .*words.txt"):
         make_env("cipher", config=str(tmp_path / "missing"))
     (tmp_path / "words.txt").write_text("alpha\nice cream\n", encoding="utf-8")
-    with pytest.raises(UserError, match="line 2: 'ice cream' is not one word"):
+    with pytest.raises(LTMError, match="line 2: 'ice cream' is not one word"):
         make_env("cipher", config=str(tmp_path))
 
 
@@ -270,11 +270,11 @@ def test_cipher_answers_are_not_in_what_the_agent_sees():
 
 # -- the registry -----------------------------------------------------------------------------
 def test_unknown_names_and_params_are_one_clear_error():
-    with pytest.raises(UserError, match="unknown environment 'maze'; known environments: bandit, cipher, guess, keydoor"):
+    with pytest.raises(LTMError, match="unknown environment 'maze'; known environments: bandit, cipher, guess, keydoor"):
         make_env("maze")
-    with pytest.raises(UserError, match="environment 'keydoor': unknown param 'size'; known params: seed, "):
+    with pytest.raises(LTMError, match="environment 'keydoor': unknown param 'size'; known params: seed, "):
         make_env("keydoor", size=5)
-    with pytest.raises(UserError, match="environment 'keydoor': env_name: Input should be '5x5', '6x6' or '7x7'"):
+    with pytest.raises(LTMError, match="environment 'keydoor': env_name: Input should be '5x5', '6x6' or '7x7'"):
         make_env("keydoor", env_name="8x8")
 
 
@@ -284,9 +284,9 @@ def test_test_specs():
     assert spec.label == "bandit(horizon=20,probabilities=[0.2,0.8])"
     assert parse_test_spec("keydoor,env_name=6x6").label == "keydoor(env_name=6x6)"
     assert parse_test_spec("guess").label == "guess"
-    with pytest.raises(UserError, match="is not KEY=VALUE"):
+    with pytest.raises(LTMError, match="is not KEY=VALUE"):
         parse_test_spec("keydoor,6x6")
-    with pytest.raises(UserError, match="give --seed instead"):
+    with pytest.raises(LTMError, match="give --seed instead"):
         parse_test_spec("keydoor,seed=3")
-    with pytest.raises(UserError, match="unknown environment"):
+    with pytest.raises(LTMError, match="unknown environment"):
         parse_test_spec("maze,size=3")

@@ -14,7 +14,7 @@ from ltm_harness.config import load_config
 from ltm_harness.envs import ActiveEnv, PassiveEnv, make_env
 from ltm_harness.envs.conversation import EpisodeDefinition
 from ltm_harness.envs.play import play_episode
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.events import TurnEvent, read_events
 from ltm_harness.registry import discover
 from ltm_harness.runner import build_datasets, prepare, run_agent
@@ -180,13 +180,13 @@ async def test_a_problem_set_in_pages(tmp_path: Path):
 
 def test_dataset_args_are_checked(tmp_path: Path):
     cfg = make_config([{"name": "env_keydoor", "args": {"env_name": "9x9"}}])
-    with pytest.raises(UserError, match=r"datasets\.datasets\[0\]\.args\.env_name"):
+    with pytest.raises(LTMError, match=r"datasets\.datasets\[0\]\.args\.env_name"):
         build_datasets(cfg)
     cfg = make_config([{"name": "env_bandit", "args": {"page_size": 3}}])
-    with pytest.raises(UserError, match=r"args\.page_size: Extra inputs"):
+    with pytest.raises(LTMError, match=r"args\.page_size: Extra inputs"):
         build_datasets(cfg)
     cfg = make_config([{"name": "env_cipher", "args": {"spread_percent": 0}}])
-    with pytest.raises(UserError, match=r"args\.spread_percent"):
+    with pytest.raises(LTMError, match=r"args\.spread_percent"):
         build_datasets(cfg)
 
 

@@ -15,7 +15,7 @@ import yaml
 from ltm_harness.cli import main
 from ltm_harness.config import load_config
 from ltm_harness.definitions import Manifest, definitions_match
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.example import TestExample
 from ltm_harness.goodai_import import CONVERTERS, import_goodai
 from ltm_harness.registry import discover
@@ -188,7 +188,7 @@ def test_imported_tests_are_kept_whatever_the_seed_and_refused_by_another_config
     other.write_text(yaml.safe_dump({"config": {"run_name": "mini"}, "datasets": {"datasets": [{"name": "kv"}]}}))
     assert main(["run", "-c", str(other), "--results", str(results), "-a", "oracle", "--quiet", "--overwrite"]) == 2
     assert {p: p.read_bytes() for p in definitions.rglob("*.json")} == before
-    with pytest.raises(UserError, match=r"holds tests imported from .* not this config's; run them with .*config.yml"):
+    with pytest.raises(LTMError, match=r"holds tests imported from .* not this config's; run them with .*config.yml"):
         from ltm_harness.runner import prepare
 
         prepare(load_config(other), results)
@@ -198,7 +198,7 @@ def test_imported_tests_are_kept_whatever_the_seed_and_refused_by_another_config
 def test_an_existing_import_is_replaced_only_with_force(reference, tmp_path):
     result = import_goodai(reference, tmp_path, run_name="x")
     assert main(["run", "-c", str(result.config_path), "--results", str(tmp_path), "-a", "null", "--quiet"]) == 0
-    with pytest.raises(UserError, match="already exists; pass --force"):
+    with pytest.raises(LTMError, match="already exists; pass --force"):
         import_goodai(reference, tmp_path, run_name="x")
     (tmp_path / "x" / "definitions" / "colours" / "stale.def.json").write_text("{}")
     assert (tmp_path / "x" / "null" / "results.json").is_file()
@@ -222,7 +222,7 @@ def test_a_single_answer_given_as_a_string(tmp_path):
 
 def test_without_a_config_the_span_must_be_given(tmp_path):
     source = write_reference(tmp_path / "ref", {"Colours": TESTS["Colours"]}, config=None)
-    with pytest.raises(UserError, match="pass --span N"):
+    with pytest.raises(LTMError, match="pass --span N"):
         import_goodai(source, tmp_path / "r")
     result = import_goodai(source, tmp_path / "r", span=2000)
     cfg = load_config(result.config_path)
@@ -242,15 +242,15 @@ def test_without_a_config_the_span_must_be_given(tmp_path):
 ])
 def test_broken_definitions_are_reported_with_file_and_field(tmp_path, folder, change, message):
     source = write_reference(tmp_path / "ref", {folder: {**TESTS[folder], **change}})
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(LTMError, match=message):
         import_goodai(source, tmp_path / "r")
 
 
 def test_a_folder_with_nothing_importable_is_an_error(tmp_path):
     source = write_reference(tmp_path / "ref", {"Mystery Quiz": TESTS["Mystery Quiz"], "Restaurant": TESTS["Restaurant"]})
-    with pytest.raises(UserError, match=r"no reference dataset folder .*\(known folders: ChapterBreak, Colours"):
+    with pytest.raises(LTMError, match=r"no reference dataset folder .*\(known folders: ChapterBreak, Colours"):
         import_goodai(source, tmp_path / "r")
-    with pytest.raises(UserError, match="not a folder"):
+    with pytest.raises(LTMError, match="not a folder"):
         import_goodai(tmp_path / "nowhere", tmp_path / "r")
 
 

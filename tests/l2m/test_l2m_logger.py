@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.l2m.logger import (
     STANDARD_COLUMNS,
     L2Logger,
@@ -82,9 +82,9 @@ def test_numbers_never_go_down_and_columns_must_match(tmp_path: Path) -> None:
 def test_worker_ids_follow_l2loggers_pattern(tmp_path: Path) -> None:
     assert worker_slug("openai:gpt-4o-mini@8k") == "openai-gpt-4o-mini-8k"
     assert worker_slug("http://127.0.0.1:8080/chat") == "http-127.0.0.1-8080-chat"
-    with pytest.raises(UserError, match="may hold only letters"):
+    with pytest.raises(LTMError, match="may hold only letters"):
         L2Logger(tmp_path, "a b", ["reward"])
-    with pytest.raises(UserError, match="metrics_columns"):
+    with pytest.raises(LTMError, match="metrics_columns"):
         L2Logger(tmp_path, "w", ["exp_num"])
 
 
@@ -124,22 +124,22 @@ def test_bad_data_logs_name_the_file_and_line(tmp_path: Path, header: list[str] 
     if row is not None:
         lines.append("\t".join(row))
     (folder / "data-log.tsv").write_text("\n".join(lines) + "\n")
-    with pytest.raises(UserError, match=message) as info:
+    with pytest.raises(LTMError, match=message) as info:
         read_scenario(tmp_path)
     assert "data-log.tsv" in str(info.value)
 
 
 def test_missing_logs_and_bad_info_files(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="no such log folder"):
+    with pytest.raises(LTMError, match="no such log folder"):
         read_scenario(tmp_path / "nope")
-    with pytest.raises(UserError, match="no data-log.tsv below this folder"):
+    with pytest.raises(LTMError, match="no data-log.tsv below this folder"):
         read_scenario(tmp_path)
     (tmp_path / "logger_info.json").write_text("{")
-    with pytest.raises(UserError, match="logger_info.json: not valid JSON"):
+    with pytest.raises(LTMError, match="logger_info.json: not valid JSON"):
         read_scenario(tmp_path)
     (tmp_path / "logger_info.json").write_text(json.dumps({"metrics_columns": ["accuracy"]}))
     folder = tmp_path / "w"
     folder.mkdir()
     (folder / "data-log.tsv").write_text("\t".join([*STANDARD_COLUMNS, "reward"]) + "\n")
-    with pytest.raises(UserError, match="metric column\\(s\\) accuracy named in logger_info.json are not in the header"):
+    with pytest.raises(LTMError, match="metric column\\(s\\) accuracy named in logger_info.json are not in the header"):
         read_scenario(tmp_path)

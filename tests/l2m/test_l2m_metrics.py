@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.l2m.logger import L2Logger, LogRecord, ScenarioInfo, ScenarioLog, read_scenario
 from ltm_harness.l2m.metrics import MetricsReport, compute_metrics, load_ste, scenario_dirs, write_metrics
 
@@ -191,14 +191,14 @@ def test_declared_ranges_normalise_a_column_with_no_spread() -> None:
     assert any("every reward is 1" in n for n in plain.notes)
     declared = compute_metrics(log_of(rows, {"ranges": {"reward": {"g": [0, 4]}}}))
     assert [r.perf_mean for r in declared.regimes] == [26, 26]
-    with pytest.raises(UserError, match="\"ranges\" must map a metric column"):
+    with pytest.raises(LTMError, match="\"ranges\" must map a metric column"):
         compute_metrics(log_of(rows, {"ranges": {"reward": {"g": "0-4"}}}))
 
 
 def test_missing_metric_column_and_empty_values_are_user_errors() -> None:
-    with pytest.raises(UserError, match="no metric column 'score'"):
+    with pytest.raises(LTMError, match="no metric column 'score'"):
         compute_metrics(log_of(ANT), perf_measure="score")
-    with pytest.raises(UserError, match="no reward values"):
+    with pytest.raises(LTMError, match="no reward values"):
         compute_metrics(log_of([(0, "train", "a", {}, [])]))
 
 
@@ -230,5 +230,5 @@ def test_expert_logs_are_loaded_per_task(tmp_path: Path) -> None:
     assert [p.name for p in scenario_dirs(tmp_path / "ste")] == ["a1", "a2"]
     assert load_ste(tmp_path / "ste") == {"a": STE_A}
     write_log(tmp_path / "ste" / "mixed", [(0, "train", "a", {}, [1]), (0, "train", "b", {}, [1])])
-    with pytest.raises(UserError, match="mixed: a single-task-expert log trains exactly one task, but this one trains 2"):
+    with pytest.raises(LTMError, match="mixed: a single-task-expert log trains exactly one task, but this one trains 2"):
         load_ste(tmp_path / "ste")

@@ -12,7 +12,7 @@ from pydantic import JsonValue
 
 from ltm_harness.agents import make_agent
 from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.l2m.logger import read_scenario
 from ltm_harness.l2m.runner import INTRO, RunSettings, run_syllabus
 from ltm_harness.l2m.syllabus import Syllabus, parse_syllabus
@@ -70,7 +70,7 @@ class Factory:
 
     def __call__(self, name: str, params: dict[str, JsonValue], seed: int) -> TextTask:
         if name != "step":
-            raise UserError(f"unknown task {name!r}")
+            raise LTMError(f"unknown task {name!r}")
         steps = params.get("steps", 2)
         assert isinstance(steps, int)
         task = StepTask(steps)
@@ -218,7 +218,7 @@ async def test_only_the_oracle_gets_the_hint(tmp_path: Path) -> None:
 async def test_unknown_tasks_fail_before_the_agent_is_called(tmp_path: Path) -> None:
     agent = Scripted(lambda text, hint: "good")
     instructions = TRAIN_TEST + [{"$phase": "2.train"}, {"$repeat": {"$episode": "jump"}, "count": 1}]
-    with pytest.raises(UserError, match="syl.json: instruction 5: unknown task 'jump'"):
+    with pytest.raises(LTMError, match="syl.json: instruction 5: unknown task 'jump'"):
         await run_syllabus(syllabus(instructions), agent, tmp_path, factory=Factory())
     assert agent.seen == []
 
@@ -226,10 +226,10 @@ async def test_unknown_tasks_fail_before_the_agent_is_called(tmp_path: Path) -> 
 async def test_bad_environment_params_fail_before_the_agent_is_called(tmp_path: Path) -> None:
     agent = Scripted(lambda text, hint: "1")
     bad = [{"$phase": "1.train"}, {"$repeat": {"$episode": "bandit", "arms": 1}, "count": 1}]
-    with pytest.raises(UserError, match="instruction 1: environment 'bandit': arms"):
+    with pytest.raises(LTMError, match="instruction 1: environment 'bandit': arms"):
         await run_syllabus(syllabus(bad), agent, tmp_path)
     seeded = [{"$phase": "1.train"}, {"$repeat": {"$episode": "guess", "seed": 3}, "count": 1}]
-    with pytest.raises(UserError, match="instruction 1: task 'guess': remove the \"seed\" param"):
+    with pytest.raises(LTMError, match="instruction 1: task 'guess': remove the \"seed\" param"):
         await run_syllabus(syllabus(seeded), agent, tmp_path)
     assert agent.seen == []
 
@@ -273,5 +273,5 @@ def test_the_env_factory_makes_active_and_passive_tasks() -> None:
     passive = env_task_factory("cipher", {"shift": 1, "n_test": 2}, 1)
     assert isinstance(passive, PassiveEnvTask)
     assert passive.score_range == (0.0, 2.0)
-    with pytest.raises(UserError, match="unknown environment 'pong'"):
+    with pytest.raises(LTMError, match="unknown environment 'pong'"):
         env_task_factory("pong", {}, 0)

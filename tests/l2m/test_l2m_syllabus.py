@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.l2m.syllabus import (
     SYLLABI_DIR,
     EpisodeInstruction,
@@ -98,7 +98,7 @@ def test_disable_updates_in_a_train_phase_holds_until_info_is_cleared(tmp_path: 
 
 def test_expansion_refuses_episodes_before_any_phase(tmp_path: Path) -> None:
     syllabus = load_syllabus(write(tmp_path, [{"$repeat": {"$episode": "t"}, "count": 1}]))
-    with pytest.raises(UserError, match=r"instruction 0: episodes come before the first \$phase"):
+    with pytest.raises(LTMError, match=r"instruction 0: episodes come before the first \$phase"):
         expand(syllabus)
 
 
@@ -126,13 +126,13 @@ def test_expansion_refuses_episodes_before_any_phase(tmp_path: Path) -> None:
 ])
 def test_malformed_syllabi_name_the_file_and_the_place(tmp_path: Path, value: object, message: str) -> None:
     path = write(tmp_path, value)
-    with pytest.raises(UserError, match=message) as info:
+    with pytest.raises(LTMError, match=message) as info:
         load_syllabus(path)
     assert str(info.value).startswith(str(path))
 
 
 def test_missing_file_lists_the_shipped_syllabi() -> None:
-    with pytest.raises(UserError, match="syllabus 'no-such' not found; .*cl-bandit"):
+    with pytest.raises(LTMError, match="syllabus 'no-such' not found; .*cl-bandit"):
         load_syllabus("no-such")
 
 
@@ -146,7 +146,7 @@ def test_shipped_syllabi_load_by_name() -> None:
 def test_not_utf8_is_a_user_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(b"\xff\xfe[")
-    with pytest.raises(UserError, match="not a UTF-8 text file"):
+    with pytest.raises(LTMError, match="not a UTF-8 text file"):
         load_syllabus(path)
 
 
@@ -160,10 +160,10 @@ def test_single_task_syllabus_keeps_only_that_tasks_training() -> None:
     expert = expand(single_task_syllabus(syllabus, "a"))
     assert [(r.block_num, r.block_type, r.params, r.count) for r in expert] == [
         (0, "train", {"k": 1}, 3), (0, "train", {"k": 2}, 2)]
-    with pytest.raises(UserError, match="task 'c' is never trained"):
+    with pytest.raises(LTMError, match="task 'c' is never trained"):
         single_task_syllabus(syllabus, "c")
 
 
 def test_count_must_be_a_whole_number_not_text(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="instruction 0: count: Input should be a valid integer"):
+    with pytest.raises(LTMError, match="instruction 0: count: Input should be a valid integer"):
         load_syllabus(write(tmp_path, [{"$repeat": {"$episode": "t"}, "count": "3"}]))

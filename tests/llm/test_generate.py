@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ltm_harness.cli import main as cli
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.gpt_generated import load_prompt_file
 from ltm_harness.llm.generate import asked_count
 from ltm_harness.registry import discover
@@ -62,7 +62,7 @@ async def test_generation_rejects_mismatched_counts(tmp_path, mock_llm, monkeypa
 def test_sets_with_unequal_counts_are_refused(tmp_path):
     bad = {"content": ["A fact."], "questions": ["Q1?", "Q2?"], "answers": ["a1"]}
     write_gpt_dataset(tmp_path / "ds", sets=[bad])
-    with pytest.raises(UserError, match=r"fictional_facts\.examples\.json: sets\.0: .*2 questions but 1 answers"):
+    with pytest.raises(LTMError, match=r"fictional_facts\.examples\.json: sets\.0: .*2 questions but 1 answers"):
         discover([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
 
 
@@ -77,14 +77,14 @@ def test_an_invalid_prompt_file_names_file_and_field(tmp_path, change, message):
     data = json.loads(prompt.read_text())
     change(data)
     prompt.write_text(json.dumps(data))
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LTMError) as info:
         load_prompt_file(prompt)
     assert str(info.value).startswith(f"{prompt}: ") and message in str(info.value)
 
 
 def test_no_stored_sets_says_how_to_make_them(tmp_path):
     write_gpt_dataset(tmp_path / "ds", sets=[])
-    with pytest.raises(UserError, match="python -m ltm_harness generate .*fictional_facts.json --model"):
+    with pytest.raises(LTMError, match="python -m ltm_harness generate .*fictional_facts.json --model"):
         discover([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
 
 

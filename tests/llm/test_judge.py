@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.llm.client import LLMClient, LLMSettings
 from ltm_harness.llm.endpoint import resolve_endpoint
 from ltm_harness.llm.judge import LLMJudge, load_judge_prompt, parse_verdict
@@ -55,12 +55,12 @@ def test_verdict_parsing():
 def test_judge_prompt_files_are_checked(tmp_path):
     path = tmp_path / "j.json"
     path.write_text(json.dumps({"name": "j", "system": "s", "user": "<q>{question}</q> {response}"}))
-    with pytest.raises(UserError, match=r"j\.json: .*\{expected\}"):
+    with pytest.raises(LTMError, match=r"j\.json: .*\{expected\}"):
         load_judge_prompt(str(path))
     path.write_text(json.dumps({"name": "j", "system": "s", "user": "{question} {expected} {response} {oops}"}))
-    with pytest.raises(UserError, match="stray brace or unknown field"):
+    with pytest.raises(LTMError, match="stray brace or unknown field"):
         load_judge_prompt(str(path))
-    with pytest.raises(UserError, match="use one of default"):
+    with pytest.raises(LTMError, match="use one of default"):
         load_judge_prompt("nope")
 
 

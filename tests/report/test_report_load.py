@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import UserError
+from ltm_harness.errors import LTMError
 from ltm_harness.report import load_run, resolve_run, write_report
 
 
@@ -18,7 +18,7 @@ def test_run_is_found_by_path_or_by_name_under_the_results_folder(small_run: Pat
 
 
 def test_a_missing_run_names_both_places_it_looked(tmp_path: Path):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(LTMError) as err:
         resolve_run("nosuch", tmp_path / "results")
     assert "nosuch" in str(err.value) and str(tmp_path / "results" / "nosuch") in str(err.value)
 
@@ -26,25 +26,25 @@ def test_a_missing_run_names_both_places_it_looked(tmp_path: Path):
 def test_a_folder_that_is_not_a_run_says_what_is_missing(tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(UserError, match=r"empty is not a run folder: it has no summary\.json"):
+    with pytest.raises(LTMError, match=r"empty is not a run folder: it has no summary\.json"):
         resolve_run(str(empty))
 
 
 def test_an_unfinished_run_says_it_did_not_finish(tmp_path: Path):
     run = tmp_path / "killed"
     (run / "definitions").mkdir(parents=True)
-    with pytest.raises(UserError, match=r"killed has no summary\.json: the run did not finish"):
+    with pytest.raises(LTMError, match=r"killed has no summary\.json: the run did not finish"):
         load_run(run)
 
 
 def test_the_results_folder_itself_points_at_its_runs(small_run: Path):
-    with pytest.raises(UserError, match=r"holds runs \(small\), not one run; give one of them"):
+    with pytest.raises(LTMError, match=r"holds runs \(small\), not one run; give one of them"):
         resolve_run(str(small_run.parent))
 
 
 def test_a_summary_that_is_not_json_names_the_file_and_line(small_run: Path):
     (small_run / "summary.json").write_text('{"run_name": "small",\n  oops', encoding="utf-8")
-    with pytest.raises(UserError) as err:
+    with pytest.raises(LTMError) as err:
         load_run(small_run)
     assert str(small_run / "summary.json") in str(err.value) and "line 2" in str(err.value)
 
@@ -53,7 +53,7 @@ def test_a_summary_with_a_wrong_field_names_the_field(small_run: Path):
     data = json.loads((small_run / "summary.json").read_text())
     data["agents"][0]["turns"] = "many"
     (small_run / "summary.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(UserError, match=r"summary\.json: agents\.0\.turns: "):
+    with pytest.raises(LTMError, match=r"summary\.json: agents\.0\.turns: "):
         load_run(small_run)
 
 
@@ -62,7 +62,7 @@ def test_a_broken_results_file_names_the_test(small_run: Path):
     data = json.loads(path.read_text())
     del data[1]["score"]
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(UserError, match=r"null/results\.json: test 1: score: "):
+    with pytest.raises(LTMError, match=r"null/results\.json: test 1: score: "):
         load_run(small_run)
 
 
