@@ -27,10 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ltm_harness.config import RunConfig  # noqa: E402
-from ltm_harness.llm.mock_server import FaultSettings, MockLLMServer, Outcome  # noqa: E402
-from ltm_harness.results import RunSummary  # noqa: E402
-from ltm_harness.runner import prepare, run_all, slug  # noqa: E402
+from ltm_harness._runner.config import RunConfig  # noqa: E402
+from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer, Outcome  # noqa: E402
+from ltm_harness._results.models import RunSummary  # noqa: E402
+from ltm_harness._runner.run import prepare, run_all, slug  # noqa: E402
 
 AGENT = "openai:mock"
 KINDS: tuple[Outcome, ...] = ("429", "500", "drop", "malformed", "timeout")

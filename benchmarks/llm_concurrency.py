@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ltm_harness.config import RunConfig, load_config  # noqa: E402
-from ltm_harness.registry import discover  # noqa: E402
-from ltm_harness.runner import prepare, run_all  # noqa: E402
+from ltm_harness._runner.config import RunConfig, load_config  # noqa: E402
+from ltm_harness._registry.datasets import discover  # noqa: E402
+from ltm_harness._runner.run import prepare, run_all  # noqa: E402
 
 AGENTS_B = ["openai:mock", "openai:mock@8000", "openai:mock@16000", "openai:mock@24000"]
 

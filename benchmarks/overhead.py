@@ -23,9 +23,9 @@ CHILD = r"""
 import asyncio, json, resource, sys, tempfile, time
 t0 = time.perf_counter()
 from pathlib import Path
-from ltm_harness.agents.base import Agent, Reply
-from ltm_harness.config import load_config
-from ltm_harness.runner import prepare, run_agent
+from ltm_harness._agents.base import Agent, Reply
+from ltm_harness._runner.config import load_config
+from ltm_harness._runner.run import prepare, run_agent
 
 class Instant(Agent):
     spent = 0.0
@@ -42,7 +42,7 @@ def on_turn(session):
 cfg = load_config(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     # chapterbreak's data file is user-supplied: a synthetic one in its format stands in.
-    from ltm_harness.registry import discover
+    from ltm_harness._registry.datasets import discover
     chapterbreak = sys.modules[discover()["chapterbreak"].__module__]
     (Path(tmp) / chapterbreak.DEFAULT_FILE).write_text(json.dumps(chapterbreak.synthetic_data(books=3, chapters=2)))
     for entry in cfg.datasets.datasets:

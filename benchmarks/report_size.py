@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ltm_harness.report import write_report
+from ltm_harness._report import write_report
 from ltm_harness.testing import make_config, run_config
 
 V3_OFFLINE: list[dict[str, Any]] = [

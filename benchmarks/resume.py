@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ltm_harness.events import TurnEvent, parse_event
-from ltm_harness.runner import prepare, run_all
+from ltm_harness._store.events import TurnEvent, parse_event
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config
 
 DATASETS = ["colours", "jokes", "prospective_memory", "kv", "shopping", "names", "sallyanne", "trigger_response",

@@ -25,11 +25,11 @@ CHILD = r"""
 import asyncio, json, resource, sys, tempfile, time
 t0 = time.perf_counter()
 from pathlib import Path
-from ltm_harness.agents.base import Agent, Reply
-from ltm_harness.agents.baselines import OracleAgent
-from ltm_harness.config import load_config
-from ltm_harness.registry import discover
-from ltm_harness.runner import prepare, run_agent
+from ltm_harness._agents.base import Agent, Reply
+from ltm_harness._agents.baselines import OracleAgent
+from ltm_harness._runner.config import load_config
+from ltm_harness._registry.datasets import discover
+from ltm_harness._runner.run import prepare, run_agent
 
 config, seed, agent_kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 

@@ -28,12 +28,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.errors import DefinitionError
-from ltm_harness.example import TestExample, Wait
-from ltm_harness.program import TestOutcome
-from ltm_harness.tokens import get_tokenizer
-from ltm_harness.verdict import Judge
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._errors import DefinitionError
+from ltm_harness._authoring.example import TestExample, Wait
+from ltm_harness._engine.program import TestOutcome
+from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._scoring.verdict import Judge
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "chapterbreak"
 DEFAULT_FILE = "chapterbreak_ctx_8192.json"

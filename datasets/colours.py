@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.latest_value import LatestValueDataset
+from ltm_harness._authoring.latest_value import LatestValueDataset
 
 COLOURS = [
     "Red", "Blue", "Green", "Yellow", "Orange", "Purple", "Pink", "Brown", "Black", "White", "Grey", "Cyan",

@@ -8,11 +8,11 @@ steps are spread over, default 90) and, for problem sets, `page_size` (problems 
 
 from __future__ import annotations
 
-from ltm_harness.envs.bandit import BanditParams
-from ltm_harness.envs.cipher import CipherParams
-from ltm_harness.envs.conversation import EnvDataset, InConversation, PassiveInConversation
-from ltm_harness.envs.guess import GuessParams
-from ltm_harness.envs.keydoor import KeyDoorParams
+from ltm_harness._envs.bandit import BanditParams
+from ltm_harness._envs.cipher import CipherParams
+from ltm_harness._envs.in_conversation import EnvDataset, InConversation, PassiveInConversation
+from ltm_harness._envs.guess import GuessParams
+from ltm_harness._envs.keydoor import KeyDoorParams
 
 
 class BanditArgs(BanditParams, InConversation):

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample, spread_waits
-from ltm_harness.program import TestContext, TestOutcome
-from ltm_harness.scoring import normalize, word_overlap
-from ltm_harness.verdict import Judge
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample, spread_waits
+from ltm_harness._engine.program import TestContext, TestOutcome
+from ltm_harness._scoring.rules import normalize, word_overlap
+from ltm_harness._scoring.verdict import Judge
 
 JOKES: list[str] = json.loads((Path(__file__).parent / "data" / "jokes.json").read_text(encoding="utf-8"))["jokes"]
 QUESTION = "Which joke did I tell you about {elapsed} ago?"

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.scoring import contains_phrase
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._scoring.rules import contains_phrase
 
 # No vowels (no accidental words) and no look-alike characters (0/O, 1/I/L).
 KEY_CHARS = "BCDFGHJKMNPQRSTVWXZ23456789"

@@ -24,10 +24,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.program import TestOutcome
-from ltm_harness.verdict import Judge, JudgeVerdict
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._engine.program import TestOutcome
+from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 # Places of a small town: no colours, names, shop items, times of day or spy-meeting places.
 PLACES = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.latest_value import LatestValueDataset
+from ltm_harness._authoring.latest_value import LatestValueDataset
 
 NAMES: list[str] = json.loads((Path(__file__).parent / "data" / "first_names.json").read_text(encoding="utf-8"))["first_names"]
 STATEMENTS = [

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import CallbackResult, DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.program import Heard
-from ltm_harness.scoring import word_overlap
+from ltm_harness._authoring.dataset import CallbackResult, DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._engine.program import Heard
+from ltm_harness._scoring.rules import word_overlap
 
 QUOTES: list[dict[str, str]] = json.loads(
     (Path(__file__).parent / "data" / "quotes.json").read_text(encoding="utf-8"))["quotes"]

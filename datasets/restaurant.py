@@ -23,11 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import DynamicExample, TestExample, Wait
-from ltm_harness.program import TestContext, TestOutcome
-from ltm_harness.scoring import contains_phrase
-from ltm_harness.verdict import Judge
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import DynamicExample, TestExample, Wait
+from ltm_harness._engine.program import TestContext, TestOutcome
+from ltm_harness._scoring.rules import contains_phrase
+from ltm_harness._scoring.verdict import Judge
 
 RESTAURANTS = ["The Copper Kettle", "Luna Verde", "The Salt House", "Maple & Thyme", "Casa Orilla", "The Brass Lantern"]
 DRINKS = ["elderflower lemonade", "iced hibiscus tea", "ginger beer", "sparkling water", "mango lassi",

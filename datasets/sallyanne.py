@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.scoring import extract_json, normalize
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._scoring.rules import extract_json, normalize
 
 PEOPLE = [
     "Amara", "Bruno", "Celeste", "Dmitri", "Elodie", "Farid", "Greta", "Hugo", "Ingrid", "Jonas", "Kaito", "Leila",

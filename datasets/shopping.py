@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.scoring import extract_json, normalize
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._scoring.rules import extract_json, normalize
 
 # (singular, plural): countable things that are not colours, names or places.
 ITEMS = [

@@ -19,11 +19,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.program import TestOutcome
-from ltm_harness.scoring import contains_phrase
-from ltm_harness.verdict import Judge
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._engine.program import TestOutcome
+from ltm_harness._scoring.rules import contains_phrase
+from ltm_harness._scoring.verdict import Judge
 
 Topic = Literal["time", "place", "thing"]
 TOPICS: tuple[Topic, ...] = ("time", "place", "thing")

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.example import TestExample
-from ltm_harness.program import TestOutcome
-from ltm_harness.verdict import Judge
-from ltm_harness.scoring import contains_phrase, word_overlap
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._engine.program import TestOutcome
+from ltm_harness._scoring.verdict import Judge
+from ltm_harness._scoring.rules import contains_phrase, word_overlap
 
 INSTRUCTION = "From now on, whenever I {trigger}, reply with: '{response}'"
 MATCH = 0.8  # share of the phrase's words a reply may contain instead of the exact phrase

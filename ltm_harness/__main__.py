@@ -1,5 +1,5 @@
 import sys
 
-from ltm_harness.cli import main
+from ltm_harness._cli.main import main
 
 sys.exit(main())

@@ -6,10 +6,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ltm_harness.config import RunConfig
-from ltm_harness.registry import discover
-from ltm_harness.results import RunSummary
-from ltm_harness.runner import prepare, run_all
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._registry.datasets import discover
+from ltm_harness._results.models import RunSummary
+from ltm_harness._runner.run import prepare, run_all
 
 
 def make_config(datasets: list[str] | list[dict[str, Any]], span: int = 2000, examples: int = 1, **config: Any) -> RunConfig:

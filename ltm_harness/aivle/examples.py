@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from ltm_harness.aivle.evaluator import RewardEvaluator, StepCountEvaluator
-from ltm_harness.aivle.suite import TestSuite
-from ltm_harness.aivle.testcase import ReinforcementLearningTestCase
+from ltm_harness._protocols.aivle.evaluator import RewardEvaluator, StepCountEvaluator
+from ltm_harness._protocols.aivle.suite import TestSuite
+from ltm_harness._protocols.aivle.testcase import ReinforcementLearningTestCase
 from ltm_harness.envs import make_env
 
 

@@ -5,7 +5,7 @@ write new ones (docs/environments.md). Built in: bandit, keydoor (5x5, 6x6, 7x7)
 (shift, substitution).
 """
 
-from ltm_harness.envs.base import (
+from ltm_harness._envs.base import (
     Action,
     ActiveEnv,
     Env,
@@ -19,8 +19,8 @@ from ltm_harness.envs.base import (
     Space,
     StepResult,
 )
-from ltm_harness.envs.parsing import parse_action, parse_answers
-from ltm_harness.envs.registry import (
+from ltm_harness._envs.parsing import parse_action, parse_answers
+from ltm_harness._envs.catalog import (
     ENVIRONMENTS,
     TestSpec,
     env_class,

@@ -7,12 +7,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from aiohttp import web
 
-from ltm_harness.agents import agent_factory
+from ltm_harness._agents.specs import agent_factory
 from ltm_harness.testing import serve_local
-from ltm_harness.agents.base import AgentMessage
-from ltm_harness.agents.http_agent import HTTPAgent
-from ltm_harness.agents.lexical import terms
-from ltm_harness.errors import LTMError
+from ltm_harness._agents.base import AgentMessage
+from ltm_harness._agents.http_agent import HTTPAgent
+from ltm_harness._agents.lexical import terms
+from ltm_harness._errors import LTMError
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -199,8 +199,8 @@ async def test_close_is_idempotent_and_reopens(server):
 
 # -- a whole run ----------------------------------------------------------------------------------------
 async def test_end_to_end_run(server, tmp_path):
-    from ltm_harness.config import RunConfig
-    from ltm_harness.runner import prepare, run_all
+    from ltm_harness._runner.config import RunConfig
+    from ltm_harness._runner.run import prepare, run_all
 
     cfg = RunConfig.model_validate({"config": {"run_name": "t"}, "datasets": {
         "args": {"memory_span": 2000, "dataset_examples": 2}, "datasets": [{"name": "colours"}]}})
@@ -224,7 +224,7 @@ def test_timeout_from_the_environment(monkeypatch):
 
 
 def test_timeout_from_the_config():
-    from ltm_harness.agents import agent_factory
+    from ltm_harness._agents.specs import agent_factory
     from ltm_harness.testing import make_config
 
     cfg = make_config(["colours"], http={"timeout": 1.5})

@@ -7,7 +7,7 @@ import shutil
 
 from aiohttp import web
 
-from ltm_harness.runner import prepare, run_all
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config, serve_local
 
 from .test_http_agent import EchoAgent

@@ -9,19 +9,19 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from aiohttp import web
 
-from ltm_harness.agents import agent_factory
+from ltm_harness._agents.specs import agent_factory
 from ltm_harness.testing import serve_local
-from ltm_harness.agents.base import AgentMessage
-from ltm_harness.agents.lexical import terms
-from ltm_harness.agents.openai_chat import (
+from ltm_harness._agents.base import AgentMessage
+from ltm_harness._agents.lexical import terms
+from ltm_harness._agents.openai_chat import (
     CUT_MARKER,
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
     OpenAIChatAgent,
     parse_spec,
 )
-from ltm_harness.errors import LTMError
-from ltm_harness.tokens import get_tokenizer
+from ltm_harness._errors import LTMError
+from ltm_harness._engine.tokens import get_tokenizer
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 SECRET = "sk-test-SECRET123"
@@ -343,8 +343,8 @@ async def test_unreachable_endpoint(unused_tcp_port):
 
 # -- a whole run --------------------------------------------------------------------------------------
 async def test_end_to_end_run(mock, tmp_path, monkeypatch):
-    from ltm_harness.config import RunConfig
-    from ltm_harness.runner import prepare, run_all
+    from ltm_harness._runner.config import RunConfig
+    from ltm_harness._runner.run import prepare, run_all
 
     monkeypatch.setenv("OPENAI_BASE_URL", mock.base_url)
     cfg = RunConfig.model_validate({"config": {"run_name": "t"}, "datasets": {
@@ -366,7 +366,7 @@ async def test_end_to_end_run(mock, tmp_path, monkeypatch):
 
 
 def test_the_run_s_tokenizer_reaches_the_chat_agent():
-    from ltm_harness.agents import agent_factory
+    from ltm_harness._agents.specs import agent_factory
 
     agent = agent_factory("openai:m@8k", tokenizer="o200k_base")()
     assert agent._tokenizer.encoding_name == "o200k_base"
@@ -391,8 +391,8 @@ async def test_base_url_key_and_settings_from_the_config(mock, tmp_path, monkeyp
 
 
 def test_a_missing_key_variable_is_named(tmp_path, monkeypatch):
-    from ltm_harness.config import OpenAIOptions
-    from ltm_harness.errors import LTMError
+    from ltm_harness._runner.config import OpenAIOptions
+    from ltm_harness._errors import LTMError
 
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     with pytest.raises(LTMError, match="config.openai.api_key_env: the environment variable NO_SUCH_KEY_VAR is not set"):

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ltm_harness.agents.base import Agent as ChatAgent
-from ltm_harness.agents.base import AgentMessage, Reply
+from ltm_harness._agents.base import Agent as ChatAgent
+from ltm_harness._agents.base import AgentMessage, Reply
 from ltm_harness.aivle import (
     Agent,
     ChatAgentAdapter,
@@ -23,10 +23,10 @@ from ltm_harness.aivle import (
     load_suite,
 )
 from ltm_harness.aivle.examples import build_suite
-from ltm_harness.cli import main
+from ltm_harness._cli.main import main
 from ltm_harness.envs import ActiveEnv, make_env
-from ltm_harness.errors import LTMError
-from ltm_harness.events import SessionStart, TurnEvent, read_events
+from ltm_harness._errors import LTMError
+from ltm_harness._store.events import SessionStart, TurnEvent, read_events
 
 
 class BrokenEnv:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import ltm_harness.runner as runner
-from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.agents.baselines import RetrievalAgent
-from ltm_harness.errors import LTMError
-from ltm_harness.events import SessionAborted, TurnEvent, read_events
-from ltm_harness.runner import prepare, run_all
+import ltm_harness._runner.run as runner
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.baselines import RetrievalAgent
+from ltm_harness._errors import LTMError
+from ltm_harness._store.events import SessionAborted, TurnEvent, read_events
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config
 
 FAST = {"attempts": 3, "backoff": 0.0, "timeout": 0.2, "give_up_after": 3}
@@ -54,7 +54,7 @@ def results(run_dir: Path, agent: str = "retrieval") -> dict[str, dict]:
 
 def derived_equals_written(cfg, results_root: Path) -> None:
     """results.json is still what the event log says, failed turns and stopped sessions included."""
-    from ltm_harness.derive import results_from_events
+    from ltm_harness._results.derive import results_from_events
 
     prepared = prepare(cfg, results_root, resume=True)
     examples = {e.unique_id: e for exs in prepared.examples.values() for e in exs}
@@ -201,7 +201,7 @@ async def test_the_watchdog_ends_a_run_and_resume_finishes_it_identically(tmp_pa
     got = results(tmp_path / "t")
     assert len(got) == len(ref) and any(r["status"] == "errored" for r in got.values())
     # the watchdog's ending is not a result: resuming (with more time) continues from before it
-    from ltm_harness.runner import run_folder_state
+    from ltm_harness._runner.run import run_folder_state
 
     assert run_folder_state(tmp_path / "t") == ([], ["retrieval"])
     summary = await run_all(prepare(config(watchdog=60), tmp_path, resume=True), ["retrieval"], resume=True)
@@ -212,7 +212,7 @@ async def test_the_watchdog_ends_a_run_and_resume_finishes_it_identically(tmp_pa
 
 @pytest.mark.parametrize("field,value", [("attempts", 0), ("timeout", -1), ("give_up_after", 0)])
 def test_turn_policy_values_are_checked(tmp_path, field, value):
-    from ltm_harness.config import RunConfig
+    from ltm_harness._runner.config import RunConfig
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError):

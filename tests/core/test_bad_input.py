@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from ltm_harness.cli import main as cli
-from ltm_harness.errors import LTMError
-from ltm_harness.llm.mock_server import MockLLMServer
-from ltm_harness.runner import slug
+from ltm_harness._cli.main import main as cli
+from ltm_harness._errors import LTMError
+from ltm_harness._llm.mock_server import MockLLMServer
+from ltm_harness._runner.run import slug
 from ltm_harness.testing import serve_local
 
 # The "what to do" part of a message: a clause that starts with one of these verbs.

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.cli import main
-from ltm_harness.config import CONFIG_DIR, load_config
-from ltm_harness.errors import LTMError
-from ltm_harness.runner import build_datasets
+from ltm_harness._cli.main import main
+from ltm_harness._runner.config import CONFIG_DIR, load_config
+from ltm_harness._errors import LTMError
+from ltm_harness._runner.run import build_datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,7 +122,7 @@ def test_dataset_modules_do_not_clash_with_a_top_level_datasets_package(tmp_path
     code = textwrap.dedent("""
         import datasets
         assert datasets.MARKER == 'huggingface-datasets-stand-in'
-        from ltm_harness.registry import discover
+        from ltm_harness._registry.datasets import discover
         found = discover()
         assert 'colours' in found
         import datasets as again
@@ -136,7 +136,7 @@ def test_dataset_modules_do_not_clash_with_a_top_level_datasets_package(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
     # And the other order: our datasets first, then the package.
-    code2 = "from ltm_harness.registry import discover; discover(); import datasets; assert datasets.MARKER; print('ok')"
+    code2 = "from ltm_harness._registry.datasets import discover; discover(); import datasets; assert datasets.MARKER; print('ok')"
     done = subprocess.run([sys.executable, "-c", code2], cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
@@ -162,7 +162,7 @@ def test_huggingface_datasets_and_our_datasets_load_in_one_process():
     code = textwrap.dedent("""
         import datasets
         assert hasattr(datasets, "load_dataset"), datasets
-        from ltm_harness.registry import discover
+        from ltm_harness._registry.datasets import discover
         found = discover()
         assert {"colours", "kv", "jokes"} <= set(found)
         import datasets as again

@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from ltm_harness.filler import FillerGenerator
-from ltm_harness.tokens import get_tokenizer
+from ltm_harness._engine.filler import FillerGenerator
+from ltm_harness._engine.tokens import get_tokenizer
 
 tok = get_tokenizer()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.cli import main
-from ltm_harness.formats import EVENT_FORMAT, RESULTS_FORMAT
+from ltm_harness._cli.main import main
+from ltm_harness._store.formats import EVENT_FORMAT, RESULTS_FORMAT
 from ltm_harness.testing import make_config, run_config
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-import ltm_harness.runner as runner
-from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.cli import main
-from ltm_harness.config import RunConfig
-from ltm_harness.errors import LTMError
-from ltm_harness.events import TurnEvent, parse_event
-from ltm_harness.runner import prepare, run_all
+import ltm_harness._runner.run as runner
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._cli.main import main
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._errors import LTMError
+from ltm_harness._store.events import TurnEvent, parse_event
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config
 
 DATASETS = ["colours", "jokes", "prospective_memory", "kv", "shopping", "trigger_response"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.cli import main
-from ltm_harness.config import load_config
-from ltm_harness.errors import LTMError
-from ltm_harness.runner import prepare, slug
+from ltm_harness._cli.main import main
+from ltm_harness._runner.config import load_config
+from ltm_harness._errors import LTMError
+from ltm_harness._runner.run import prepare, slug
 from ltm_harness.testing import make_config, run_config
 
 DATASET = textwrap.dedent('''

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.agents.baselines import NullAgent, OracleAgent
-from ltm_harness.dataset import DatasetInterface
-from ltm_harness.events import EventLog, TestEnd, TestStart, TurnEvent, read_events
-from ltm_harness.example import TestExample, Wait
-from ltm_harness.filler import FillerGenerator
-from ltm_harness.program import TestContext, TestOutcome
-from ltm_harness.session import Session, SessionSettings
-from ltm_harness.tokens import get_tokenizer
+from ltm_harness._agents.baselines import NullAgent, OracleAgent
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._store.events import EventLog, TestEnd, TestStart, TurnEvent, read_events
+from ltm_harness._authoring.example import TestExample, Wait
+from ltm_harness._engine.filler import FillerGenerator
+from ltm_harness._engine.program import TestContext, TestOutcome
+from ltm_harness._engine.session import Session, SessionSettings
+from ltm_harness._engine.tokens import get_tokenizer
 
 tok = get_tokenizer()
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)

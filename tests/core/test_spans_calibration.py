@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.config import CONFIG_DIR, RunConfig, load_config
-from ltm_harness.registry import discover
-from ltm_harness.results import RunSummary, TestResult, gap_bin
-from ltm_harness.runner import prepare, run_all, slug
+from ltm_harness._runner.config import CONFIG_DIR, RunConfig, load_config
+from ltm_harness._registry.datasets import discover
+from ltm_harness._results.models import RunSummary, TestResult, gap_bin
+from ltm_harness._runner.run import prepare, run_all, slug
 
 # The published v3 benchmark (GoodAI LTM Benchmark, configurations/published_benchmarks): its datasets and params.
 PUBLISHED = {

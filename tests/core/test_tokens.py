@@ -2,8 +2,8 @@ import hashlib
 
 import pytest
 
-from ltm_harness import tokens
-from ltm_harness.errors import LTMError
+from ltm_harness._engine import tokens
+from ltm_harness._errors import LTMError
 
 
 def test_cl100k_counts_like_tiktoken_reference():

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.errors import LTMError
-from ltm_harness.registry import discover
+from ltm_harness._errors import LTMError
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import all_dataset_names, make_config, run_config
-from ltm_harness.tokens import get_tokenizer
-from ltm_harness.verdict import JudgeVerdict
+from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._scoring.verdict import JudgeVerdict
 
 ChapterBreak = discover()["chapterbreak"]
 mod = sys.modules[ChapterBreak.__module__]

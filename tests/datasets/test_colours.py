@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
 
 Colours = discover()["colours"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import LTMError
-from ltm_harness.gpt_generated import (
+from ltm_harness._errors import LTMError
+from ltm_harness._authoring.gpt_generated import (
     PROMPTS_DIR,
     GeneratedSet,
     examples_path,
@@ -24,8 +24,8 @@ from ltm_harness.gpt_generated import (
     load_prompt_file,
     prompt_files,
 )
-from ltm_harness.llm.generate import asked_count
-from ltm_harness.scoring import contains_phrase, normalize
+from ltm_harness._llm.generate import asked_count
+from ltm_harness._scoring.rules import contains_phrase, normalize
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
-from ltm_harness.results import TestResult
+from ltm_harness._registry.datasets import discover
+from ltm_harness._results.models import TestResult
 from ltm_harness.testing import make_config, run_config
 
 KeyValue = discover()["kv"]

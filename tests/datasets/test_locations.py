@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
-from ltm_harness.verdict import JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 
 Locations = discover()["locations"]
 mod = sys.modules[Locations.__module__]

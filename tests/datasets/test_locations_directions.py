@@ -8,9 +8,9 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
-from ltm_harness.verdict import JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 
 LocationsDirections = discover()["locations_directions"]
 mod = sys.modules[LocationsDirections.__module__]

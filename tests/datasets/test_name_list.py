@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.example import TestExample
-from ltm_harness.registry import discover
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
 
 NameList = discover()["name_list"]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.events import TurnEvent, read_events
-from ltm_harness.program import Heard
-from ltm_harness.registry import discover
-from ltm_harness.scoring import normalize
+from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._engine.program import Heard
+from ltm_harness._registry.datasets import discover
+from ltm_harness._scoring.rules import normalize
 from ltm_harness.testing import make_config, run_config
 
 ProspectiveMemory = discover()["prospective_memory"]

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.cli import main as cli
-from ltm_harness.llm.mock_server import MockLLMServer
-from ltm_harness.registry import discover
-from ltm_harness.runner import prepare, run_agent
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._cli.main import main as cli
+from ltm_harness._llm.mock_server import MockLLMServer
+from ltm_harness._registry.datasets import discover
+from ltm_harness._runner.run import prepare, run_agent
 from ltm_harness.testing import make_config, run_config
 
 MENU = {"drinks": ["ginger beer", "mint tea", "mango lassi"],

@@ -8,10 +8,10 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
-from ltm_harness.scoring import contains_phrase
+from ltm_harness._registry.datasets import discover
+from ltm_harness._scoring.rules import contains_phrase
 from ltm_harness.testing import make_config, run_config
-from ltm_harness.verdict import JudgeVerdict
+from ltm_harness._scoring.verdict import JudgeVerdict
 
 SpyMeeting = discover()["spy_meeting"]
 mod = sys.modules[SpyMeeting.__module__]

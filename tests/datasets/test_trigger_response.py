@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness.registry import discover
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
 
 TriggerResponse = discover()["trigger_response"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.cli import main
-from ltm_harness.envs.aiq import AIQReport, default_tests, run_aiq
-from ltm_harness.errors import LTMError
-from ltm_harness.events import TurnEvent, read_events
+from ltm_harness._cli.main import main
+from ltm_harness._protocols.aiq import AIQReport, default_tests, run_aiq
+from ltm_harness._errors import LTMError
+from ltm_harness._store.events import TurnEvent, read_events
 
 
 async def test_aiq_of_oracle_and_null(tmp_path: Path):

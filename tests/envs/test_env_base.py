@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from ltm_harness.envs import ActiveEnv, EnvHeader, InvalidAction, Space, make_env
-from ltm_harness.envs.base import Action, Observation
+from ltm_harness._envs.base import Action, Observation
 
 
 def header(min_score: float, max_score: float) -> EnvHeader:
@@ -140,7 +140,7 @@ def test_header_is_checked_when_the_environment_is_built():
 
 def test_a_new_environment_is_registered_by_name_and_used_everywhere():
     from ltm_harness.envs import ENVIRONMENTS, register_env
-    from ltm_harness.envs.play import evaluate_policy
+    from ltm_harness._envs.play import evaluate_policy
 
     try:
         assert register_env(Corridor) is Corridor

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ltm_harness.envs import ENVIRONMENTS, ActiveEnv, PassiveEnv, make_env, parse_test_spec
-from ltm_harness.envs.keydoor import KeyDoor
-from ltm_harness.envs.play import (
+from ltm_harness._envs.keydoor import KeyDoor
+from ltm_harness._envs.play import (
     aiq_score,
     evaluate_policy,
     optimal_policy,
@@ -19,7 +19,7 @@ from ltm_harness.envs.play import (
     random_solver,
     trial_seeds,
 )
-from ltm_harness.errors import LTMError
+from ltm_harness._errors import LTMError
 
 TESTS = ["bandit", "bandit,arms=6,horizon=40", "bandit,probabilities=[0.1,0.9,0.3]", "keydoor,env_name=5x5",
          "keydoor,env_name=6x6", "keydoor,env_name=7x7", "guess", "guess,low=-50,high=950", "cipher,env_name=shift",

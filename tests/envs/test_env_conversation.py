@@ -9,15 +9,15 @@ from typing import Callable
 
 import pytest
 
-from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.config import load_config
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._runner.config import load_config
 from ltm_harness.envs import ActiveEnv, PassiveEnv, make_env
-from ltm_harness.envs.conversation import EpisodeDefinition
-from ltm_harness.envs.play import play_episode
-from ltm_harness.errors import LTMError
-from ltm_harness.events import TurnEvent, read_events
-from ltm_harness.registry import discover
-from ltm_harness.runner import build_datasets, prepare, run_agent
+from ltm_harness._envs.in_conversation import EpisodeDefinition
+from ltm_harness._envs.play import play_episode
+from ltm_harness._errors import LTMError
+from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._registry.datasets import discover
+from ltm_harness._runner.run import build_datasets, prepare, run_agent
 from ltm_harness.testing import make_config, run_config
 
 ENV_DATASETS = ["env_bandit", "env_keydoor", "env_guess", "env_cipher"]
@@ -70,7 +70,7 @@ async def test_definitions_keep_the_episode_and_runs_are_reproducible(tmp_path: 
 
 
 def discover_agent(spec: str) -> Agent:
-    from ltm_harness.agents import make_agent
+    from ltm_harness._agents.specs import make_agent
 
     return make_agent(spec)
 
@@ -208,7 +208,7 @@ def test_definition_json_holds_no_rendered_answers_of_active_tests():
 
 USER_MODULE = '''
 from ltm_harness.envs import ActiveEnv, EnvHeader, EnvParams, Space, register_env
-from ltm_harness.envs.conversation import EnvDataset, InConversation
+from ltm_harness._envs.in_conversation import EnvDataset, InConversation
 
 
 class StairsParams(EnvParams):
@@ -266,7 +266,7 @@ class EnvStairs(EnvDataset):
 
 
 def test_a_user_environment_runs_in_a_conversation_from_a_dataset_folder(tmp_path: Path):
-    from ltm_harness.cli import main
+    from ltm_harness._cli.main import main
     from ltm_harness.envs import ENVIRONMENTS
 
     (tmp_path / "mine").mkdir()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.cli import main
-from ltm_harness.l2m.metrics import read_metrics
+from ltm_harness._cli.main import main
+from ltm_harness._protocols.l2m.metrics import read_metrics
 
 SHIPPED = ("cl-bandit", "ant-a-bandit-guess", "ant-b-bandit-guess")
 
@@ -105,8 +105,8 @@ def test_run_and_metrics_errors(args: list[str], message: str, capsys: pytest.Ca
 
 def test_an_agent_that_fails_keeps_its_partial_log_and_spares_the_others(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import ltm_harness.agents as agents
-    from ltm_harness.agents.base import Agent, AgentMessage, Reply
+    import ltm_harness._agents.specs as agents
+    from ltm_harness._agents.base import Agent, AgentMessage, Reply
 
     class Flaky(Agent):
         calls = 0

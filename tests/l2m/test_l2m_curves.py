@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ltm_harness.l2m import curves
+from ltm_harness._protocols.l2m import curves
 
 
 def test_normalise_maps_the_range_to_1_101() -> None:

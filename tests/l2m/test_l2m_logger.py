@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import LTMError
-from ltm_harness.l2m.logger import (
+from ltm_harness._errors import LTMError
+from ltm_harness._protocols.l2m.logger import (
     STANDARD_COLUMNS,
     L2Logger,
     LogRecord,

@@ -10,13 +10,13 @@ from typing import Any, Callable
 import pytest
 from pydantic import JsonValue
 
-from ltm_harness.agents import make_agent
-from ltm_harness.agents.base import Agent, AgentMessage, Reply
-from ltm_harness.errors import LTMError
-from ltm_harness.l2m.logger import read_scenario
-from ltm_harness.l2m.runner import INTRO, RunSettings, run_syllabus
-from ltm_harness.l2m.syllabus import Syllabus, parse_syllabus
-from ltm_harness.l2m.tasks import ActiveEnvTask, PassiveEnvTask, TextTask, env_task_factory, variant_seed
+from ltm_harness._agents.specs import make_agent
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._errors import LTMError
+from ltm_harness._protocols.l2m.logger import read_scenario
+from ltm_harness._protocols.l2m.runner import INTRO, RunSettings, run_syllabus
+from ltm_harness._protocols.l2m.syllabus import Syllabus, parse_syllabus
+from ltm_harness._protocols.l2m.tasks import ActiveEnvTask, PassiveEnvTask, TextTask, env_task_factory, variant_seed
 
 
 class StepTask:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import LTMError
-from ltm_harness.l2m.syllabus import (
+from ltm_harness._errors import LTMError
+from ltm_harness._protocols.l2m.syllabus import (
     SYLLABI_DIR,
     EpisodeInstruction,
     InfoInstruction,

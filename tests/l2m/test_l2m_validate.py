@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ltm_harness.l2m.syllabus import SyllabusType, parse_syllabus
-from ltm_harness.l2m.validate import Violation, validate
+from ltm_harness._protocols.l2m.syllabus import SyllabusType, parse_syllabus
+from ltm_harness._protocols.l2m.validate import Violation, validate
 
 
 def P(label: str) -> dict[str, Any]:

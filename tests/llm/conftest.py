@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ltm_harness.llm.mock_server import MockLLMServer
+from ltm_harness._llm.mock_server import MockLLMServer
 
 SECRET = "sk-test-SECRET-4f9a2c7e1b"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ltm_harness.cli import main as cli
-from ltm_harness.estimate import estimate
+from ltm_harness._cli.main import main as cli
+from ltm_harness._runner.estimate import estimate
 from ltm_harness.testing import make_config, run_config
 
 DATASETS = ["colours", "shopping", "name_list", "jokes", "sallyanne", "prospective_memory", "trigger_response"]

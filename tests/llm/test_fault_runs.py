@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ltm_harness.cli import main as cli
-from ltm_harness.llm.mock_server import FaultSettings, MockLLMServer
+from ltm_harness._cli.main import main as cli
+from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer
 
 RUN = "faults"
 AGENT_DIR = "openai_mock"

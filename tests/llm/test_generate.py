@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from ltm_harness.cli import main as cli
-from ltm_harness.errors import LTMError
-from ltm_harness.gpt_generated import load_prompt_file
-from ltm_harness.llm.generate import asked_count
-from ltm_harness.registry import discover
+from ltm_harness._cli.main import main as cli
+from ltm_harness._errors import LTMError
+from ltm_harness._authoring.gpt_generated import load_prompt_file
+from ltm_harness._llm.generate import asked_count
+from ltm_harness._registry.datasets import discover
 from ltm_harness.testing import make_config, run_config
 
 from .gpt_fixture import write_gpt_dataset
@@ -89,7 +89,7 @@ def test_no_stored_sets_says_how_to_make_them(tmp_path):
 
 
 def test_new_sets_regenerate_definitions(tmp_path):
-    from ltm_harness.definitions import fingerprint
+    from ltm_harness._authoring.definitions import fingerprint
 
     write_gpt_dataset(tmp_path / "ds")
     cls = discover([tmp_path / "ds"])["fictional_facts"]

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from ltm_harness.errors import LTMError
-from ltm_harness.llm.client import LLMClient, LLMSettings
-from ltm_harness.llm.endpoint import resolve_endpoint
-from ltm_harness.llm.judge import LLMJudge, load_judge_prompt, parse_verdict
+from ltm_harness._errors import LTMError
+from ltm_harness._llm.client import LLMClient, LLMSettings
+from ltm_harness._llm.endpoint import resolve_endpoint
+from ltm_harness._llm.judge import LLMJudge, load_judge_prompt, parse_verdict
 from ltm_harness.testing import make_config, run_config
-from ltm_harness.verdict import JudgeUnparseable
+from ltm_harness._scoring.verdict import JudgeUnparseable
 
 from .gpt_fixture import write_gpt_dataset
 

@@ -41,12 +41,12 @@ import pytest
 import yaml
 from aiohttp import web
 
-from ltm_harness.agents.openai_chat import DEFAULT_SYSTEM_PROMPT, timestamp_prefix
-from ltm_harness.cli import main as cli
-from ltm_harness.llm.endpoint import LOCAL_KEY
-from ltm_harness.llm.mock_server import MockLLMServer
-from ltm_harness.registry import discover
-from ltm_harness.session import INTRO
+from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, timestamp_prefix
+from ltm_harness._cli.main import main as cli
+from ltm_harness._llm.endpoint import LOCAL_KEY
+from ltm_harness._llm.mock_server import MockLLMServer
+from ltm_harness._registry.datasets import discover
+from ltm_harness._engine.session import INTRO
 from ltm_harness.testing import serve_local
 
 SPAN = 1500

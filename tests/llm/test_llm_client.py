@@ -8,10 +8,10 @@ import time
 import pytest
 from aiohttp import web
 
-from ltm_harness.llm.client import LLMClient, LLMError, LLMSettings, retry_after_seconds
-from ltm_harness.llm.endpoint import resolve_endpoint
-from ltm_harness.llm.mock_server import FaultSettings
-from ltm_harness.llm.pricing import Price, PriceTable
+from ltm_harness._llm.client import LLMClient, LLMError, LLMSettings, retry_after_seconds
+from ltm_harness._llm.endpoint import resolve_endpoint
+from ltm_harness._llm.mock_server import FaultSettings
+from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness.testing import serve_local
 
 ASK = [{"role": "user", "content": "My cat is called Tom."}, {"role": "assistant", "content": "Noted."},

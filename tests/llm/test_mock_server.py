@@ -8,7 +8,7 @@ import sys
 
 import aiohttp
 
-from ltm_harness.llm.mock_server import FaultSettings, MockLLMServer, judge_reply, retrieval_reply
+from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer, judge_reply, retrieval_reply
 
 
 async def post(url: str, model: str, messages: list[dict]) -> tuple[int, dict]:

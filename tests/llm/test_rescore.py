@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from ltm_harness.cli import main as cli
+from ltm_harness._cli.main import main as cli
 from ltm_harness.testing import make_config, run_config
 
 from .gpt_fixture import write_gpt_dataset

@@ -11,9 +11,9 @@ import json
 import shutil
 from pathlib import Path
 
-from ltm_harness.events import TurnEvent, parse_event
-from ltm_harness.llm.records import LLMCall
-from ltm_harness.runner import prepare, run_all
+from ltm_harness._store.events import TurnEvent, parse_event
+from ltm_harness._store.records import LLMCall
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config
 
 from .gpt_fixture import write_gpt_dataset

@@ -18,8 +18,8 @@ import pytest
 import yaml
 from aiohttp import web
 
-from ltm_harness import progress
-from ltm_harness.cli import main as cli
+from ltm_harness._cli import progress
+from ltm_harness._cli.main import main as cli
 from ltm_harness.testing import serve_local
 
 from .conftest import SECRET

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from ltm_harness.report import write_report
+from ltm_harness._report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

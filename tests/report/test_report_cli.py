@@ -6,7 +6,7 @@ import csv
 import shutil
 from pathlib import Path
 
-from ltm_harness.cli import main
+from ltm_harness._cli.main import main
 
 
 def test_report_by_run_name_writes_the_page_and_says_where(small_run: Path, tmp_path: Path, capsys):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ltm_harness.errors import LTMError
-from ltm_harness.report import load_run, resolve_run, write_report
+from ltm_harness._errors import LTMError
+from ltm_harness._report import load_run, resolve_run, write_report
 
 
 def test_run_is_found_by_path_or_by_name_under_the_results_folder(small_run: Path, tmp_path: Path):

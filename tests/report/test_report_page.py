@@ -9,9 +9,9 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ltm_harness.events import TurnEvent, read_events
-from ltm_harness.report import write_report
-from ltm_harness.report.page import MAX_TEXT
+from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._report import write_report
+from ltm_harness._report.page import MAX_TEXT
 
 BLOCK = re.compile(r'<script type="application/json" id="([^"]+)">(.*?)</script>', re.S)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ltm_harness.report.svg import (Bar, Series, _log_bounds, _log_ticks, bar_chart, cost_chart, gap_chart, money,
+from ltm_harness._report.svg import (Bar, Series, _log_bounds, _log_ticks, bar_chart, cost_chart, gap_chart, money,
                                     nice_ticks, tokens_label)
 
 

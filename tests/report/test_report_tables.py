@@ -6,9 +6,9 @@ import csv
 import json
 from pathlib import Path
 
-from ltm_harness.report import write_report
-from ltm_harness.report.tables import AgentRow, DatasetRow, TestRow
-from ltm_harness.results import RunSummary, TestResult
+from ltm_harness._report import write_report
+from ltm_harness._report.tables import AgentRow, DatasetRow, TestRow
+from ltm_harness._results.models import RunSummary, TestResult
 
 
 def _csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:

@@ -8,10 +8,10 @@ import time
 
 from rich.console import Console
 
-from ltm_harness import progress as progress_module
-from ltm_harness.cli import main
-from ltm_harness.progress import AgentProgress, RunProgress, describe, measure
-from ltm_harness.runner import prepare, run_all
+from ltm_harness._cli import progress as progress_module
+from ltm_harness._cli.main import main
+from ltm_harness._cli.progress import AgentProgress, RunProgress, describe, measure
+from ltm_harness._runner.run import prepare, run_all
 from ltm_harness.testing import make_config
 
 

@@ -1,0 +1,109 @@
+"""Offline baseline agents that need no key: honest simple agents for calibration and comparison."""
+
+from __future__ import annotations
+
+import re
+
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.lexical import LexicalMemory
+from ltm_harness._errors import AgentError
+
+DONT_KNOW = "I don't know."
+
+
+class OracleAgent(Agent):
+    """Calibration: is handed what a perfect reply contains, and says it. Should score 1.0 everywhere."""
+
+    is_oracle = True
+    description = "calibration agent handed the expected answers; should score 1.0 on every dataset"
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        return Reply(text=oracle_hint or "OK.")
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Nothing to rebuild: the oracle keeps no memory."""
+
+
+class NullAgent(Agent):
+    """No memory at all: always says it does not know. Should score about 0."""
+
+    description = "no memory: always answers \"I don't know.\"; should score about 0"
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        return Reply(text=DONT_KNOW)
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """Nothing to rebuild: the null agent keeps no memory."""
+
+
+FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)
+
+
+class _MemoryAgent(Agent):
+    """Answers every message with the remembered sentences that match it best (or "OK.").
+
+    Asked to forget or disregard something, it drops the remembered sentences that match the request.
+    """
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        self.memory = LexicalMemory()
+
+    def _answer(self, message: AgentMessage) -> str:
+        query = message.text.strip().splitlines()[-1] if message.text.strip() else ""
+        found = self.memory.search(query, limit=3)
+        return " ".join(u.text for u in found) if found else "OK."
+
+    def _trim(self) -> None:
+        """Forget what the agent cannot keep (unbounded by default)."""
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        if self._forget(message):
+            return Reply(text="OK.")
+        text = self._answer(message)
+        self._remember(message)
+        return Reply(text=text)
+
+    def _forget(self, message: AgentMessage) -> bool:
+        if not FORGET.search(message.text):
+            return False
+        for unit in self.memory.search(message.text, min_relative=0.15, limit=None):
+            self.memory.remove(unit.uid)
+        return True
+
+    def _remember(self, message: AgentMessage) -> None:
+        self.memory.add(message.text, message.tokens)
+        self._trim()
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """The memory depends only on the messages heard, so hearing them again (without answering) rebuilds it."""
+        for message, _ in turns:
+            if not self._forget(message):
+                self._remember(message)
+
+    async def reset(self) -> None:
+        self.memory = LexicalMemory()
+
+
+class RetrievalAgent(_MemoryAgent):
+    description = "remembers every sentence said and answers with the best BM25 matches"
+
+
+class RecentAgent(_MemoryAgent):
+    """Remembers only the last N tokens of what it was told."""
+
+    description = "recent:N remembers only the last N tokens and answers from them (lexical matching)"
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        _, _, arg = spec.partition(":")
+        try:
+            self.window = int(arg.replace("_", "").lower().removesuffix("k")) * (1000 if arg.lower().endswith("k") else 1)
+        except ValueError:
+            raise AgentError(f"agent {spec!r}: write recent:N with N a number of tokens, e.g. recent:2000 or recent:8k") from None
+        if self.window <= 0:
+            raise AgentError(f"agent {spec!r}: the window N must be a positive number of tokens")
+
+    def _trim(self) -> None:
+        while self.memory.tokens > self.window and self.memory.units:
+            self.memory.forget_oldest()

@@ -1,0 +1,165 @@
+"""Playing a session again from its event log, without calling the agent for any turn it answered.
+
+Two uses:
+
+* `rescore` replays every session of a finished run: the scheduler and the test programs run as before
+  (they are deterministic), the agent's part is played by `ReplayAgent` from the recorded replies, LLM
+  calls made by test programs are handed back from the log, and only the scoring (rules, or a new judge)
+  is new.
+* `run --resume` replays an interrupted session the same way (judge calls are handed back too), checking
+  every event against the log (`EventLog` in resume mode), then hands the conversation to the live agent:
+  its memory is rebuilt from the replayed turns (`Agent.restore`) and the session goes on from the first
+  turn that has no recorded reply. The scheduler, the virtual clock, the filler generator's random state
+  and the test programs' state are thereby exactly those of the interrupted run.
+
+If the conversation the harness builds differs from the recorded one (the definitions or the code changed),
+the replay stops with an error naming the first differing turn instead of scoring other answers than were given.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._errors import RunFolderError
+from ltm_harness._store.events import Event, SessionAborted, TurnEvent, check_session_start, parse_event
+from ltm_harness._store.formats import EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
+from ltm_harness._store.records import LLMCall
+
+
+class SessionRecord:
+    """One session's recorded turns (with the agent's LLM calls behind each), test-LLM and judge calls.
+
+    With `resume`, the log may end anywhere (the process was killed): a torn last line, the agent's LLM calls
+    of a turn whose reply was never recorded, and an aborted ending (watchdog, agent down) are left out, and
+    `keep_bytes` says how much of the file holds the events kept.
+    """
+
+    def __init__(self, path: Path, resume: bool = False) -> None:
+        self.path = path
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
+                            "the run folder is damaged") from None
+        lines: list[str] = []
+        events: list[Event] = []
+        offsets: list[int] = []  # the byte offset where each kept line ends
+        at = 0
+        for chunk in raw.splitlines(keepends=True):
+            end = at + len(chunk)
+            complete = chunk.endswith(b"\n")
+            text = chunk.decode("utf-8", errors="replace").strip()
+            at = end
+            if not text:
+                continue
+            try:
+                event = parse_event(text)
+            except (ValidationError, ValueError):
+                if resume and not complete:  # the last line, cut short by a crash
+                    break
+                raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
+                                "(run it again with --overwrite)") from None
+            if not lines:
+                check_session_start(path, event)
+            lines.append(text)
+            events.append(event)
+            offsets.append(end)
+        if resume and events:
+            start = events[0]
+            check_format(path, getattr(start, "format", 0), EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, "event log (to resume)")
+        if resume:
+            n = len(events)
+            aborted = next((i for i, e in enumerate(events) if isinstance(e, SessionAborted)), None)
+            if aborted is not None:  # continue the session from where it was stopped
+                n = aborted
+            while n and _agent_call(events[n - 1]):  # the reply these calls made was never recorded
+                n -= 1
+            lines, events = lines[:n], events[:n]
+        self.lines = lines
+        self.keep_bytes = offsets[len(lines) - 1] if lines else 0
+        self.turns: list[tuple[TurnEvent, list[LLMCall]]] = []
+        self.test_calls: dict[str, deque[LLMCall]] = {}
+        self.judge_calls: dict[str, deque[LLMCall]] = {}
+        pending: list[LLMCall] = []
+        for e in events:
+            if isinstance(e, LLMCall):
+                if e.role == "agent":
+                    pending.append(e)
+                elif e.role in ("test", "judge") and e.test is not None:
+                    calls = self.test_calls if e.role == "test" else self.judge_calls
+                    calls.setdefault(e.test, deque()).append(e)
+            elif isinstance(e, TurnEvent):
+                self.turns.append((e, pending))
+                pending = []
+
+
+def _agent_call(event: Event) -> bool:
+    return isinstance(event, LLMCall) and event.role == "agent"
+
+
+class ReplayAgent(Agent):
+    """Plays the agent's recorded turns, checking each message is the one recorded.
+
+    Without a `live` agent (re-scoring) every turn must be recorded. With one (resuming), the first turn past
+    the record goes to the live agent, after its memory has been rebuilt from the replayed turns.
+    """
+
+    def __init__(self, spec: str, record: SessionRecord, live: Agent | None = None) -> None:
+        super().__init__(spec)
+        self._record = record
+        self._next = 0
+        self.live = live
+        self.is_oracle = live.is_oracle if live is not None else False
+        self._heard: list[tuple[AgentMessage, str]] = []
+        self._restored = False
+
+    def take(self, message: AgentMessage) -> tuple[Reply | None, list[str]] | None:
+        """The recorded outcome of this turn: the reply (None if the turn failed) and the failed attempts'
+        errors; None when the record has no more turns and the live agent is to answer."""
+        turns = self._record.turns
+        if self._next >= len(turns):
+            if self.live is not None:
+                return None
+            raise RunFolderError(f"{self._record.path}: the replay asks for turn {self._next}, but only {len(turns)} were "
+                            "recorded; the definitions or the harness changed since the run")
+        event, calls = turns[self._next]
+        if event.user != message.text:
+            raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or the "
+                            "harness changed since the run, so it cannot be re-scored or resumed")
+        self._next += 1
+        if event.failed:
+            return None, list(event.errors)
+        if self.live is not None:
+            self._heard.append((message, event.reply))
+        return Reply(text=event.reply, prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
+                     cost_usd=event.cost_usd, llm_calls=calls), list(event.errors)
+
+    async def go_live(self) -> Agent:
+        """The live agent, its memory rebuilt from the replayed turns (once)."""
+        assert self.live is not None
+        if not self._restored:
+            self._restored = True
+            heard, self._heard = self._heard, []
+            await self.live.restore(heard)
+        return self.live
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        taken = self.take(message)
+        if taken is None:
+            return await (await self.go_live()).reply(message, oracle_hint)
+        reply, errors = taken
+        if reply is None:
+            raise RunFolderError(f"{self._record.path}: the recorded turn failed: {errors[-1] if errors else 'no reply'}")
+        return reply
+
+    async def close(self) -> None:
+        if self.live is not None:
+            await self.live.close()
+
+    @property
+    def finished(self) -> bool:
+        return self._next == len(self._record.turns)

@@ -1,0 +1,124 @@
+"""Test definitions on disk: generated once from the seed, saved as JSON, reused by later runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._errors import DefinitionError
+from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
+
+
+class Manifest(BaseModel):
+    format: int = DEFINITION_FORMAT
+    fingerprint: str
+    tests: list[str]
+    imported_from: str | None = None  # set by import-goodai: fixed tests, kept whatever the seed, span or code
+
+
+def _source_hash(dataset: DatasetInterface) -> str:
+    """A hash of the dataset's module file and of the files it names in `source_files()` (e.g. the stored
+    sets of a GPT-generated dataset): editing any of them regenerates its definitions."""
+    path = getattr(sys.modules.get(type(dataset).__module__), "__file__", None)
+    h = hashlib.sha256(Path(path).read_bytes() if path else b"")
+    for extra in dataset.source_files():
+        h.update(extra.name.encode() + b"\0" + (extra.read_bytes() if extra.is_file() else b"(missing)"))
+    return h.hexdigest()[:16] if path or dataset.source_files() else ""
+
+
+def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
+    spec = [
+        {"name": d.name, "span": d.memory_span, "seed": d.seed, "params": d.params.model_dump(mode="json"), "n": n,
+         "code": _source_hash(d)}
+        for d, n in datasets
+    ]
+    blob = json.dumps({"format": DEFINITION_FORMAT, "datasets": spec}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _path(folder: Path, example: TestExample) -> Path:
+    return folder / example.dataset_name / f"{example.example_id}.def.json"
+
+
+def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], fp: str) -> bool:
+    """Made by these datasets (same config and code), or imported (import-goodai) for exactly these datasets."""
+    if manifest.imported_from is None:
+        return manifest.fingerprint == fp
+    return {uid.split("/", 1)[0] for uid in manifest.tests} == {d.name for d, _ in datasets}
+
+
+def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
+    """True when `folder` holds definitions made by these datasets (same config and code)."""
+    try:
+        manifest = Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValidationError, UnicodeDecodeError):
+        return False
+    return _reusable(manifest, datasets, fingerprint(datasets))
+
+
+def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> tuple[dict[str, list[TestExample]], bool]:
+    """The examples of every dataset, and whether they were reused: read from `folder` if made by the
+    same config and dataset code, else generated and saved there."""
+    fp = fingerprint(datasets)
+    manifest_path = folder / "manifest.json"
+    if manifest_path.is_file():
+        try:
+            manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        except (ValidationError, UnicodeDecodeError):
+            raise DefinitionError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
+        if manifest.format > DEFINITION_FORMAT:
+            raise DefinitionError(f"{manifest_path}: definitions format {manifest.format} is newer than this harness "
+                            f"understands ({DEFINITION_FORMAT}); upgrade ltm-harness")
+        if _reusable(manifest, datasets, fp):
+            return _read_all(folder, manifest, datasets), True
+        if manifest.imported_from is not None:  # never replaced by generated tests
+            imported = ", ".join(sorted({uid.split("/", 1)[0] for uid in manifest.tests}))
+            raise DefinitionError(f"{folder}: holds tests imported from {manifest.imported_from} for the datasets {imported}, "
+                            f"not this config's; run them with {folder.parent / 'config.yml'} or use another --run-name")
+        shutil.rmtree(folder)  # made by another config: replaced as a whole
+    generated: dict[str, list[TestExample]] = {}
+    names = []
+    for dataset, n in datasets:
+        examples = dataset.generate_examples(n)
+        if len(examples) != n:
+            raise DefinitionError(f"dataset {dataset.name!r} generated {len(examples)} examples instead of {n}; fix its generate_examples")
+        generated[dataset.name] = examples
+        for ex in examples:
+            path = _path(folder, ex)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(ex.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            names.append(ex.unique_id)
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(Manifest(fingerprint=fp, tests=names).model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return generated, False
+
+
+def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
+    out: dict[str, list[TestExample]] = {d.name: [] for d, _ in datasets}
+    for uid in manifest.tests:
+        dataset_name, example_id = uid.split("/", 1)
+        path = folder / dataset_name / f"{example_id}.def.json"
+        try:
+            example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DefinitionError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
+        except UnicodeDecodeError:
+            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise DefinitionError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
+        if (example.dataset_name, example.example_id) != (dataset_name, example_id):
+            raise DefinitionError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
+                            "fix them or delete the folder to regenerate")
+        if dataset_name not in out:
+            raise DefinitionError(f"{folder / 'manifest.json'}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
+        out[dataset_name].append(example)
+    return out

@@ -1,0 +1,211 @@
+"""`syllabus`: validate an L2M-style syllabus, run it against agents, compute lifelong-learning metrics."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ltm_harness._errors import ConfigError, DefinitionError, LTMError, RunFolderError
+
+if TYPE_CHECKING:
+    from ltm_harness._protocols.l2m.runner import RunOutcome
+    from ltm_harness._protocols.l2m.syllabus import Syllabus, SyllabusType
+    from ltm_harness._protocols.l2m.validate import Violation
+
+NAME = "syllabus"
+ORDER = 30
+HELP = "L2M-style syllabi: validate, run against agents, compute lifelong-learning metrics"
+DESCRIPTION = ("Lifelong-learning runs in the L2M style: a syllabus of train and test phases is played to an "
+               "agent as one conversation, logged in the l2logger format and scored with lifelong-learning "
+               "metrics (docs/l2m.md).")
+TYPES = ("CL", "ANT_A", "ANT_B", "ANT_C")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="syllabus_command", metavar="ACTION", required=True)
+    v = sub.add_parser("validate", help="check a syllabus against the L2M rules",
+                       description="Check a syllabus; prints every broken rule, one per line (exit 1 if any).")
+    v.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
+    v.add_argument("--type", choices=TYPES, help="syllabus type whose rules apply (default: the file's \"type\")")
+
+    r = sub.add_parser("run", help="run a syllabus against agents; writes logs and metrics",
+                       description="Play a syllabus to each agent (one conversation per agent), write l2logger "
+                                   "logs and metrics.json, and print a summary.")
+    r.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
+    r.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT", required=True,
+                   help="agent spec, repeatable (e.g. retrieval, null, recent:2000, openai:gpt-4o-mini)")
+    r.add_argument("--out", default="results/l2m", help="folder for the logs (default: results/l2m)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the episodes (default: 0)")
+    r.add_argument("--type", choices=TYPES, help="syllabus type whose rules must hold (default: the file's \"type\")")
+    r.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs for relative performance "
+                                                "and sample efficiency")
+    r.add_argument("--run-ste", action="store_true",
+                   help="also run a fresh agent on each trained task alone (its training episodes only) and "
+                        "use those runs as single-task experts")
+    r.add_argument("--perf-measure", choices=("reward", "score"), default="reward",
+                   help="metric column the metrics use: reward (sum of rewards) or score (the task's own "
+                        "episode score); default: reward")
+
+    m = sub.add_parser("metrics", help="compute metrics from l2logger logs",
+                       description="Compute the lifelong-learning metrics of every scenario log under LOGDIR "
+                                   "and write metrics.json next to each.")
+    m.add_argument("logdir", metavar="LOGDIR", help="a scenario folder, or a folder holding scenario folders")
+    m.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs")
+    m.add_argument("--perf-measure", default="reward", help="metric column to use (default: reward)")
+    for action in (v, r, m):
+        action.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                            help="show tracebacks for errors")
+
+
+def main(args: argparse.Namespace) -> int:
+    command = {"validate": _validate, "run": _run, "metrics": _metrics}[args.syllabus_command]
+    return command(args)
+
+
+def _load(args: argparse.Namespace) -> tuple[Syllabus, SyllabusType | None, list[Violation]]:
+    """The syllabus, the type whose rules apply (--type, else the file's) and the rules it breaks."""
+    from ltm_harness._protocols.l2m.syllabus import SyllabusType, load_syllabus
+    from ltm_harness._protocols.l2m.validate import validate
+
+    syllabus = load_syllabus(args.file)
+    kind = SyllabusType(args.type) if args.type else syllabus.declared_type
+    return syllabus, kind, validate(syllabus, kind)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from ltm_harness._protocols.l2m.syllabus import expand
+
+    syllabus, kind, violations = _load(args)
+    label = kind.value if kind else "general rules only; give --type for CL or ANT rules"
+    if violations:
+        for violation in violations:
+            print(f"{syllabus.source}: {violation}")
+        print(f"{len(violations)} problem{'s' if len(violations) != 1 else ''} ({label})", file=sys.stderr)
+        return 1
+    regimes = expand(syllabus)
+    tasks = list(dict.fromkeys(r.task for r in regimes))
+    blocks = len({r.block_num for r in regimes})
+    print(f"{syllabus.source}: valid ({label}): {blocks} blocks, {len(regimes)} regimes, "
+          f"{sum(r.count for r in regimes)} episodes, tasks {', '.join(tasks)}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ltm_harness._agents.specs import agent_factory
+    from ltm_harness._protocols.l2m.logger import read_scenario, worker_slug
+    from ltm_harness._protocols.l2m.metrics import METRICS_FILE, compute_metrics, load_ste, write_metrics
+    from ltm_harness._protocols.l2m.runner import RunSettings, run_syllabus
+    from ltm_harness._protocols.l2m.summary import print_report
+    from ltm_harness._protocols.l2m.syllabus import expand, single_task_syllabus
+
+    syllabus, kind, violations = _load(args)
+    if violations:
+        lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
+        raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
+                        f"(`syllabus validate` lists them):\n{lines}")
+    scenario_type = kind.value if kind else "custom"
+    if args.ste and args.run_ste:
+        raise ConfigError("give either --ste DIR (existing expert logs) or --run-ste (run them now), not both")
+    ste_given = load_ste(Path(args.ste), args.perf_measure) if args.ste else None
+    factories = {spec: agent_factory(spec) for spec in dict.fromkeys(args.agents)}
+    settings = RunSettings(seed=args.seed)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunFolderError(f"cannot write logs under {out}: {exc.strerror or exc}; give another --out folder") from None
+    trained = list(dict.fromkeys(r.task for r in expand(syllabus) if r.block_type == "train"))
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    started = time.perf_counter()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+                        disable=not console.is_terminal)
+    bars = {spec: progress.add_task(escape(spec), total=None) for spec in factories}
+
+    async def one(spec: str) -> _AgentRun:
+        make = factories[spec]
+        run = _AgentRun(spec=spec, scenario=out / f"{syllabus.name}-{worker_slug(spec)}")
+
+        def tick(done: int, total: int) -> None:
+            progress.update(bars[spec], completed=done, total=total)
+
+        try:
+            agent = make()
+            try:
+                run.outcome = await run_syllabus(syllabus, agent, run.scenario, settings, scenario_type=scenario_type,
+                                                 on_experience=tick)
+            finally:
+                await agent.close()
+            if args.run_ste:
+                run.ste_dir = out / f"{run.scenario.name}-ste"
+                for task in trained:
+                    expert = make()
+                    try:
+                        await run_syllabus(single_task_syllabus(syllabus, task), expert, run.ste_dir / task, settings,
+                                           scenario_type="STE")
+                    finally:
+                        await expert.close()
+        except LTMError:
+            raise
+        except Exception as exc:  # an agent that fails (network, its own bug) must not take the others down
+            run.error = f"{type(exc).__name__}: {exc}"
+        return run
+
+    async def all_agents() -> list[_AgentRun]:
+        return list(await asyncio.gather(*(one(spec) for spec in factories)))
+
+    with progress:
+        runs = asyncio.run(all_agents())
+    for run in runs:
+        if run.outcome is None:
+            continue
+        ste = load_ste(run.ste_dir, args.perf_measure) if run.ste_dir is not None else ste_given
+        report = compute_metrics(read_scenario(run.scenario), args.perf_measure, ste)
+        write_metrics(report, run.scenario / METRICS_FILE)
+        o = run.outcome
+        console.print(f"[b]{escape(o.agent)}[/b] on {escape(o.syllabus)}: {o.experiences} episodes, {o.turns} turns, "
+                      f"{o.invalid_replies} replies without a valid move, {o.incomplete_episodes} episodes stopped")
+        print_report(report, console)
+        experts = f"  (experts in {escape(str(run.ste_dir))}/)" if run.ste_dir else ""
+        console.print(f"logs and {METRICS_FILE} in {escape(str(run.scenario))}/{experts}")
+    console.print(f"({time.perf_counter() - started:.1f} s)")
+    failed = [run for run in runs if run.error]
+    for run in failed:
+        print(f"error: agent {run.spec} stopped: {run.error}; the log so far is in {run.scenario}/", file=sys.stderr)
+    return 1 if failed else 0
+
+
+@dataclass
+class _AgentRun:
+    spec: str
+    scenario: Path
+    outcome: RunOutcome | None = None
+    ste_dir: Path | None = None
+    error: str | None = None
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from ltm_harness._protocols.l2m.logger import read_scenario
+    from ltm_harness._protocols.l2m.metrics import METRICS_FILE, compute_metrics, load_ste, scenario_dirs, write_metrics
+    from ltm_harness._protocols.l2m.summary import print_report
+
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    ste = load_ste(Path(args.ste), args.perf_measure) if args.ste else None
+    for folder in scenario_dirs(Path(args.logdir)):
+        report = compute_metrics(read_scenario(folder), args.perf_measure, ste)
+        write_metrics(report, folder / METRICS_FILE)
+        console.print(f"[b]{escape(str(folder))}[/b]")
+        print_report(report, console)
+        console.print(f"metrics in {escape(str(folder / METRICS_FILE))}")
+    return 0

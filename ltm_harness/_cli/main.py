@@ -1,0 +1,42 @@
+"""Command line: `python -m ltm_harness COMMAND` (commands live in ltm_harness/commands/)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from types import ModuleType
+
+from ltm_harness._cli.commands import command_modules
+from ltm_harness._errors import LTMError
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+    p = argparse.ArgumentParser(prog="ltm-harness", description="Test the long-term memory of conversational agents.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    commands = {}
+    for mod in command_modules():
+        cp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.DESCRIPTION)
+        mod.add_arguments(cp)
+        cp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
+        commands[mod.NAME] = mod
+    return p, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        code: int = commands[args.command].main(args)
+        return code
+    except LTMError as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,199 @@
+"""Progress of a run, per agent: tests finished, turns, conversation tokens against the memory span,
+running score, cost so far and an estimate of the time left.
+
+On a terminal: a live rich display, one bar per agent. Otherwise (CI, a pipe): plain log lines, at
+most one per agent every LOG_EVERY seconds, or sooner when another tenth of its tests is done (but
+not more often than every LOG_MIN_GAP seconds), and a last line per agent if any was printed. A run
+shorter than that prints none. `--quiet` creates no RunProgress at all.
+
+`on_turn` is called after every turn of every session; it only records the session and reads the
+clock, and the numbers are gathered at most every UPDATE_EVERY seconds, so progress costs nothing
+measurable per turn.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
+
+if TYPE_CHECKING:
+    from ltm_harness._engine.session import Session
+
+UPDATE_EVERY = 0.2  # seconds between two updates of the numbers
+LOG_EVERY = 30.0  # seconds between two log lines of an agent when not on a terminal
+LOG_MIN_GAP = 5.0  # seconds at least between two log lines of an agent
+BAR_STEPS = 1000
+
+
+@dataclass
+class AgentProgress:
+    """What is known about one agent's sessions at one moment."""
+
+    agent: str
+    tests_total: int
+    tests_done: int = 0
+    turns: int = 0
+    tokens: int = 0
+    scored: int = 0
+    score_sum: float = 0.0
+    cost_usd: float = 0.0
+    fraction: float = 0.0  # of the agent's work: finished tests, plus how far running ones are through their plan
+    elapsed: float = 0.0
+
+    @property
+    def score(self) -> float | None:
+        return self.score_sum / self.scored if self.scored else None
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left, extrapolated from the fraction done so far."""
+        if self.fraction >= 1.0:
+            return 0.0
+        if self.fraction < 0.01 or self.elapsed < 1.0:
+            return None
+        return self.elapsed * (1.0 - self.fraction) / self.fraction
+
+
+def _running_share(session: "Session") -> float:
+    """How far the session's running tests are through their planned length, summed (0..1 per test)."""
+    share = 0.0
+    for run in getattr(session, "running", ()):
+        plan = getattr(run, "plan_abs", None)
+        start = getattr(run, "start_pos", 0)
+        if plan:
+            length = max(plan[-1] - start, 1)
+            share += min(max((session.pos - start) / length, 0.0), 0.99)
+    return share
+
+
+def measure(agent: str, sessions: Iterable["Session"], tests_total: int, elapsed: float) -> AgentProgress:
+    p = AgentProgress(agent, tests_total, elapsed=elapsed)
+    partial = 0.0
+    for s in sessions:
+        p.tests_done += len(s.results)
+        p.turns += s.turns
+        p.tokens += s.pos
+        p.cost_usd += s.cost_usd
+        for r in s.results:
+            if r.status != "unscored":  # as in the results: errored tests count as 0, unscored ones not at all
+                p.scored += 1
+                p.score_sum += r.normalized if r.status == "ok" else 0.0
+        partial += _running_share(s)
+    if tests_total:
+        p.fraction = min((p.tests_done + partial) / tests_total, 1.0)
+    return p
+
+
+def duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def tokens(n: float) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.2f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    return f"{n:,.0f}"
+
+
+def describe(p: AgentProgress, span: int | None) -> str:
+    """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`."""
+    parts = [f"{p.tests_done}/{p.tests_total} tests", f"{p.turns:,} turns"]
+    size = f"{tokens(p.tokens)} tokens"
+    if span:
+        size += f" ({p.tokens / span:.1f}x span {tokens(span)})"
+    parts.append(size)
+    parts.append("score -" if p.score is None else f"score {p.score:.2f}")
+    parts.append(f"cost ${p.cost_usd:.4f}")
+    eta = p.eta
+    parts.append("ETA -" if eta is None else f"ETA {duration(eta)}")
+    return ", ".join(parts)
+
+
+class RunProgress:
+    """Progress of the agents of a run; use as a context manager around the run, pass `on_turn` to it."""
+
+    def __init__(self, console: Console, agents: list[str], tests_per_agent: int, span: int | None = None,
+                 live: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.agents = list(agents)
+        self.tests_per_agent = tests_per_agent
+        self.span = span
+        self.live = console.is_terminal if live is None else live
+        self._clock = clock
+        self._sessions: dict[str, dict[str, "Session"]] = {a: {} for a in agents}
+        self._started = clock()
+        self._last = -UPDATE_EVERY
+        self._last_line = {a: self._started for a in agents}
+        self._last_tenth = {a: 0 for a in agents}
+        self._lines = {a: 0 for a in agents}
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        if self.live:
+            self._progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                console=console, transient=True,
+            )
+            self._tasks = {a: self._progress.add_task(a, total=BAR_STEPS, detail="") for a in agents}
+
+    def __enter__(self) -> "RunProgress":
+        self._started = self._clock()
+        self._last_line = {a: self._started for a in self.agents}
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        now = self._clock()
+        if self._progress is not None:
+            self._show(now)
+            self._progress.stop()
+            return
+        for agent in self.agents:
+            if self._lines[agent]:  # a run long enough to have shown progress gets a last line too
+                self._print(agent, now, "end")
+
+    def on_turn(self, session: "Session") -> None:
+        self._sessions[session.settings.agent_name][session.settings.session_id] = session
+        now = self._clock()
+        if now - self._last >= UPDATE_EVERY:
+            self._last = now
+            self.refresh(now)
+
+    def snapshot(self, agent: str, now: float | None = None) -> AgentProgress:
+        now = self._clock() if now is None else now
+        return measure(agent, self._sessions[agent].values(), self.tests_per_agent, now - self._started)
+
+    def refresh(self, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
+        if self._progress is not None:
+            self._show(now)
+            return
+        for agent in self.agents:
+            p = self.snapshot(agent, now)
+            tenth = int(10 * p.tests_done / self.tests_per_agent) if self.tests_per_agent else 0
+            since = now - self._last_line[agent]
+            if since >= LOG_EVERY or (tenth > self._last_tenth[agent] and since >= LOG_MIN_GAP):
+                self._last_tenth[agent] = tenth
+                self._print(agent, now)
+
+    def _show(self, now: float) -> None:
+        assert self._progress is not None
+        for agent in self.agents:
+            p = self.snapshot(agent, now)
+            self._progress.update(self._tasks[agent], completed=round(p.fraction * BAR_STEPS),
+                                  detail=describe(p, self.span))
+
+    def _print(self, agent: str, now: float, prefix: str = "progress") -> None:
+        p = self.snapshot(agent, now)
+        self._last_line[agent] = now
+        self._lines[agent] += 1
+        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span)}",
+                           markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,73 @@
+"""Terminal tables of a run's results (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ltm_harness._results.models import AgentSummary, RunSummary
+
+
+def _gap(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def agent_table(summary: AgentSummary) -> Table:
+    table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
+    for col, just in (("dataset", "left"), ("score", "right"), ("tests", "right"), ("target gap", "right"),
+                      ("achieved gap", "right"), ("unscored/errored", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for d in summary.datasets:
+        table.add_row(d.dataset, f"{d.score:.2f} ± {d.std:.2f}", str(d.tests), _gap(d.target_gap), _gap(d.achieved_gap),
+                      f"{d.unscored}/{d.errored}")
+    table.caption = (
+        f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
+        f"LTM score {summary.ltm_score:,.0f} tokens   turns {summary.turns} ({summary.filler_turns} filler)   "
+        f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
+        + _llm_line(summary)
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _llm_line(summary: AgentSummary) -> str:
+    """Cost by role, LLM calls, retries and cache hits, when the agent or the judge used an LLM."""
+    u = summary.usage
+    if not u.calls and not summary.cost_usd:
+        return ""
+    split = ", ".join(f"{role} ${cost:.4f}" for role, cost in summary.cost_split.items() if cost)
+    text = f"\ncost ${summary.cost_usd:.4f}" + (f" ({split})" if split else "")
+    if u.calls:
+        text += "   LLM calls " + ", ".join(f"{role} {n}" for role, n in u.calls.items())
+        retries = sum(u.retries.values())
+        cached = sum(u.cached.values())
+        text += (f"   retries {retries}" if retries else "") + (f"   cache hits {cached}" if cached else "")
+    if u.unpriced_models:
+        text += f"   no price known for {', '.join(u.unpriced_models)} (add it to llm.prices)"
+    return text
+
+
+def comparison_table(run: RunSummary) -> Table:
+    names = sorted({d.dataset for a in run.agents for d in a.datasets})
+    table = Table(title=f"run {escape(run.run_name)}: mean score per dataset", title_justify="left")
+    table.add_column("dataset")
+    for a in run.agents:
+        table.add_column(escape(a.agent), justify="right")
+    for name in names:
+        row = [name]
+        for a in run.agents:
+            d = next((d for d in a.datasets if d.dataset == name), None)
+            row.append("-" if d is None else f"{d.score:.2f}")
+        table.add_row(*row)
+    table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
+    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
+    return table
+
+
+def print_run(run: RunSummary, console: Console | None = None) -> None:
+    console = console or Console()
+    for agent in run.agents:
+        console.print(agent_table(agent))
+    if len(run.agents) > 1:
+        console.print(comparison_table(run))

@@ -1,0 +1,176 @@
+"""Tests as programs: async functions that say, ask, wait and read replies.
+
+A test program receives a `TestContext` and awaits its methods. It is driven by the session
+with a trampoline (`ProgramDriver`), not as an asyncio task: each `await ctx.say(...)` hands a
+request to the scheduler, which decides deterministically when to fulfil it. Programs may still
+await ordinary asyncio work (e.g. an LLM call inside a dynamic test); the driver awaits that on
+their behalf and resumes them, so order never depends on event-loop timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal
+
+if TYPE_CHECKING:
+    from ltm_harness._engine.session import TestRun
+    from ltm_harness._scoring.verdict import Judge, JudgeVerdict
+
+
+class Request:
+    """Something a program asks the scheduler for; awaiting it yields it to the driver."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator["Request", Any, Any]:
+        return (yield self)
+
+
+@dataclass(slots=True)
+class Say(Request):
+    text: str
+    is_question: bool = False
+    kind: Literal["test", "reset"] = "test"
+    oracle: str | None = None  # what a perfect agent replies (oracle agent only)
+
+
+@dataclass(slots=True)
+class WaitFor(Request):
+    tokens: int = 0
+    time: float = 0.0
+    percentage_finished: float = 0.0
+
+
+@dataclass(slots=True)
+class NextTurn(Request):
+    """Wait for the next turn of the conversation, whoever's it is (for continual tests)."""
+
+
+@dataclass(slots=True, frozen=True)
+class Heard:
+    """A turn of the conversation as a test program sees it."""
+
+    index: int
+    user: str
+    reply: str
+    time: datetime
+    own: bool  # the turn was this test's message
+
+
+@dataclass(slots=True)
+class TestOutcome:
+    score: float
+    max_score: float
+    reasons: list[str] = field(default_factory=list)
+    unscored: bool = False  # evaluation could not be done (reason given); excluded from means
+    verdicts: list["JudgeVerdict"] = field(default_factory=list)  # LLM judge verdicts behind the score
+
+    __test__ = False
+
+
+class TestContext:
+    """What a test program can do in the conversation."""
+
+    __test__ = False
+
+    def __init__(self, run: "TestRun") -> None:
+        self._run = run
+        self.responses: list[str] = []
+        self.questions: list[str] = []
+        self.last_heard: Heard | None = None  # this test's latest turn
+
+    async def say(self, text: str, *, oracle: str | None = None) -> str:
+        """Say a line that is not a question; returns the agent's reply."""
+        reply = await Say(text, False, "test", oracle)
+        return reply
+
+    async def ask(self, text: str, *, oracle: str | None = None) -> str:
+        """Ask a question; the reply is recorded as a response to be evaluated."""
+        self.questions.append(text)
+        reply = await Say(text, True, "test", oracle)
+        self.responses.append(reply)
+        return reply
+
+    async def wait(self, tokens: int = 0, time: float = 0.0, percentage_finished: float = 0.0) -> None:
+        """Let the conversation go on: `tokens` since now, `time` virtual seconds since now,
+        `percentage_finished` of the memory span since this test started."""
+        if tokens or time or percentage_finished:
+            await WaitFor(int(tokens), float(time), float(percentage_finished))
+
+    async def next_turn(self) -> Heard:
+        return await NextTurn()
+
+    def expect_in_next_reply(self, text: str | None) -> None:
+        """Tell the oracle calibration agent what the next reply must contain (continual tests)."""
+        self._run.oracle_suffix = text
+
+    @property
+    def judge(self) -> "Judge | None":
+        """The run's LLM judge, or None when the run has none (score by rules then)."""
+        return self._run.session.llm.judge_for(self._run.example.unique_id)
+
+    async def llm(self, messages: list[dict[str, str]], *, model: str | None = None,
+                  temperature: float | None = 0.0, max_tokens: int | None = None, json_mode: bool = False) -> str:
+        """Ask the run's test LLM (config.test_llm) from inside a test program, e.g. to play a role.
+
+        The call is recorded in the event log with its response; when a run is resumed or re-scored the
+        recorded response is replayed instead of calling again. Raises ConfigError when the run has no test LLM."""
+        return await self._run.session.llm.call(self._run.example.unique_id, messages, model=model,
+                                                temperature=temperature, max_tokens=max_tokens, json_mode=json_mode)
+
+    @property
+    def has_llm(self) -> bool:
+        """True when the run has a test LLM (programs may then fall back to scripted lines)."""
+        return self._run.session.llm.has_test_llm
+
+    @property
+    def now(self) -> datetime:
+        return self._run.session.clock.now
+
+    def time_of_line(self, index: int) -> datetime:
+        """Virtual time at which this test's `index`-th message was said."""
+        return self._run.messages[index].time
+
+
+Program = Callable[[TestContext], Coroutine[Any, Any, TestOutcome]]
+
+
+class ProgramDriver:
+    """Runs a program coroutine up to its next `Request` (or its end)."""
+
+    __slots__ = ("_coro", "done", "result", "error")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    async def step(self, value: Any = None) -> Request | None:
+        send = value
+        while True:
+            try:
+                yielded = self._coro.send(send)
+            except StopIteration as stop:
+                self.done, self.result = True, stop.value
+                return None
+            except Exception as exc:  # a broken test program errors its test, not the run
+                self.done, self.error = True, exc
+                return None
+            send = None
+            if isinstance(yielded, Request):
+                return yielded
+            if yielded is None:  # bare yield, e.g. asyncio.sleep(0)
+                await asyncio.sleep(0)
+                continue
+            # An asyncio future the program awaits (LLM call, sleep, ...): wait for it, then resume.
+            if getattr(yielded, "_asyncio_future_blocking", False):
+                yielded._asyncio_future_blocking = False
+            await asyncio.wait([yielded])
+
+    def close(self) -> None:
+        if not self.done:
+            self._coro.close()
+            self.done = True

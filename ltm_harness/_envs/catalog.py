@@ -1,0 +1,125 @@
+"""Tests by name: `make_env("keydoor", env_name="6x6", seed=3)`, and test specs such as
+`keydoor,env_name=6x6,max_steps=30` for the command line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ltm_harness._envs.bandit import Bandit
+from ltm_harness._envs.base import Env
+from ltm_harness._envs.cipher import Cipher
+from ltm_harness._envs.guess import NumberGuess
+from ltm_harness._envs.keydoor import KeyDoor
+from ltm_harness._errors import DefinitionError
+
+ENVIRONMENTS: dict[str, type[Env]] = {cls.test_name: cls for cls in (Bandit, KeyDoor, NumberGuess, Cipher)}
+
+
+def register_env(cls: type[Env]) -> type[Env]:
+    """Make `cls` known by its `test_name` to `make_env`, test specs, the AIQ runner and datasets
+    (usable as a class decorator). A name can only be given to one class (or to a new version of the
+    same class, when its module is loaded again)."""
+    if not cls.test_name:
+        raise ValueError(f"{cls.__name__} has no test_name; set the name it is known by")
+    known = ENVIRONMENTS.get(cls.test_name)
+    reloaded = known is not None and (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__)
+    if known is not None and known is not cls and not reloaded:
+        raise ValueError(f"environment name {cls.test_name!r} is already used by {known.__module__}.{known.__qualname__}")
+    ENVIRONMENTS[cls.test_name] = cls
+    return cls
+
+
+def known_envs() -> list[str]:
+    return sorted(ENVIRONMENTS)
+
+
+def env_class(name: str) -> type[Env]:
+    try:
+        return ENVIRONMENTS[name]
+    except KeyError:
+        raise DefinitionError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}; "
+                        "use one of them (`aiq --list` shows their params)") from None
+
+
+def describe_params_error(name: str, exc: ValidationError) -> str:
+    err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
+    where = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        known = ", ".join(["seed", *env_class(name).Params.model_fields])
+        return f"environment {name!r}: unknown param {where!r}; known params: {known}; remove it or fix its spelling"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if not where:
+        return f"environment {name!r}: {msg}; fix the params"
+    return f"environment {name!r}: {where}: {msg}; fix the value"
+
+
+def make_env(name: str, seed: int = 0, **params: Any) -> Env:
+    """A seeded environment by test name. `env_name` picks a sub-test of a test set (e.g. keydoor
+    `6x6`), `config` a data folder where the test reads data. Errors are one-line `DefinitionError`s."""
+    cls = env_class(name)
+    try:
+        return cls(seed=seed, **params)
+    except ValidationError as exc:
+        raise DefinitionError(describe_params_error(name, exc)) from None
+
+
+class TestSpec(BaseModel):
+    """A test to run: its name and params (no seed: trials draw theirs)."""
+
+    model_config = ConfigDict(frozen=True)
+    __test__ = False
+
+    name: str
+    params: dict[str, Any] = {}
+
+    @property
+    def label(self) -> str:
+        """A readable unique name, e.g. `keydoor(env_name=6x6)`."""
+        if not self.params:
+            return self.name
+        inner = ",".join(f"{k}={_show(v)}" for k, v in sorted(self.params.items()))
+        return f"{self.name}({inner})"
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ""))
+
+
+def _value(text: str) -> Any:
+    """A param value from the command line: JSON when it parses (numbers, lists, true), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_test_spec(spec: str) -> TestSpec:
+    """`NAME[,KEY=VALUE...]`: values are JSON when they parse (`horizon=20`, `probabilities=[0.2,0.8]`),
+    else text (`env_name=6x6`). Commas inside [...] or {...} do not split. Checks the name and params."""
+    parts: list[str] = []
+    depth, current = 0, ""
+    for ch in spec:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    name = parts[0].strip()
+    params: dict[str, Any] = {}
+    for part in parts[1:]:
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise DefinitionError(f"test {spec!r}: {part!r} is not KEY=VALUE; write e.g. {name},env_name=...")
+        params[key.strip()] = _value(value.strip())
+    if "seed" in params:
+        raise DefinitionError(f"test {spec!r}: seed is drawn per trial from the run's seed; give --seed instead")
+    make_env(name, **params)  # checks the name and the params now, with one clear error
+    return TestSpec(name=name, params=params)

@@ -1,0 +1,128 @@
+"""Playing tests with Python policies (no chat): episodes, trials, normalised scores and the AIQ score.
+
+An active test is played by a `Policy(env, observation) -> action`; a passive one is answered by a
+`Solver(env, problems, train) -> answers`. Per test the score is the mean over trials of the
+normalised score clip((s - min) / (max - min), 0, 1); the AIQ score is the mean over tests.
+The oracle-like policies read the environment's privileged `oracle_action` / `oracle_answers`:
+they are for calibration, to show what the maximum looks like.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import string
+from typing import Callable, Sequence
+
+from pydantic import BaseModel
+
+from ltm_harness._envs.base import Action, ActiveEnv, Example, InvalidAction, Observation, PassiveEnv
+from ltm_harness._envs.catalog import TestSpec, make_env, parse_test_spec
+
+Policy = Callable[[ActiveEnv, Observation], Action | InvalidAction]
+Solver = Callable[[PassiveEnv, list[str], list[Example]], Sequence[str | None]]
+DEFAULT_TRIALS = 10
+
+
+class EpisodeResult(BaseModel):
+    test: str
+    seed: int
+    score: float  # in header units
+    normalised: float
+    steps: int  # steps taken (active) or problems (passive)
+    invalid: int  # invalid actions (active) or unreadable answers (passive)
+    summary: str
+
+
+class TestScore(BaseModel):
+    """A test's normalised score over its trials."""
+
+    __test__ = False
+
+    test: str
+    kind: str
+    episodes: list[EpisodeResult]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(e.normalised for e in self.episodes) if self.episodes else 0.0
+
+
+def optimal_policy(env: ActiveEnv, observation: Observation) -> Action:
+    """The environment's optimal action (privileged, calibration only)."""
+    return env.oracle_action()
+
+
+def random_policy(seed: int = 0) -> Policy:
+    """Uniformly random actions from the action space."""
+    rng = random.Random(f"ltm-harness-random-policy:{seed}")
+
+    def act(env: ActiveEnv, observation: Observation) -> Action:
+        return env.header.action_space.sample(rng)
+
+    return act
+
+
+def optimal_solver(env: PassiveEnv, problems: list[str], train: list[Example]) -> list[str]:
+    """The test answers (privileged, calibration only)."""
+    return env.oracle_answers()
+
+
+def random_solver(seed: int = 0) -> Solver:
+    """Random letters, as long as each problem."""
+    rng = random.Random(f"ltm-harness-random-solver:{seed}")
+
+    def solve(env: PassiveEnv, problems: list[str], train: list[Example]) -> list[str]:
+        return ["".join(rng.choice(string.ascii_lowercase) for _ in p) for p in problems]
+
+    return solve
+
+
+def play_episode(env: ActiveEnv, policy: Policy, seed: int | None = None) -> EpisodeResult:
+    """One episode (seeded before the reset when `seed` is given)."""
+    if seed is not None:
+        env.seed(seed)
+    observation = env.reset()
+    done = False
+    while not done:
+        observation, _, done, _ = env.act(policy(env, observation))
+    return EpisodeResult(test=env.header.name, seed=env.current_seed, score=env.score,
+                         normalised=env.normalised_score, steps=env.steps, invalid=len(env.invalid),
+                         summary=env.summary())
+
+
+def solve_set(env: PassiveEnv, solver: Solver) -> EpisodeResult:
+    problems = env.get_test()
+    answers = list(solver(env, problems, env.get_train()))
+    graded = env.grade(answers)
+    return EpisodeResult(test=env.header.name, seed=env.current_seed, score=graded.score,
+                         normalised=env.header.normalise(graded.score), steps=len(problems),
+                         invalid=sum(a is None for a in answers[:len(problems)]) + max(0, len(problems) - len(answers)),
+                         summary=f"{graded.n_correct} of {len(problems)} right")
+
+
+def trial_seeds(label: str, trials: int, seed: int = 0) -> list[int]:
+    """The seeds of a test's trials: drawn from the run's seed and the test's label."""
+    rng = random.Random(f"ltm-harness-trials:{seed}:{label}")
+    return [rng.randrange(2**31) for _ in range(trials)]
+
+
+def evaluate_policy(test: TestSpec | str, policy: Policy = optimal_policy, solver: Solver = optimal_solver,
+                    trials: int = DEFAULT_TRIALS, seed: int = 0) -> TestScore:
+    """A test's score: active tests averaged over `trials` episodes, passive tests answered once."""
+    spec = parse_test_spec(test) if isinstance(test, str) else test
+    if trials < 1:
+        raise ValueError("trials must be at least 1")
+    env = make_env(spec.name, **spec.params)
+    if isinstance(env, ActiveEnv):
+        episodes = [play_episode(env, policy, s) for s in trial_seeds(spec.label, trials, seed)]
+    else:
+        assert isinstance(env, PassiveEnv)
+        env.seed(trial_seeds(spec.label, 1, seed)[0])
+        episodes = [solve_set(env, solver)]
+    return TestScore(test=spec.label, kind=env.kind, episodes=episodes)
+
+
+def aiq_score(scores: Sequence[TestScore]) -> float:
+    """The mean of the tests' normalised scores (0 when there are none)."""
+    return statistics.fmean(s.mean for s in scores) if scores else 0.0

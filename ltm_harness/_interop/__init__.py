@@ -1,0 +1,1 @@
+"""Reading other benchmarks' files: the GoodAI LTM Benchmark's test definitions."""

@@ -1,0 +1,273 @@
+"""One async client for every chat-completions call: agents, the judge, generation, dynamic tests.
+
+* The official `openai.AsyncOpenAI` SDK does the HTTP, with its own retries turned off: retries are
+  ours (tenacity), so that they are counted and visible in the event log.
+* Retried: 429, 408, 409, 5xx, timeouts, dropped connections and malformed response bodies, with
+  exponential backoff and full jitter; a `Retry-After`/`retry-after-ms` header is honoured (the wait
+  is at least what the server asks). A call stops retrying after `max_attempts` attempts or when the
+  next wait would pass its `retry_budget` seconds; every request has a `timeout`. So no call can hang.
+* Any other 4xx fails at once with one sentence naming the endpoint, the model and the status.
+* Concurrency is limited per endpoint and per pool: the agent under test has its own pool, and the
+  judge, dataset generation and dynamic tests share another, so a slow judge never starves the agent.
+* Usage comes from the response; when a server sends none, tokens are counted here (and marked so).
+  Cost comes from the price table. Each call returns an `LLMCall` record for the event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
+from tenacity.wait import wait_random_exponential
+
+from ltm_harness._errors import LLMError
+from ltm_harness._llm.endpoint import Endpoint
+from ltm_harness._llm.pricing import Price, PriceTable
+from ltm_harness._store.records import LLMCall, Role
+from ltm_harness._engine.tokens import DEFAULT_ENCODING, get_tokenizer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openai import AsyncOpenAI
+
+    from ltm_harness._llm.cache import LLMCache
+
+MESSAGE_OVERHEAD = 3  # tokens per chat message beyond its content (role and separators)
+REPLY_PRIMING = 3  # tokens that prime the assistant's reply
+
+
+class LLMSettings(BaseModel):
+    """`config.llm`: how every LLM call is made."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout: float = Field(default=60.0, gt=0, description="seconds for one request")
+    max_attempts: int = Field(default=6, ge=1, description="attempts per call, the first one included")
+    retry_budget: float = Field(default=300.0, gt=0, description="seconds one call may spend, waits included")
+    backoff_initial: float = Field(default=0.5, ge=0, description="first backoff in seconds (doubles, with jitter)")
+    backoff_max: float = Field(default=30.0, gt=0, description="longest backoff in seconds (Retry-After may ask more)")
+    agent_concurrency: int = Field(default=16, ge=1, description="requests at once to one endpoint by agents under test")
+    judge_concurrency: int = Field(default=4, ge=1, description="requests at once to one endpoint by judge, generation and tests")
+    prices: dict[str, Price] = Field(default_factory=dict, description="USD per 1M tokens, per model (adds to the built-in table)")
+    cache: bool = Field(default=True, description="cache judge and generation responses on disk")
+    cache_dir: str | None = Field(default=None, description="cache folder (default: <results>/.llm-cache)")
+
+
+class Limits:
+    """Concurrency pools: one per (agent | judge) and endpoint, shared by everything in a run."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        self._pools: dict[tuple[str, str], asyncio.Semaphore] = {}
+
+    def pool(self, role: Role, endpoint: Endpoint) -> asyncio.Semaphore:
+        group = "agent" if role == "agent" else "judge"
+        key = (group, endpoint.base_url)
+        if key not in self._pools:
+            size = self.settings.agent_concurrency if group == "agent" else self.settings.judge_concurrency
+            self._pools[key] = asyncio.Semaphore(size)
+        return self._pools[key]
+
+
+@dataclass
+class ChatResult:
+    text: str
+    call: LLMCall
+
+
+def request_hash(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The wait a server asked for in `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def is_retryable(exc: BaseException) -> bool:
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):
+        return True
+    return False
+
+
+class _MalformedResponse(Exception):
+    """A 200 response without a usable completion."""
+
+
+class LLMClient:
+    """Calls one endpoint. Cheap to make; `close()` releases its connections."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        settings: LLMSettings | None = None,
+        limits: Limits | None = None,
+        prices: PriceTable | None = None,
+        tokenizer: str = DEFAULT_ENCODING,
+        cache: "LLMCache | None" = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.settings = settings or LLMSettings()
+        self.limits = limits or Limits(self.settings)
+        self.prices = prices or PriceTable(self.settings.prices)
+        self.cache = cache
+        self._tokenizer = get_tokenizer(tokenizer)
+        self._sdk: AsyncOpenAI | None = None
+
+    def _client(self) -> AsyncOpenAI:
+        if self._sdk is None:
+            from openai import AsyncOpenAI  # slow to import: only when something really talks to an endpoint
+
+            self._sdk = AsyncOpenAI(api_key=self.endpoint.key.value, base_url=self.endpoint.base_url,
+                                    timeout=self.settings.timeout, max_retries=0)
+        return self._sdk
+
+    def count_prompt(self, messages: list[dict[str, str]]) -> int:
+        return sum(self._tokenizer.count(m.get("content") or "") + MESSAGE_OVERHEAD for m in messages) + REPLY_PRIMING
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        backoff = wait_random_exponential(multiplier=self.settings.backoff_initial, max=self.settings.backoff_max)(state)
+        asked = retry_after_seconds(exc) if exc is not None else None
+        return max(backoff, asked) if asked is not None else backoff
+
+    async def chat(
+        self,
+        role: Role,
+        model: str,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+        test: str | None = None,
+        use_cache: bool = False,
+        keep_response: bool = False,
+    ) -> ChatResult:
+        """One chat completion, retried as the module docstring says. `use_cache` answers from (and fills)
+        the disk cache; `keep_response` stores the reply text in the record (for replay)."""
+        params: dict[str, Any] = {}
+        if temperature is not None:
+            params["temperature"] = temperature
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if json_mode:
+            params["response_format"] = {"type": "json_object"}
+        key = request_hash(model, messages, params)
+        if use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test, request_hash=key,
+                               prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
+                               usage_counted=hit.usage_counted, latency_ms=0.0, cost_usd=0.0, cached=True,
+                               response=hit.text if keep_response else None)
+                return ChatResult(hit.text, call)
+        attempts = 0
+        started = time.perf_counter()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_attempts) | stop_before_delay(self.settings.retry_budget),
+            wait=self._wait,
+            retry=retry_if_exception(is_retryable),
+            reraise=True,
+        )
+        try:
+            async with self.limits.pool(role, self.endpoint):
+                async for attempt in retrying:
+                    with attempt:
+                        attempts += 1
+                        text, usage = await self._once(model, messages, params)
+        except Exception as exc:
+            raise self._failure(model, exc, attempts) from None
+        latency = (time.perf_counter() - started) * 1000
+        counted = usage is None
+        prompt_tokens = usage[0] if usage else self.count_prompt(messages)
+        completion_tokens = usage[1] if usage else self._tokenizer.count(text)
+        call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test, request_hash=key,
+                       prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, usage_counted=counted,
+                       latency_ms=round(latency, 1), retries=attempts - 1,
+                       cost_usd=self.prices.cost(model, prompt_tokens, completion_tokens),
+                       response=text if keep_response else None)
+        if use_cache and self.cache is not None:
+            self.cache.put(key, text, prompt_tokens, completion_tokens, counted)
+        return ChatResult(text, call)
+
+    async def _once(self, model: str, messages: list[dict[str, str]],
+                    params: dict[str, Any]) -> tuple[str, tuple[int, int] | None]:
+        from openai.types.chat import ChatCompletion
+
+        # The SDK's own HTTP layer, without `chat.completions.create`'s per-message parameter transform,
+        # which costs ~0.3 ms per message per call (seconds per call on 500k-token conversations).
+        completion = await asyncio.wait_for(
+            self._client().post("/chat/completions", body={"model": model, "messages": messages, **params},
+                                cast_to=ChatCompletion),
+            timeout=self.settings.timeout + 5,  # the SDK's own timeout comes first; this is the backstop
+        )
+        choices = getattr(completion, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise _MalformedResponse("the response has no choices")
+        text = choices[0].message.content or ""
+        usage = getattr(completion, "usage", None)
+        if usage is None or usage.prompt_tokens is None:
+            return text, None
+        return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0))
+
+    def _failure(self, model: str, exc: BaseException, attempts: int) -> LLMError:
+        import openai
+
+        where = f"{self.endpoint.display} (model {model})"
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        if isinstance(exc, openai.APIStatusError):
+            body = exc.body
+            detail = body.get("message") if isinstance(body, dict) else body
+            detail = " ".join(str(detail or "").split())[:300]
+            said = f": {detail}" if detail else ""
+            fix = "" if is_retryable(exc) else "; check the model name, the key and the request settings"
+            return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),
+                            fatal=exc.status_code in (401, 403, 404))
+        if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError)):
+            return LLMError(f"{where} did not answer within {self.settings.timeout:g} s{tries}; "
+                            "check the server or raise llm.timeout")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"{where} cannot be reached{tries}; check the base URL and that the server is running")
+        if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):
+            return LLMError(f"{where} sent a malformed response{tries}: {type(exc).__name__}")
+        return LLMError(self.endpoint.scrub(f"{where} failed{tries}: {type(exc).__name__}: {exc}"))
+
+    async def close(self) -> None:
+        if self._sdk is not None:
+            sdk, self._sdk = self._sdk, None
+            await sdk.close()

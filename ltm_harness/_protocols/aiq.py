@@ -1,0 +1,149 @@
+"""The AIQ-style runner: named tests with params, N trials each, played by chat agents; the AIQ score.
+
+Every trial is one episode of a test, played in its own fresh session (isolated mode of the normal
+runner), so the event logs, results and tables are the ones of any run. Active tests are played
+`trials` times with seeds drawn from the run's seed; passive tests are answered once. Per test the
+score is the mean normalised score over its trials, and the AIQ score of an agent is the mean over
+tests. Outputs: `results/<run_name>/` (definitions, one folder per agent, `aiq.json`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+from pathlib import Path
+from typing import Callable, Sequence, cast
+
+from pydantic import BaseModel, ValidationError
+
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.definitions import load_or_generate
+from ltm_harness._envs.in_conversation import EnvDataset, InConversation, PassiveInConversation
+from ltm_harness._envs.play import DEFAULT_TRIALS
+from ltm_harness._envs.catalog import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
+from ltm_harness._errors import ConfigError, RunFolderError
+from ltm_harness._runner.run import PreparedRun, run_all, slug
+from ltm_harness._engine.session import Session
+
+AIQ_SPAN = 4000  # the span the definitions are made for (waits on tokens are not honoured when isolated)
+
+
+class AIQTestScore(BaseModel):
+    test: str
+    kind: str
+    trials: int
+    score: float  # mean normalised score over the trials that could be scored
+    std: float
+    errored: int
+
+
+class AIQAgentScore(BaseModel):
+    agent: str
+    aiq: float  # mean over tests of their scores
+    tests: list[AIQTestScore]
+
+
+class AIQReport(BaseModel):
+    run_name: str
+    seed: int
+    trials: int
+    tests: list[str]
+    agents: list[AIQAgentScore]
+    errors: dict[str, str] = {}  # agent -> why it did not finish
+
+
+def default_tests() -> list[TestSpec]:
+    """Every built-in test, each sub-test of a test set on its own."""
+    specs: list[TestSpec] = []
+    for name in known_envs():
+        subs = env_class(name).sub_tests
+        if subs:
+            specs.extend(TestSpec(name=name, params={"env_name": s}) for s in subs)
+        else:
+            specs.append(TestSpec(name=name))
+    return specs
+
+
+def dataset_name(spec: TestSpec) -> str:
+    """The test's label, made safe for file names."""
+    return re.sub(r"[^A-Za-z0-9_.,=()-]+", "_", spec.label)
+
+
+def aiq_dataset_class(spec: TestSpec) -> type[EnvDataset]:
+    """A dataset class playing `spec`: the environment's params plus the conversation args."""
+    env_cls = env_class(spec.name)
+    args = PassiveInConversation if env_cls.kind == "passive" else InConversation
+    params = type(f"{env_cls.__name__}AIQArgs", (env_cls.Params, args), {"__module__": __name__})
+    cls = type(f"AIQ_{env_cls.__name__}", (EnvDataset,), {
+        "__module__": __name__, "name": dataset_name(spec), "env_test": spec.name, "Params": params,
+        "description": f"AIQ test {spec.label}",
+    })
+    return cast(type[EnvDataset], cls)
+
+
+def _datasets(tests: Sequence[TestSpec], trials: int, seed: int) -> list[tuple[DatasetInterface, int]]:
+    built: list[tuple[DatasetInterface, int]] = []
+    names: dict[str, str] = {}
+    for spec in tests:
+        name = dataset_name(spec)
+        if name in names:
+            raise ConfigError(f"tests {names[name]!r} and {spec.label!r} have the same name; give each test once")
+        names[name] = spec.label
+        cls = aiq_dataset_class(spec)
+        try:
+            dataset = cls(memory_span=AIQ_SPAN, seed=seed, **spec.params)
+        except ValidationError as exc:
+            raise ConfigError(describe_params_error(spec.name, exc)) from None
+        built.append((dataset, trials if env_class(spec.name).kind == "active" else 1))
+    return built
+
+
+def _clear_stale(run_dir: Path) -> None:
+    """Agent outputs made for other definitions no longer belong in this folder."""
+    (run_dir / "aiq.json").unlink(missing_ok=True)
+    for child in run_dir.iterdir() if run_dir.is_dir() else []:
+        if child.is_dir() and child.name != "definitions" and (child / "results.json").exists():
+            shutil.rmtree(child)
+
+
+async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str], *, trials: int = DEFAULT_TRIALS,
+                  seed: int = 0, results_root: Path = Path("results"), run_name: str = "aiq", concurrency: int = 8,
+                  on_turn: Callable[[Session], None] | None = None) -> AIQReport:
+    """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
+    and return the AIQ report (also written to results/<run_name>/aiq.json)."""
+    if trials < 1:
+        raise ConfigError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
+    specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
+    datasets = _datasets(specs, trials, seed)
+    cfg = RunConfig.model_validate({
+        "config": {"run_name": run_name, "seed": seed, "isolated": True, "isolated_concurrency": concurrency},
+        "datasets": {"args": {"memory_span": AIQ_SPAN}, "datasets": [{"name": d.name} for d, _ in datasets]},
+    })
+    run_dir = results_root / slug(run_name)
+    try:
+        examples, reused = load_or_generate(run_dir / "definitions", datasets)
+    except OSError as exc:
+        raise RunFolderError(f"cannot write results under {results_root}: {exc.strerror or exc}; give another results folder") from None
+    if not reused:
+        _clear_stale(run_dir)
+    prepared = PreparedRun(config=cfg, datasets=datasets, examples=examples, run_dir=run_dir,
+                           reused_definitions=reused)
+    summary = await run_all(prepared, list(agents), on_turn=on_turn)
+    labels = {dataset_name(s): s for s in specs}
+    agent_scores = []
+    for agent in summary.agents:
+        by_name = {d.dataset: d for d in agent.datasets}
+        scores = []
+        for dataset, n in datasets:
+            d = by_name[dataset.name]
+            spec = labels[dataset.name]
+            scores.append(AIQTestScore(test=spec.label, kind=env_class(spec.name).kind, trials=n, score=d.score,
+                                       std=d.std, errored=d.errored))
+        agent_scores.append(AIQAgentScore(agent=agent.agent, aiq=statistics.fmean(s.score for s in scores), tests=scores))
+    report = AIQReport(run_name=run_name, seed=seed, trials=trials, tests=[s.label for s in specs], agents=agent_scores,
+                       errors=summary.errors)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "aiq.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report

@@ -1,0 +1,1 @@
+"""Finding things by name: datasets, agents, environments, judge prompts, suites."""

@@ -1,0 +1,321 @@
+"""The report as one self-contained HTML page: tables and SVG charts rendered here, per-test details as
+JSON blocks that the inline script turns into text on demand.
+
+Every string from a run (agent names, replies, reasons, dataset names) is escaped here, or put into
+JSON blocks with `<`, `>` and `&` escaped and shown by the script as text. A Content-Security-Policy
+allows no network request and runs only the page's own script (by its hash), so even markup that
+slipped through could neither load anything nor execute.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from html import escape
+from typing import Any, Sequence
+
+from ltm_harness._report.assets import CSS, JS
+from ltm_harness._report.conversation import CallStats, SessionLog
+from ltm_harness._report.load import RunData
+from ltm_harness._report.svg import Bar, Series, bar_chart, colour, cost_chart, gap_chart, money
+from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
+from ltm_harness._results.models import TestResult
+
+MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
+MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _num(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f} ms"
+
+
+def _json_block(block_id: str, obj: Any) -> str:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return f'<script type="application/json" id="{_e(block_id)}">{text}</script>'
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT:,} more characters; the full text is in the event log]"
+
+
+def _score_class(value: float) -> str:
+    return f"s{max(0, min(10, round(value * 10)))}"
+
+
+def _swatch(index: int) -> str:
+    return f'<span class="swatch c{index % 12}"></span>'
+
+
+def _expected(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# -- per-test data ----------------------------------------------------------------------------------
+def payload_of_test(r: TestResult, session: SessionLog | None) -> dict[str, Any]:
+    uid = f"{r.dataset}/{r.example_id}"
+    conv = session.conversation(uid, r) if session is not None else []
+    for item in conv:
+        if item["t"] == "line":
+            item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
+    return {
+        "id": uid, "status": r.status, "score": r.score, "max": r.max_score, "norm": r.normalized,
+        "span": r.memory_span, "target": r.target_gap, "achieved": r.achieved_gap,
+        "turns": [r.start_turn, r.end_turn], "tokens": r.tokens,
+        "questions": [_clip(q) for q in r.questions], "responses": [_clip(x) for x in r.responses],
+        "expected": [_clip(_expected(x)) for x in r.expected], "reasons": [_clip(x) for x in r.reasons],
+        "verdicts": [{"question": _clip(v.question), "score": v.score, "reason": _clip(v.reason), "model": v.model,
+                      "prompt_hash": v.prompt_hash, "raw": _clip(v.raw), "cached": v.cached} for v in r.verdicts],
+        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps],
+        "conv": conv,
+    }
+
+
+def agent_payload(entry: Entry) -> dict[str, Any]:
+    by_test: dict[str, SessionLog] = {}
+    for session in entry.agent.sessions:
+        for uid in session.tests():
+            by_test.setdefault(uid, session)
+    return {"label": entry.label,
+            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}")) for r in sorted_results(entry)]}
+
+
+def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
+    """Every test id with each agent's normalised score and status (null where the agent has no such test)."""
+    per_agent = [{f"{r.dataset}/{r.example_id}": r for r in e.agent.results} for e in entries]
+    ids = sorted({uid for results in per_agent for uid in results},
+                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, -1, ""))
+    tests = []
+    for uid in ids:
+        found = [results.get(uid) for results in per_agent]
+        tests.append([uid, [r.normalized if r is not None and r.status == "ok" else None for r in found],
+                      [r.status if r is not None else None for r in found]])
+    return {"agents": [{"key": e.key, "label": e.label, "colour": f"c{i % 12}"} for i, e in enumerate(entries)],
+            "tests": tests}
+
+
+# -- sections ---------------------------------------------------------------------------------------
+def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry]) -> str:
+    lines = []
+    for run in runs:
+        tests = max((len(e.agent.results) for e in entries if e.run is run), default=0)
+        lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> · seed {run.summary.seed} · '
+                     f'{"isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"} · '
+                     f'{tests} tests per agent · {len(run.agents)} agent(s) · folder {_e(run.folder)}</p>')
+    prints = {r.fingerprint for r in runs}
+    if len(runs) > 1 and (None in prints or len(prints) > 1):
+        lines.append('<p class="warn">These runs do not share their test definitions (different datasets, '
+                     'parameters or seeds): a test id such as colours/0 names a different test in each run.</p>')
+    return f"<header><h1>{_e(title)}</h1>{''.join(lines)}</header>"
+
+
+def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
+    head = ('<tr><th>agent</th><th class="num">benchmark score</th><th class="num">LTM score</th>'
+            '<th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
+            '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
+    rows = []
+    for i, (e, row) in enumerate(zip(entries, tables.agents)):
+        flags = f" ({row.unscored} unscored, {row.errored} errored)" if row.unscored or row.errored else ""
+        rows.append(
+            f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>'
+            f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
+            f'<td class="num">{_num(row.ltm_score)} tokens</td><td class="num">{row.tests}{flags}</td>'
+            f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
+            f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
+            f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
+    datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    grid_head = "<tr><th>agent</th>" + "".join(f'<th class="num">{_e(d)}</th>' for d in datasets) + "</tr>"
+    grid = []
+    for i, e in enumerate(entries):
+        by_name = {d.dataset: d for d in e.agent.summary.datasets}
+        cells = []
+        for name in datasets:
+            d = by_name.get(name)
+            if d is None:
+                cells.append('<td class="num">–</td>')
+            else:
+                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
+                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} ± {d.std:.2f}</td>')
+        grid.append(f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>{"".join(cells)}</tr>')
+    note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
+            "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
+            "answered tests; read it beside the benchmark score. Agent tokens: prompt and completion tokens the agent "
+            "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
+            "its tests.</p>")
+    return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
+            f'<h3>Score per dataset</h3><div class="scroll"><table>{grid_head}{"".join(grid)}</table></div>{note}</section>')
+
+
+def _problems(runs: Sequence[RunData]) -> str:
+    items = []
+    for run in runs:
+        prefix = f"run {run.name}: " if len(runs) > 1 else ""
+        items += [f'<p class="err">{_e(prefix)}agent {_e(agent)} did not finish: {_e(msg)}</p>'
+                  for agent, msg in run.errors.items()]
+        items += [f'<p class="warn">{_e(prefix + w)}</p>' for w in run.warnings]
+    return f'<section id="problems"><h2>Problems</h2>{"".join(items)}</section>' if items else ""
+
+
+def _legend(entries: Sequence[Entry]) -> str:
+    return '<p class="legend">' + "".join(f'<span class="item">{_swatch(i)}{_e(e.label)}</span>'
+                                           for i, e in enumerate(entries)) + "</p>"
+
+
+def _points(e: Entry) -> list[tuple[float, float, str]]:
+    return [(float(r.achieved_gap), r.normalized, f"{r.dataset}/{r.example_id}")
+            for r in e.agent.results if r.status == "ok" and r.achieved_gap]
+
+
+def _gap_series(entries: Sequence[Entry], indexes: Sequence[int]) -> tuple[list[Series], bool, str]:
+    """Series for a gap chart, whether to draw every test's point, and a note when they are too many."""
+    series = [Series(e.label, colour(i), _points(e)) for e, i in zip(entries, indexes)]
+    total = sum(len(s.points) for s in series)
+    if total <= MAX_POINTS:
+        return series, True, ""
+    return series, False, (f'<p class="note">{total:,} tests: only the mean score per range of gaps is drawn; '
+                           "each test's score is in the tables.</p>")
+
+
+def _charts(entries: Sequence[Entry], tables: Tables) -> str:
+    datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    overview = bar_chart("benchmark score (share of max)",
+                         [Bar(e.label, colour(i), row.benchmark_share, 0.0,
+                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})")
+                          for i, (e, row) in enumerate(zip(entries, tables.agents))])
+    per_dataset = []
+    for name in datasets:
+        bars = []
+        for i, e in enumerate(entries):
+            d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
+            bars.append(Bar(e.label, colour(i), None if d is None else d.score, 0.0 if d is None else d.std,
+                            "" if d is None else f" over {d.scored} scored tests"))
+        per_dataset.append(bar_chart(name, bars))
+    series, draw_points, note = _gap_series(entries, range(len(entries)))
+    gap = gap_chart("score against achieved information gap", series, draw_points=draw_points)
+    cost = cost_chart("benchmark score against cost",
+                      [(e.label, colour(i), row.total_cost_usd, row.benchmark_share)
+                       for i, (e, row) in enumerate(zip(entries, tables.agents))])
+    return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
+            f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
+            f'<h3>Score against information gap, and cost</h3><div class="charts">{gap}{cost}</div>{note}'
+            '<p class="note">Gap chart: a dot per scored test at its longest achieved gap; the line joins the mean '
+            "score of each half-decade of gaps. Hover a bar or a point for its numbers.</p></section>")
+
+
+def _calls_table(rows: list[tuple[str, str, CallStats]]) -> str:
+    head = ('<tr><th>agent</th><th>role</th><th class="num">calls</th><th class="num">prompt tokens</th>'
+            '<th class="num">completion tokens</th><th class="num">retries</th><th class="num">cached</th>'
+            '<th class="num">mean latency</th><th class="num">p95 latency</th><th class="num">cost</th><th>models</th></tr>')
+    body = "".join(
+        f'<tr><td>{_e(label)}</td><td>{_e(role)}</td><td class="num">{_num(c.calls)}</td>'
+        f'<td class="num">{_num(c.prompt_tokens)}</td><td class="num">{_num(c.completion_tokens)}</td>'
+        f'<td class="num">{_num(c.retries)}</td><td class="num">{_num(c.cached)}</td>'
+        f'<td class="num">{_ms(c.mean_latency_ms)}</td><td class="num">{_ms(c.p95_latency_ms)}</td>'
+        f'<td class="num">{money(c.cost_usd)}</td><td>{_e(", ".join(sorted(c.models)))}</td></tr>'
+        for label, role, c in rows)
+    return f'<div class="scroll"><table>{head}{body}</table></div>'
+
+
+def _usage(entries: Sequence[Entry], tables: Tables) -> str:
+    split_rows = [(e, row) for e, row in zip(entries, tables.agents) if any(e.agent.cost_split.values())]
+    call_rows = [(e.label, role, stats) for e in entries for role, stats in sorted(e.agent.calls().items())]
+    if not split_rows and not call_rows:
+        return ""
+    parts = ['<section id="usage"><h2>LLM calls and cost</h2>']
+    if split_rows:
+        head = ("<tr><th>agent</th>" + "".join(f'<th class="num">{r}</th>' for r in COST_ROLES) +
+                '<th class="num">other</th><th class="num">total</th></tr>')
+        body = []
+        for e, row in split_rows:
+            split = e.agent.cost_split
+            other = sum(v for k, v in split.items() if k not in COST_ROLES)
+            body.append(f"<tr><td>{_e(e.label)}</td>" + "".join(f'<td class="num">{money(split.get(r, 0.0))}</td>' for r in COST_ROLES)
+                        + f'<td class="num">{money(other)}</td><td class="num"><b>{money(row.total_cost_usd)}</b></td></tr>')
+        parts.append(f'<h3>Cost by role</h3><div class="scroll"><table>{head}{"".join(body)}</table></div>')
+    if call_rows:
+        parts.append("<h3>Calls by role</h3>" + _calls_table(call_rows))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _agent_section(i: int, e: Entry, row: Any, open_: bool) -> str:
+    s = e.agent.summary
+    parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(i)}{_e(e.label)} — '
+             f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
+             f"{row.tests} tests</summary>"]
+    parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
+                 f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
+                 f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
+                 f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s</p>")
+    if e.agent.earlier:
+        parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
+                     "earlier invocation on the same tests.</p>")
+    parts += [f'<p class="warn">{_e(w)}</p>' for w in e.agent.warnings]
+    head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
+            '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th></tr>')
+    body = "".join(
+        f'<tr><td>{_e(d.dataset)}</td><td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
+        f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
+        f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td></tr>'
+        for d in s.datasets)
+    series, draw_points, _ = _gap_series([e], [i])
+    chart = gap_chart(f"{e.label}: score against achieved gap", series, width=520, height=240, draw_points=draw_points)
+    parts.append(f'<div class="charts"><div class="scroll"><table>{head}{body}</table></div>{chart}</div>')
+    filler_turns = sum(x.filler_turns for x in e.agent.sessions)
+    if filler_turns:
+        filler_tokens = sum(x.filler_tokens for x in e.agent.sessions)
+        share = filler_tokens / s.conversation_tokens if s.conversation_tokens else 0.0
+        sample = next((x.filler_sample for x in e.agent.sessions if x.filler_sample), "")
+        parts.append(f"<details><summary>Filler: {_num(filler_turns)} messages, {_num(filler_tokens)} tokens with the "
+                     f"replies ({share:.0%} of the conversation); not shown in the tests' conversations. "
+                     f'An example</summary><pre class="text">{_e(_clip(sample))}</pre></details>')
+    calls = e.agent.calls()
+    if calls:
+        parts.append("<h3>LLM calls</h3>" + _calls_table([(e.label, role, c) for role, c in sorted(calls.items())]))
+    parts.append(f'<h3>Tests</h3><div class="browser" data-agent="{e.key}">'
+                 '<noscript>The per-test details need JavaScript; the tables next to this file hold every '
+                 "test's score.</noscript></div>")
+    parts.append(_json_block(f"data-{e.key}", agent_payload(e)))
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables) -> str:
+    csp = f"default-src 'none'; script-src {_hash(JS)}; style-src {_hash(CSS)}; base-uri 'none'; form-action 'none'"
+    nav = ['<a href="#summary">agents</a>', '<a href="#charts">charts</a>']
+    usage = _usage(entries, tables)
+    if usage:
+        nav.append('<a href="#usage">LLM calls and cost</a>')
+    nav += ['<a href="#tests">tests</a>', '<a href="#agents">per agent</a>']
+    agents = "".join(_agent_section(i, e, row, len(entries) == 1)
+                     for i, (e, row) in enumerate(zip(entries, tables.agents)))
+    matrix = ('<section id="tests"><h2>Tests</h2><p class="note">Each test\'s normalised score per agent '
+              "(unscored and errored tests are named). Click a score for the test's questions, replies, reasons "
+              'and conversation.</p><div id="matrix"><noscript>This table needs JavaScript.</noscript></div>'
+              + _json_block("report-index", index_payload(entries)) + "</section>")
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"{_header(title, runs, entries)}<nav>{''.join(nav)}</nav><main>"
+            f"{_summary_table(entries, tables)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
+            f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
+            f"</main><script>{JS}</script></body></html>\n")

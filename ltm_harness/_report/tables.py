@@ -1,0 +1,211 @@
+"""The report's tables as rows (pydantic), and writing them as CSV and JSON.
+
+Three long-format tables, one row per agent, per agent and dataset, and per agent and test. Each is
+written as CSV (header row, empty cell for a missing value) and as a JSON list of records, both of
+which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows for an agents x datasets grid.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from pydantic import BaseModel
+
+from ltm_harness._report.load import AgentData, RunData
+from ltm_harness._results.models import TestResult
+
+COST_ROLES = ("agent", "judge", "generation", "test")
+
+
+@dataclass
+class Entry:
+    """One agent of one run, as the report shows it."""
+
+    key: str  # id in the page: a0, a1, ...
+    label: str  # unique across the report
+    run: RunData
+    agent: AgentData
+
+
+def entries(runs: Sequence[RunData]) -> list[Entry]:
+    """Label every agent; with several runs the label names the run too (`retrieval · run-a`)."""
+    names = [r.name for r in runs]
+    first = [r.name if names.count(r.name) == 1 else f"{r.name} ({r.folder.parent.name or r.folder})" for r in runs]
+    run_labels = [label if first.count(label) == 1 else f"{label} #{first[:i + 1].count(label)}"
+                  for i, label in enumerate(first)]
+    out: list[Entry] = []
+    for run, run_label in zip(runs, run_labels):
+        for agent in run.agents:
+            label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
+            out.append(Entry(f"a{len(out)}", label, run, agent))
+    return out
+
+
+def sort_key_of_test(dataset: str, example_id: str) -> tuple[str, int, str]:
+    m = re.fullmatch(r"\d+", example_id)
+    return (dataset, int(example_id) if m else -1, example_id)
+
+
+class AgentRow(BaseModel):
+    run: str
+    agent: str
+    label: str
+    benchmark_score: float
+    max_benchmark_score: int
+    benchmark_share: float  # benchmark_score / max_benchmark_score
+    ltm_score: float
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    turns: int
+    filler_turns: int
+    conversation_tokens: int
+    agent_prompt_tokens: int
+    agent_completion_tokens: int
+    agent_tokens: int
+    cost_usd: float  # the agent's replies, as its adapter reported them
+    total_cost_usd: float  # every LLM call of the run for this agent when split by role, else cost_usd
+    cost_agent_usd: float | None  # the split by role, when the run recorded one
+    cost_judge_usd: float | None
+    cost_generation_usd: float | None
+    cost_test_usd: float | None
+    llm_calls: int | None  # from llm_call events, when the run logged them
+    llm_retries: int | None
+    wall_seconds: float
+
+
+class DatasetRow(BaseModel):
+    run: str
+    agent: str
+    label: str
+    dataset: str
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float
+    std: float
+    target_gap: float | None
+    achieved_gap: float | None
+
+
+class TestRow(BaseModel):
+    __test__ = False
+
+    run: str
+    agent: str
+    label: str
+    dataset: str
+    example_id: str
+    status: str
+    score: float
+    max_score: float
+    normalized: float
+    memory_span: int
+    target_gap: int | None
+    achieved_gap: int | None
+    gap_error: float | None  # (achieved - target) / target of the longest gap
+    start_turn: int
+    end_turn: int
+    tokens: int
+    judge_verdicts: int
+    reasons: str  # joined with " | "
+
+
+def agent_row(e: Entry) -> AgentRow:
+    s = e.agent.summary
+    split = e.agent.cost_split
+    calls = list(e.agent.calls().values())
+    return AgentRow(
+        run=e.run.name, agent=e.agent.spec, label=e.label,
+        benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
+        benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
+        ltm_score=s.ltm_score,
+        tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
+        unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
+        turns=s.turns, filler_turns=s.filler_turns, conversation_tokens=s.conversation_tokens,
+        agent_prompt_tokens=s.agent_prompt_tokens, agent_completion_tokens=s.agent_completion_tokens,
+        agent_tokens=s.agent_prompt_tokens + s.agent_completion_tokens,
+        cost_usd=s.cost_usd, total_cost_usd=sum(split.values()) if split else s.cost_usd,
+        cost_agent_usd=split.get("agent", 0.0) if split else None, cost_judge_usd=split.get("judge", 0.0) if split else None,
+        cost_generation_usd=split.get("generation", 0.0) if split else None,
+        cost_test_usd=split.get("test", 0.0) if split else None,
+        llm_calls=sum(c.calls for c in calls) if calls else None,
+        llm_retries=sum(c.retries for c in calls) if calls else None,
+        wall_seconds=s.wall_seconds,
+    )
+
+
+def dataset_rows(e: Entry) -> list[DatasetRow]:
+    return [DatasetRow(run=e.run.name, agent=e.agent.spec, label=e.label, dataset=d.dataset, tests=d.tests,
+                       scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score, std=d.std,
+                       target_gap=d.target_gap, achieved_gap=d.achieved_gap)
+            for d in e.agent.summary.datasets]
+
+
+def row_of_test(e: Entry, r: TestResult) -> TestRow:
+    longest = max(r.gaps, key=lambda g: g.achieved_tokens, default=None)
+    return TestRow(
+        run=e.run.name, agent=e.agent.spec, label=e.label, dataset=r.dataset, example_id=r.example_id,
+        status=r.status, score=r.score, max_score=r.max_score, normalized=r.normalized, memory_span=r.memory_span,
+        target_gap=r.target_gap, achieved_gap=r.achieved_gap,
+        gap_error=longest.relative_error if longest is not None else None,
+        start_turn=r.start_turn, end_turn=r.end_turn, tokens=r.tokens, judge_verdicts=len(r.verdicts),
+        reasons=" | ".join(r.reasons),
+    )
+
+
+def sorted_results(e: Entry) -> list[TestResult]:
+    return sorted(e.agent.results, key=lambda r: sort_key_of_test(r.dataset, r.example_id))
+
+
+@dataclass
+class Tables:
+    agents: list[AgentRow]
+    datasets: list[DatasetRow]
+    tests: list[TestRow]
+
+
+def build_tables(all_entries: Sequence[Entry]) -> Tables:
+    return Tables(
+        agents=[agent_row(e) for e in all_entries],
+        datasets=[row for e in all_entries for row in dataset_rows(e)],
+        tests=[row_of_test(e, r) for e in all_entries for r in sorted_results(e)],
+    )
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Path, json_path: Path) -> None:
+    columns = list(model.model_fields)
+    with csv_path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(getattr(row, c)) for c in columns])
+    records = [row.model_dump(mode="json") for row in rows]
+    json_path.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_tables(tables: Tables, html_path: Path) -> list[Path]:
+    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file."""
+    written = []
+    for name, rows, model in (("agents", tables.agents, AgentRow), ("datasets", tables.datasets, DatasetRow),
+                              ("tests", tables.tests, TestRow)):
+        csv_path = html_path.with_name(f"{html_path.stem}.{name}.csv")
+        json_path = html_path.with_name(f"{html_path.stem}.{name}.json")
+        write_table(rows, model, csv_path, json_path)
+        written += [csv_path, json_path]
+    return written

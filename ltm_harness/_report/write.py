@@ -1,0 +1,67 @@
+"""Writing a report: load the runs, build the tables and the page, write them next to each other."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ltm_harness._errors import ConfigError, RunFolderError
+from ltm_harness._report.load import RunData, load_run
+from ltm_harness._report.page import build_page
+from ltm_harness._report.tables import build_tables, entries, write_tables
+from ltm_harness._runner.run import slug
+
+REPORT_NAME = "report.html"
+
+
+@dataclass
+class ReportFiles:
+    html: Path
+    tables: list[Path]  # <stem>.agents.csv/.json, .datasets.*, .tests.*
+    warnings: list[str]
+
+
+def default_compare_path(folders: Sequence[Path]) -> Path:
+    """`compare_<run>_<run>.html` beside the first run's folder (shortened with a hash when long)."""
+    names = "_".join(slug(f.resolve().name) for f in folders)
+    if len(names) > 60:
+        digest = hashlib.sha256("\n".join(str(f.resolve()) for f in folders).encode()).hexdigest()[:8]
+        names = f"{slug(folders[0].resolve().name)[:30]}_and_{len(folders) - 1}_more_{digest}"
+    return folders[0].resolve().parent / f"compare_{names}.html"
+
+
+def _title(runs: Sequence[RunData]) -> str:
+    if len(runs) == 1:
+        return f"ltm-harness report: run {runs[0].name}"
+    return "ltm-harness comparison: runs " + ", ".join(r.name for r in runs)
+
+
+def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportFiles:
+    """Report on the runs in `folders` (one: a run report; several: a comparison) as one HTML file,
+    by default `report.html` in the run's folder, with its tables as CSV and JSON beside it."""
+    if not folders:
+        raise ConfigError("no run given; name at least one run folder or run name")
+    seen: dict[Path, Path] = {}
+    for folder in folders:
+        key = folder.resolve()
+        if key in seen:
+            raise ConfigError(f"run {folder} is given twice (also as {seen[key]}); give each run once")
+        seen[key] = folder
+    runs = [load_run(f) for f in folders]
+    if output is None:
+        output = folders[0] / REPORT_NAME if len(folders) == 1 else default_compare_path(folders)
+    if output.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
+    all_entries = entries(runs)
+    tables = build_tables(all_entries)
+    page = build_page(_title(runs), runs, all_entries, tables)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(page, encoding="utf-8")
+        written = write_tables(tables, output)
+    except OSError as exc:
+        raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; "
+                        "give another file with -o") from None
+    return ReportFiles(output, written, [w for r in runs for w in r.warnings])

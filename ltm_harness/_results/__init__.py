@@ -1,0 +1,1 @@
+"""Results: per test, dataset, agent and run, derived from the event log."""

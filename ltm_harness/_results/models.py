@@ -1,0 +1,205 @@
+"""Result models: per test, per dataset, per agent, per run."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Callable, Literal, Protocol, Sequence
+
+from pydantic import BaseModel, Field
+
+from ltm_harness._store.formats import RESULTS_FORMAT
+from ltm_harness._store.records import UsageTotals
+from ltm_harness._scoring.verdict import JudgeVerdict
+
+
+class GapMeasure(BaseModel):
+    """Tokens between the end of the answer statement and a question: what the waits asked for and what happened."""
+
+    line: int  # the question's message index in the test
+    target_tokens: int | None  # None in isolated mode, where waits on tokens are not honoured
+    achieved_tokens: int
+
+    @property
+    def relative_error(self) -> float | None:
+        if not self.target_tokens:
+            return None
+        return (self.achieved_tokens - self.target_tokens) / self.target_tokens
+
+
+class SaidLine(Protocol):
+    """A test's line as said in the conversation."""
+
+    pos: int  # conversation tokens before it
+    planned: int  # offset from the test's start that its waits asked for
+    tokens: int
+    text: str
+    is_question: bool
+
+
+def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
+                 isolated: bool, only: set[int] | None = None) -> list[GapMeasure]:
+    """Tokens from the end of the answer statement (line, char) to every later question (or to the
+    questions whose line numbers are in `only`), and the target."""
+    if answer_idx is None or answer_idx[0] >= len(lines):
+        return []
+    line, char = answer_idx
+    statement = lines[line]
+    cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
+    gaps = []
+    for index, m in enumerate(lines):
+        if m.is_question and index > line and (only is None or index in only):
+            target = None if isolated else m.planned - statement.planned - cut
+            gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut))
+    return gaps
+
+
+class TestResult(BaseModel):
+    __test__ = False
+
+    dataset: str
+    example_id: str
+    status: Literal["ok", "unscored", "errored"]
+    score: float
+    max_score: float
+    reasons: list[str]
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)  # the LLM judge's, when it scored
+    questions: list[str]
+    responses: list[str]
+    expected: list[Any]
+    memory_span: int
+    gaps: list[GapMeasure] = Field(default_factory=list)
+    start_turn: int
+    end_turn: int
+    tokens: int  # conversation tokens from the test's first line to its end
+
+    @property
+    def normalized(self) -> float:
+        return self.score / self.max_score if self.max_score > 0 else 0.0
+
+    @property
+    def target_gap(self) -> int | None:
+        targets = [g.target_tokens for g in self.gaps if g.target_tokens is not None]
+        return max(targets) if targets else None
+
+    @property
+    def achieved_gap(self) -> int | None:
+        return max((g.achieved_tokens for g in self.gaps), default=None)
+
+
+class GapPoint(BaseModel):
+    """One scored test on its dataset's score-vs-gap curve."""
+
+    example_id: str
+    target_gap: int | None
+    achieved_gap: int
+    score: float  # normalised, 0..1
+
+
+class GapBin(BaseModel):
+    """The scored tests whose achieved gap is in [lo, hi) tokens, and their mean score (bins double in width)."""
+
+    lo: int
+    hi: int
+    tests: int
+    mean_score: float
+
+
+def gap_bin(gap: int) -> tuple[int, int]:
+    """The bin of a gap: [0, 1), [1, 2), [2, 4), ... [2^k, 2^(k+1)); the same edges in every run, so curves of
+    several runs (e.g. one per span) can be merged bin by bin."""
+    if gap < 1:
+        return 0, 1
+    lo = 1 << (gap.bit_length() - 1)
+    return lo, 2 * lo
+
+
+def gap_curve(results: Sequence["TestResult"]) -> tuple[list[GapPoint], list[GapBin]]:
+    """Score-vs-gap data of one dataset and agent: a point per scored test with a gap (by gap), and binned means."""
+    points = sorted((GapPoint(example_id=r.example_id, target_gap=r.target_gap, achieved_gap=r.achieved_gap,
+                              score=r.normalized if r.status == "ok" else 0.0)
+                     for r in results if r.status != "unscored" and r.achieved_gap is not None),
+                    key=lambda p: (p.achieved_gap, p.example_id))
+    bins: dict[tuple[int, int], list[float]] = {}
+    for p in points:
+        bins.setdefault(gap_bin(p.achieved_gap), []).append(p.score)
+    return points, [GapBin(lo=lo, hi=hi, tests=len(v), mean_score=statistics.fmean(v)) for (lo, hi), v in sorted(bins.items())]
+
+
+class DatasetSummary(BaseModel):
+    dataset: str
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float  # mean normalised score of scored tests
+    std: float
+    target_gap: float | None
+    achieved_gap: float | None
+    curve: list[GapPoint] = Field(default_factory=list)  # score vs achieved gap, one point per scored test
+    curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
+
+
+class AgentSummary(BaseModel):
+    format: int = RESULTS_FORMAT
+    agent: str
+    benchmark_score: float  # sum over datasets of the mean normalised score
+    max_benchmark_score: int
+    ltm_score: float  # mean achieved gap of the perfectly answered tests (0 if none)
+    datasets: list[DatasetSummary]
+    turns: int
+    filler_turns: int
+    conversation_tokens: int
+    agent_prompt_tokens: int
+    agent_completion_tokens: int
+    cost_usd: float  # all roles: the agent, the judge, generation and test programs' LLM calls
+    cost_split: dict[str, float] = Field(default_factory=dict)  # role -> USD
+    usage: UsageTotals = Field(default_factory=UsageTotals)  # LLM calls, tokens, retries and cache hits per role
+    wall_seconds: float
+    failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
+    error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
+
+
+class RunSummary(BaseModel):
+    format: int = RESULTS_FORMAT
+    run_name: str
+    seed: int
+    isolated: bool
+    judge: str | None = None  # the judge model, when answers were judged
+    agents: list[AgentSummary]
+    errors: dict[str, str] = Field(default_factory=dict)  # agent -> why it did not finish
+
+
+def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> AgentSummary:
+    by_dataset: dict[str, list[TestResult]] = {}
+    for r in results:
+        by_dataset.setdefault(r.dataset, []).append(r)
+    datasets = []
+    for name in sorted(by_dataset):
+        rs = by_dataset[name]
+        scored = [r for r in rs if r.status != "unscored"]
+        values = [r.normalized if r.status == "ok" else 0.0 for r in scored]
+        targets = [r.target_gap for r in rs if r.target_gap is not None]
+        achieved = [r.achieved_gap for r in rs if r.achieved_gap is not None]
+        curve, curve_bins = gap_curve(rs)
+        datasets.append(DatasetSummary(
+            dataset=name,
+            tests=len(rs),
+            scored=len(scored),
+            unscored=sum(r.status == "unscored" for r in rs),
+            errored=sum(r.status == "errored" for r in rs),
+            score=statistics.fmean(values) if values else 0.0,
+            std=statistics.pstdev(values) if len(values) > 1 else 0.0,
+            target_gap=statistics.fmean(targets) if targets else None,
+            achieved_gap=statistics.fmean(achieved) if achieved else None,
+            curve=curve,
+            curve_bins=curve_bins,
+        ))
+    perfect = [r.achieved_gap for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
+    return AgentSummary(
+        agent=agent,
+        benchmark_score=sum(d.score for d in datasets),
+        max_benchmark_score=len(datasets),
+        ltm_score=statistics.fmean(perfect) if perfect else 0.0,
+        datasets=datasets,
+        **stats,
+    )

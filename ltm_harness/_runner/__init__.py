@@ -1,0 +1,1 @@
+"""A run: config, definitions, run modes, one session per agent, results on disk."""

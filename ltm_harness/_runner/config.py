@@ -1,0 +1,236 @@
+"""Run configuration: YAML shaped like the reference benchmark's, validated by pydantic."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from ltm_harness._errors import ConfigError
+from ltm_harness._llm.client import LLMSettings
+from ltm_harness._resources import shipped
+
+CONFIG_DIR = shipped("configs")
+DEFAULT_CONFIG = CONFIG_DIR / "default.yml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class OpenAIOptions(_Strict):
+    """Settings of `openai:` agents; each falls back to the environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None  # the name of an environment variable holding the key (preferred)
+    api_key: SecretStr | None = None  # the key itself; it is never written to any output
+    system_prompt: str | None = None  # None: the built-in prompt
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"temperature": self.temperature}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ConfigError(f"config.openai.api_key_env: the environment variable {self.api_key_env} is not set; "
+                                "export it or change the name")
+            kwargs["api_key"] = key
+        elif self.api_key is not None:
+            kwargs["api_key"] = self.api_key.get_secret_value()
+        for name in ("system_prompt", "max_tokens", "timeout"):
+            if getattr(self, name) is not None:
+                kwargs[name] = getattr(self, name)
+        return kwargs
+
+
+class EndpointOptions(_Strict):
+    """An OpenAI-compatible endpoint for the judge or test LLM; unset fields fall back to `config.openai`,
+    then to the environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float | None = 0.0
+
+    def endpoint_args(self, section: str, fallback: OpenAIOptions) -> tuple[str | None, str | None]:
+        """(base_url, api_key) for this endpoint, checked now."""
+        base_url = self.base_url or fallback.base_url
+        if self.api_key_env or self.api_key is not None:
+            source, env, key = section, self.api_key_env, self.api_key
+        else:
+            source, env, key = "openai", fallback.api_key_env, fallback.api_key
+        if env:
+            value = os.environ.get(env)
+            if not value:
+                raise ConfigError(f"config.{source}.api_key_env: the environment variable {env} is not set; "
+                                "export it or change the name")
+            return base_url, value
+        return base_url, key.get_secret_value() if key is not None else None
+
+
+class JudgeOptions(EndpointOptions):
+    """`config.judge`: the LLM judge (off unless a model is set here or with --judge)."""
+
+    prompt: str = "default"  # prompts/judge/<prompt>.json, or a path to a JSON file
+
+
+class HTTPOptions(_Strict):
+    """Settings of agents behind HTTP."""
+
+    timeout: float | None = Field(default=None, gt=0)  # seconds per request (default 300, or LTM_HTTP_TIMEOUT)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        return {"timeout": self.timeout} if self.timeout is not None else {}
+
+
+class TurnOptions(_Strict):
+    """What a failing agent gets (config.turns): tries per turn, a time limit per try, the pause before the second
+    try (doubling after), and how many failed turns in a row stop its session. A turn that fails every try errors
+    the test it belongs to; the other tests go on."""
+
+    attempts: int = Field(default=3, ge=1)
+    timeout: float | None = Field(default=600.0, gt=0)  # seconds per try; null: no limit
+    backoff: float = Field(default=0.5, ge=0)
+    give_up_after: int = Field(default=5, ge=1)
+
+
+class RunSection(_Strict):
+    run_name: str = "default"
+    seed: int = 0
+    incompatibilities: list[list[str]] = Field(default_factory=list)
+    isolated: bool = False
+    isolated_concurrency: int = Field(default=8, ge=1)
+    max_message_tokens: int = Field(default=4096, ge=256)
+    seconds_per_turn: float = Field(default=10.0, ge=0)
+    start_time: datetime = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
+    tokenizer: str = "cl100k_base"
+    agents: list[str] = Field(default_factory=list)
+    dataset_dirs: list[str] = Field(default_factory=list)
+    openai: OpenAIOptions = Field(default_factory=OpenAIOptions)
+    http: HTTPOptions = Field(default_factory=HTTPOptions)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    judge: JudgeOptions = Field(default_factory=JudgeOptions)
+    test_llm: EndpointOptions = Field(default_factory=EndpointOptions)  # the LLM test programs may call (ctx.llm)
+    debug: bool = False  # accepted for configs written for the reference benchmark
+    turns: TurnOptions = Field(default_factory=TurnOptions)
+    watchdog: float | None = Field(default=86400.0, gt=0)  # seconds the whole run may take; then it stops, tests errored
+
+    @field_validator("incompatibilities")
+    @classmethod
+    def _pairs(cls, v: list[list[str]]) -> list[list[str]]:
+        for pair in v:
+            if len(pair) < 2:
+                raise ValueError("each entry must list at least two dataset names, e.g. [names, name_list]")
+        return v
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _offline_encoding(cls, v: str) -> str:
+        from ltm_harness._engine.tokens import SHIPPED_ENCODINGS
+
+        if v not in SHIPPED_ENCODINGS:
+            raise ValueError(f"must be one of {', '.join(SHIPPED_ENCODINGS)} (the encodings available offline)")
+        return v
+
+    @field_validator("start_time")
+    @classmethod
+    def _aware(cls, v: datetime) -> datetime:
+        return v if v.tzinfo else v.replace(tzinfo=timezone.utc)
+
+
+class DatasetDefaults(_Strict):
+    memory_span: int = Field(default=4000, ge=500)
+    dataset_examples: int = Field(default=1, ge=1)
+
+
+class DatasetEntry(_Strict):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    def common(self, defaults: DatasetDefaults) -> DatasetDefaults:
+        return DatasetDefaults(
+            memory_span=self.args.get("memory_span", defaults.memory_span),
+            dataset_examples=self.args.get("dataset_examples", defaults.dataset_examples),
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.args.items() if k not in ("memory_span", "dataset_examples")}
+
+
+class DatasetsSection(_Strict):
+    args: DatasetDefaults = Field(default_factory=DatasetDefaults)
+    datasets: list[DatasetEntry]
+
+
+class RunConfig(_Strict):
+    config: RunSection = Field(default_factory=RunSection)
+    datasets: DatasetsSection
+
+    def incompatible(self, a: str, b: str) -> bool:
+        if a == b:
+            return True
+        return any(a in pair and b in pair for pair in self.config.incompatibilities)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def describe_validation_error(source: str, exc: ValidationError) -> str:
+    errors = exc.errors()
+    # An unknown field explains the rest (a misspelt key also shows up as a missing one): report it first.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    where = _where(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return f"{source}: {where}: unknown field; remove it or fix its spelling"
+    if kind == "missing":
+        return f"{source}: {where}: required field is missing; add it"
+    return f"{source}: {where}: {str(err['msg']).removeprefix('Value error, ')} (got {err.get('input')!r}); fix the value"
+
+
+def resolve_config_path(name: str) -> Path:
+    """A path, or the name of a shipped config in configs/ (with or without .yml)."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    for candidate in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.yml"):
+        if candidate.is_file():
+            return candidate
+    shipped = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yml")))
+    raise ConfigError(f"config {name!r} not found; give a YAML file path or one of the shipped configs: {shipped}")
+
+
+def load_config(name: str | Path) -> RunConfig:
+    path = resolve_config_path(str(name))
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML config") from None
+    if raw is None:
+        raise ConfigError(f"{path}: the file is empty; give a config with `config` and `datasets` sections "
+                        f"(see {DEFAULT_CONFIG})")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the config must be a mapping with `config` and `datasets` sections, not a "
+                        f"{type(raw).__name__}; write it like {DEFAULT_CONFIG}")
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(str(path), exc)) from None

@@ -1,0 +1,1 @@
+"""Scoring: rule helpers for datasets, and what an LLM judge returns."""

@@ -1,0 +1,51 @@
+"""Versions of what a run writes to disk, and the check every reader makes before trusting a file.
+
+* `EVENT_FORMAT` is written in each event log's `session_start` event.
+  1: the first format. 2: turns carry `failed` and `errors`, judge calls keep their response, and an
+  aborted session says so (`session_aborted`). Format 1 logs are still read (report, rescore); only
+  format 2 logs can be resumed, since resuming replays judge calls from the log.
+* `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
+
+The layout and every field are described in docs/run-format.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ltm_harness._errors import RunFolderError
+
+EVENT_FORMAT = 2
+OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
+RESUMABLE_EVENT_FORMAT = 2  # the oldest event format a run can be resumed from
+RESULTS_FORMAT = 1
+
+
+def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:
+    """Refuse a file written in a format this version does not read, in one line saying what to do."""
+    if found > newest:
+        raise RunFolderError(f"{path}: this {what} was written by a newer ltm-harness (format {found}; this version reads "
+                        f"formats {oldest} to {newest}); upgrade ltm-harness to read it")
+    if found < oldest:
+        raise RunFolderError(f"{path}: this {what} was written by an older ltm-harness (format {found}; this version reads "
+                        f"formats {oldest} to {newest}); run the benchmark again to get a run this version can read")
+
+
+def check_summary_format(path: Path, data: object) -> None:
+    """A summary.json (already parsed) is in a results format this version reads; a missing `format` is 1."""
+    found = data.get("format", 1) if isinstance(data, dict) else 1
+    if not isinstance(found, int) or isinstance(found, bool):
+        raise RunFolderError(f"{path}: format: {found!r} is not a format number; the file is damaged, run the run again")
+    check_format(path, found, RESULTS_FORMAT, 1, "summary")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing: a crash mid-write leaves the previous file (or none), never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
