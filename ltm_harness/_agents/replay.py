@@ -3,7 +3,7 @@
 Two uses:
 
 * `rescore` replays every session of a finished run: the scheduler and the test programs run as before
-  (they are deterministic), the agent's part is played by `ReplayAgent` from the recorded replies, LLM
+  (they are deterministic), the agent's part is played by `TurnReplay` from the recorded replies, LLM
   calls made by test programs are handed back from the log, and only the scoring (rules, or a new judge)
   is new.
 * `run --resume` replays an interrupted session the same way (judge calls are handed back too), checking
@@ -101,64 +101,51 @@ def _agent_call(event: Event) -> bool:
     return isinstance(event, LLMCall) and event.role == "agent"
 
 
-class ReplayAgent(Agent):
-    """Plays the agent's recorded turns, checking each message is the one recorded.
+class TurnReplay:
+    """The recorded turns of a session, handed back in order, each checked to be the message recorded.
 
-    Without a `live` agent (re-scoring) every turn must be recorded. With one (resuming), the first turn past
-    the record goes to the live agent, after its memory has been rebuilt from the replayed turns.
+    With `then_live` (resuming) the record may run out: the turn after it goes to the live agent, whose memory
+    is first rebuilt from the replayed turns (`restore`). Without it (re-scoring) every turn must be recorded.
     """
 
-    def __init__(self, spec: str, record: SessionRecord, live: Agent | None = None) -> None:
-        super().__init__(spec)
+    def __init__(self, record: SessionRecord, *, then_live: bool) -> None:
         self._record = record
         self._next = 0
-        self.live = live
-        self.is_oracle = live.is_oracle if live is not None else False
+        self.then_live = then_live
         self._heard: list[tuple[AgentMessage, str]] = []
         self._restored = False
+
+    @property
+    def path(self) -> Path:
+        return self._record.path
 
     def take(self, message: AgentMessage) -> tuple[Reply | None, list[str]] | None:
         """The recorded outcome of this turn: the reply (None if the turn failed) and the failed attempts'
         errors; None when the record has no more turns and the live agent is to answer."""
         turns = self._record.turns
         if self._next >= len(turns):
-            if self.live is not None:
+            if self.then_live:
                 return None
             raise RunFolderError(f"{self._record.path}: the replay asks for turn {self._next}, but only {len(turns)} were "
-                            "recorded; the definitions or the harness changed since the run")
+                                 "recorded; the definitions or the harness changed since the run")
         event, calls = turns[self._next]
         if event.user != message.text:
-            raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or the "
-                            "harness changed since the run, so it cannot be re-scored or resumed")
+            raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or "
+                                 "the harness changed since the run, so it cannot be re-scored or resumed")
         self._next += 1
         if event.failed:
             return None, list(event.errors)
-        if self.live is not None:
+        if self.then_live:
             self._heard.append((message, event.reply))
         return Reply(text=event.reply, prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
                      cost_usd=event.cost_usd, llm_calls=calls), list(event.errors)
 
-    async def go_live(self) -> Agent:
-        """The live agent, its memory rebuilt from the replayed turns (once)."""
-        assert self.live is not None
+    async def go_live(self, agent: Agent) -> None:
+        """Rebuild the live agent's memory from the replayed turns (once, before its first live turn)."""
         if not self._restored:
             self._restored = True
             heard, self._heard = self._heard, []
-            await self.live.restore(heard)
-        return self.live
-
-    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
-        taken = self.take(message)
-        if taken is None:
-            return await (await self.go_live()).reply(message, oracle_hint)
-        reply, errors = taken
-        if reply is None:
-            raise RunFolderError(f"{self._record.path}: the recorded turn failed: {errors[-1] if errors else 'no reply'}")
-        return reply
-
-    async def close(self) -> None:
-        if self.live is not None:
-            await self.live.close()
+            await agent.restore(heard)
 
     @property
     def finished(self) -> bool:

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
-from ltm_harness._engine.program import Heard, TestContext, TestOutcome
+from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
+from ltm_harness._engine.scheduler import Pause
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
 
 CallbackResult = tuple[float, float, list[str], bool]
@@ -169,3 +170,18 @@ class DatasetInterface:
             ctx.expect_in_next_reply(self.oracle_hint(example, log))
             log.append(await ctx.next_turn())
         return TestOutcome(0.0, 1.0, [f"the callback did not finish within {MAX_CALLBACK_TURNS} turns"], unscored=True)
+
+
+def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
+    """The example as a session runs it: the dataset's program, with the lines and waits to plan with."""
+
+    async def program(ctx: TestContext) -> TestOutcome:
+        return await dataset.run(example, ctx)
+
+    answer = dataset.answer_statement_idx(example)
+    return TestProgram(
+        id=example.unique_id, group=dataset.name, span=dataset.memory_span, script=tuple(example.script),
+        pauses=tuple(Pause(w.tokens, w.time, w.percentage_finished) for w in example.waits), program=program,
+        interleave=example.can_be_interleaved, anchor_line=answer[0] if answer else None,
+        reset_message=dataset.reset_message,
+    )

@@ -58,31 +58,18 @@ class AgentProgress:
         return self.elapsed * (1.0 - self.fraction) / self.fraction
 
 
-def _running_share(session: "Session") -> float:
-    """How far the session's running tests are through their planned length, summed (0..1 per test)."""
-    share = 0.0
-    for run in getattr(session, "running", ()):
-        plan = getattr(run, "plan_abs", None)
-        start = getattr(run, "start_pos", 0)
-        if plan:
-            length = max(plan[-1] - start, 1)
-            share += min(max((session.pos - start) / length, 0.0), 0.99)
-    return share
-
-
 def measure(agent: str, sessions: Iterable["Session"], tests_total: int, elapsed: float) -> AgentProgress:
     p = AgentProgress(agent, tests_total, elapsed=elapsed)
     partial = 0.0
-    for s in sessions:
-        p.tests_done += len(s.results)
+    for session in sessions:
+        s = session.stats()
+        p.tests_done += s.tests_done
         p.turns += s.turns
-        p.tokens += s.pos
+        p.tokens += s.tokens
         p.cost_usd += s.cost_usd
-        for r in s.results:
-            if r.status != "unscored":  # as in the results: errored tests count as 0, unscored ones not at all
-                p.scored += 1
-                p.score_sum += r.normalized if r.status == "ok" else 0.0
-        partial += _running_share(s)
+        p.scored += s.scored
+        p.score_sum += s.score_sum
+        partial += s.running_share
     if tests_total:
         p.fraction = min((p.tests_done + partial) / tests_total, 1.0)
     return p

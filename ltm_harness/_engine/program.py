@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal, Protocol
+
+from ltm_harness._engine.scheduler import Pause
 
 if TYPE_CHECKING:
-    from ltm_harness._engine.session import TestRun
     from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 
@@ -70,13 +71,33 @@ class TestOutcome:
     __test__ = False
 
 
+class TestPort(Protocol):
+    """What a test program may ask of the session it runs in (and nothing else)."""
+
+    @property
+    def now(self) -> datetime: ...
+
+    def time_of_line(self, index: int) -> datetime: ...
+
+    def expect_in_next_reply(self, text: str | None) -> None: ...
+
+    @property
+    def judge(self) -> "Judge | None": ...
+
+    @property
+    def has_llm(self) -> bool: ...
+
+    async def llm(self, messages: list[dict[str, str]], *, model: str | None, temperature: float | None,
+                  max_tokens: int | None, json_mode: bool) -> str: ...
+
+
 class TestContext:
     """What a test program can do in the conversation."""
 
     __test__ = False
 
-    def __init__(self, run: "TestRun") -> None:
-        self._run = run
+    def __init__(self, port: TestPort) -> None:
+        self._port = port
         self.responses: list[str] = []
         self.questions: list[str] = []
         self.last_heard: Heard | None = None  # this test's latest turn
@@ -104,12 +125,12 @@ class TestContext:
 
     def expect_in_next_reply(self, text: str | None) -> None:
         """Tell the oracle calibration agent what the next reply must contain (continual tests)."""
-        self._run.oracle_suffix = text
+        self._port.expect_in_next_reply(text)
 
     @property
     def judge(self) -> "Judge | None":
         """The run's LLM judge, or None when the run has none (score by rules then)."""
-        return self._run.session.llm.judge_for(self._run.example.unique_id)
+        return self._port.judge
 
     async def llm(self, messages: list[dict[str, str]], *, model: str | None = None,
                   temperature: float | None = 0.0, max_tokens: int | None = None, json_mode: bool = False) -> str:
@@ -117,24 +138,41 @@ class TestContext:
 
         The call is recorded in the event log with its response; when a run is resumed or re-scored the
         recorded response is replayed instead of calling again. Raises ConfigError when the run has no test LLM."""
-        return await self._run.session.llm.call(self._run.example.unique_id, messages, model=model,
-                                                temperature=temperature, max_tokens=max_tokens, json_mode=json_mode)
+        return await self._port.llm(messages, model=model, temperature=temperature, max_tokens=max_tokens,
+                                    json_mode=json_mode)
 
     @property
     def has_llm(self) -> bool:
         """True when the run has a test LLM (programs may then fall back to scripted lines)."""
-        return self._run.session.llm.has_test_llm
+        return self._port.has_llm
 
     @property
     def now(self) -> datetime:
-        return self._run.session.clock.now
+        return self._port.now
 
     def time_of_line(self, index: int) -> datetime:
         """Virtual time at which this test's `index`-th message was said."""
-        return self._run.messages[index].time
+        return self._port.time_of_line(index)
 
 
 Program = Callable[[TestContext], Coroutine[Any, Any, TestOutcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class TestProgram:
+    """A test as a session runs it: its program, and the planned lines and pauses the scheduler plans with."""
+
+    __test__ = False
+
+    id: str  # unique in the run, e.g. `colours/0`
+    group: str  # the dataset: tests of one group never overlap, incompatibilities are between groups
+    span: int  # the memory span its waits refer to
+    script: tuple[str, ...]  # the planned lines (a dynamic test may say others)
+    pauses: tuple[Pause, ...]  # after each planned line
+    program: Program
+    interleave: bool = True
+    anchor_line: int | None = None  # the line holding the answer (gaps and later waits are measured from it)
+    reset_message: str = ""  # said after the test ends, when it fits
 
 
 class ProgramDriver:

@@ -15,7 +15,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from ltm_harness._agents.specs import Agent, agent_factory, display_spec
 from ltm_harness._runner.config import RunConfig
-from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.dataset import DatasetInterface, as_program
+from ltm_harness._results.derive import ResultsBuilder
 from ltm_harness._authoring.definitions import definitions_match, load_or_generate
 from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderError
 from ltm_harness._store.events import EventLog
@@ -25,11 +26,11 @@ from ltm_harness._store.formats import check_summary_format, write_atomic
 from ltm_harness._registry.datasets import discover, get_dataset_class
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult, summarize_agent
 from ltm_harness._llm.endpoint import resolve_endpoint
-from ltm_harness._llm.in_session import SessionLLM, TestLLM
+from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._store.records import UsageTotals
 from ltm_harness._llm.runtime import LLMRuntime
-from ltm_harness._agents.replay import ReplayAgent, SessionRecord
+from ltm_harness._agents.replay import SessionRecord, TurnReplay
 from ltm_harness._engine.session import Session, SessionSettings, TurnPolicy
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._engine.tokens import get_tokenizer
@@ -334,7 +335,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     tests = prepared.interleaved()
     started = time.perf_counter()
     sessions: list[Session] = []
-    replays: list[tuple[ReplayAgent, EventLog]] = []
+    replays: list[tuple[TurnReplay, EventLog]] = []
     policy = TurnPolicy(cfg.turns.attempts, cfg.turns.timeout, cfg.turns.backoff, cfg.turns.give_up_after)
 
     def settings(session_id: str) -> SessionSettings:
@@ -343,6 +344,9 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             isolated=cfg.isolated, incompatible=prepared.config.incompatible, policy=policy,
         )
 
+    examples = {e.unique_id: e for exs in prepared.examples.values() for e in exs}
+    datasets = {d.name: d for d, _ in prepared.datasets}
+
     async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]], log_path: Path,
                           gate: asyncio.Semaphore | None = None) -> list[TestResult]:
         record = records.get(session_id)
@@ -350,36 +354,36 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             raise RunFolderError(f"{agent_dir}: the session {session_id!r} has no event log to re-score; run the agent again")
         if record is not None and not record.lines:
             record = None  # killed before its first event: start it afresh
-        live = None if replay else make()
-        agent: Agent
-        if record is not None:
-            agent = ReplayAgent(spec, record, live)
-        else:
-            assert live is not None  # a re-scoring always has a record (checked above)
-            agent = live
-        log = EventLog(log_path, record.lines, record.keep_bytes) if resume and record is not None else EventLog(log_path)
+        agent = None if replay else make()
+        turns = TurnReplay(record, then_live=not replay) if record is not None else None
+        builder = ResultsBuilder(examples, datasets)
+        log = (EventLog(log_path, record.lines, record.keep_bytes, on_event=builder.add) if resume and record is not None
+               else EventLog(log_path, on_event=builder.add))
         session_llm = SessionLLM(log, llm.judge if llm else None, llm.test_llm if llm else None,
                                  replay=dict(record.test_calls) if record is not None else {},
                                  judge_replay=dict(record.judge_calls) if resume and record is not None else {})
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
-        session = Session(agent, chosen, tokenizer, filler, log, settings(session_id), on_turn, session_llm)
+        session = Session(agent, [as_program(d, e) for d, e in chosen], tokenizer, filler, log, settings(session_id),
+                          on_turn, session_llm, turns)
         sessions.append(session)
-        if isinstance(agent, ReplayAgent):
-            replays.append((agent, log))
+        if turns is not None:
+            replays.append((turns, log))
         try:
             async with asyncio.timeout_at(deadline) as watch:
                 if gate is None:
-                    return await session.run()
-                async with gate:
-                    return await session.run()
+                    await session.run()
+                else:
+                    async with gate:
+                        await session.run()
         except TimeoutError:
             if not watch.expired():
                 raise
             session.abort(watchdog_reason(cfg.watchdog or 0))
-            return session.results
         finally:
             log.close()
-            await agent.close()
+            if agent is not None:
+                await agent.close()
+        return builder.results
 
     async def one(dataset: DatasetInterface, example: TestExample) -> list[TestResult]:
         sid = slug(f"{example.dataset_name}__{example.example_id}")
@@ -406,7 +410,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     usage = UsageTotals()
     for s in sessions:
         usage.merge(s.llm.usage)
-    agent_cost = sum(s.cost_usd for s in sessions)
+    agent_cost = sum(s.channel.cost_usd for s in sessions)
     split = {"agent": round(agent_cost, 10), **{r: v for r, v in usage.cost_usd.items() if r != "agent"}}
     if replay:  # the replayed agent did not run now: keep its recorded wall time
         try:
@@ -414,16 +418,17 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         except (OSError, ValueError):
             pass
     failures = [s.failure for s in sessions if s.failure]
+    stats = [s.stats() for s in sessions]
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
         if failures else None
     summary = summarize_agent(
         spec, results,
-        turns=sum(s.turns for s in sessions),
-        filler_turns=sum(s.filler_turns for s in sessions),
-        failed_turns=sum(s.failed_turns for s in sessions),
-        conversation_tokens=sum(s.pos for s in sessions),
-        agent_prompt_tokens=sum(s.agent_prompt_tokens for s in sessions),
-        agent_completion_tokens=sum(s.agent_completion_tokens for s in sessions),
+        turns=sum(s.turns for s in stats),
+        filler_turns=sum(s.filler_turns for s in stats),
+        failed_turns=sum(s.failed_turns for s in stats),
+        conversation_tokens=sum(s.tokens for s in stats),
+        agent_prompt_tokens=sum(s.prompt_tokens for s in stats),
+        agent_completion_tokens=sum(s.completion_tokens for s in stats),
         cost_usd=round(sum(split.values()), 10),
         cost_split=split,
         usage=usage,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, BinaryIO, Literal, Union
+from typing import Annotated, BinaryIO, Callable, Literal, Protocol, Union
 
 from pydantic import BaseModel, Field, TypeAdapter
 
@@ -104,6 +104,17 @@ Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, ClockJump, 
 _event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
 
 
+class Recorder(Protocol):
+    """Where a session's events go, each before the next turn is sent (an `EventLog`, in a run)."""
+
+    def write(self, event: BaseModel) -> None: ...
+
+    @property
+    def replaying(self) -> bool:
+        """True while the events written are still those of an earlier run being replayed."""
+        ...
+
+
 class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 
@@ -117,8 +128,10 @@ class EventLog:
     the event being written. Once the recorded events are used up, new events are appended.
     """
 
-    def __init__(self, path: Path, recorded: list[str] | None = None, keep_bytes: int = 0) -> None:
+    def __init__(self, path: Path, recorded: list[str] | None = None, keep_bytes: int = 0,
+                 on_event: Callable[[BaseModel], None] | None = None) -> None:
         self.path = path
+        self.on_event = on_event  # sees every event of the session, replayed or new (e.g. to build its results)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._recorded = recorded or []
         self._cursor = 0
@@ -143,9 +156,11 @@ class EventLog:
                     f"({_kind(self._recorded[self._cursor])} recorded, {_kind(line)} now); the config, the definitions "
                     "or ltm-harness changed since the run, so it cannot be resumed; run it again with --overwrite")
             self._cursor += 1
-            return
-        self._file.write(line.encode("utf-8") + b"\n")
-        self._file.flush()
+        else:
+            self._file.write(line.encode("utf-8") + b"\n")
+            self._file.flush()
+        if self.on_event is not None:
+            self.on_event(event)
 
     def close(self) -> None:
         self._file.close()

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ltm_harness._agents.baselines import NullAgent, OracleAgent
-from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.dataset import DatasetInterface, as_program
+from ltm_harness._results.derive import ResultsBuilder
 from ltm_harness._store.events import EventLog, TestEnd, TestStart, TurnEvent, read_events
 from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._engine.filler import FillerGenerator
@@ -47,13 +48,16 @@ def example(ds="scripted", eid="0", script=("Fact A is 1.", "What is fact A?"), 
 
 
 async def run_session(tmp_path, tests, agent=None, isolated=False, incompatible=None, **kw):
-    log = EventLog(tmp_path / "events.jsonl")
+    """Run `tests` ((dataset, example) pairs) in one session; its results are derived from its events as it runs."""
+    builder = ResultsBuilder({e.unique_id: e for _, e in tests}, {d.name: d for d, _ in tests})
+    log = EventLog(tmp_path / "events.jsonl", on_event=builder.add)
     settings = SessionSettings(agent_name="a", session_id="s", start_time=T0, isolated=isolated,
                                **({"incompatible": incompatible} if incompatible else {}))
-    session = Session(agent or NullAgent("null"), tests, tok, None if isolated else FillerGenerator(tok, 0), log, settings, **kw)
-    results = await session.run()
+    session = Session(agent or NullAgent("null"), [as_program(d, e) for d, e in tests], tok,
+                      None if isolated else FillerGenerator(tok, 0), log, settings, **kw)
+    await session.run()
     log.close()
-    return session, results, read_events(tmp_path / "events.jsonl")
+    return session, builder.results, read_events(tmp_path / "events.jsonl")
 
 
 def turns_of(events, test=None):
@@ -200,8 +204,9 @@ async def test_every_message_is_counted_once(tmp_path, monkeypatch):
 
     log = EventLog(tmp_path / "events.jsonl")
     settings = SessionSettings(agent_name="a", session_id="s", start_time=T0)
-    session = Session(NullAgent("null"), [(ds, e) for e in exs], tok, FillerGenerator(tok, 0), log, settings)
+    filler = FillerGenerator(tok, 0)
     monkeypatch.setattr(type(tok), "count", spy)  # after the filler pool is built: its parts are counted once there
+    session = Session(NullAgent("null"), [as_program(ds, e) for e in exs], tok, filler, log, settings)
     await session.run()
     log.close()
     events = read_events(tmp_path / "events.jsonl")

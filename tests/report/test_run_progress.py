@@ -102,7 +102,7 @@ async def test_a_short_run_prints_no_log_lines_and_updates_are_throttled(tmp_pat
         await run_all(prepared, ["oracle"], progress.on_turn)
     took = time.perf_counter() - started
     assert out.getvalue() == "" and took < progress_module.LOG_MIN_GAP
-    turns = progress._sessions["oracle"]["main"].turns
+    turns = progress._sessions["oracle"]["main"].stats().turns
     assert turns > 80 and len(calls) <= took / progress_module.UPDATE_EVERY + 2  # not once per turn
 
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ltm_harness._errors import ConfigError
+from ltm_harness._store.events import Recorder
 from ltm_harness._store.records import LLMCall, UsageTotals
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ltm_harness._store.events import EventLog
     from ltm_harness._llm.client import LLMClient
 
 
@@ -52,7 +52,7 @@ class _RecordingJudge:
 
 @dataclass
 class SessionLLM:
-    log: "EventLog"
+    log: Recorder
     judge: Judge | None = None
     test_llm: TestLLM | None = None
     replay: dict[str, deque[LLMCall]] = field(default_factory=dict)  # test -> its recorded test-LLM calls
