@@ -30,7 +30,9 @@ sys.path.insert(0, str(ROOT))
 from ltm_harness._runner.config import RunConfig  # noqa: E402
 from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer, Outcome  # noqa: E402
 from ltm_harness._results.models import RunSummary  # noqa: E402
-from ltm_harness._runner.run import prepare, run_all, slug  # noqa: E402
+from ltm_harness._runner.prepare import prepare  # noqa: E402
+from ltm_harness._runner.run import run_all  # noqa: E402
+from ltm_harness._store.layout import slug  # noqa: E402
 
 AGENT = "openai:mock"
 KINDS: tuple[Outcome, ...] = ("429", "500", "drop", "malformed", "timeout")

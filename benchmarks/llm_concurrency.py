@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from ltm_harness._runner.config import RunConfig, load_config  # noqa: E402
 from ltm_harness._registry.datasets import discover  # noqa: E402
-from ltm_harness._runner.run import prepare, run_all  # noqa: E402
+from ltm_harness._runner.prepare import prepare  # noqa: E402
+from ltm_harness._runner.run import run_all  # noqa: E402
 
 AGENTS_B = ["openai:mock", "openai:mock@8000", "openai:mock@16000", "openai:mock@24000"]
 

@@ -25,7 +25,8 @@ t0 = time.perf_counter()
 from pathlib import Path
 from ltm_harness._agents.base import Agent, Reply
 from ltm_harness._runner.config import load_config
-from ltm_harness._runner.run import prepare, run_agent
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_agent
 
 class Instant(Agent):
     spent = 0.0

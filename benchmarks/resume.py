@@ -2,7 +2,7 @@
 
 Runs a config with the retrieval baseline (an agent whose memory grows with the conversation, so rebuilding it
 is real work), then, for each cut, copies the run, cuts its event log there (a torn last line, as a kill leaves
-it), and times `run_all(..., resume=True)`. Printed per cut: the turns replayed from the log, the turns asked
+it), and times `run_all(..., mode=Resume())`. Printed per cut: the turns replayed from the log, the turns asked
 live, the resume's wall time, the time an uninterrupted run spends on those live turns, and so the overhead of
 resuming (replay + memory rebuild). Also: the check that the resumed outputs equal the uninterrupted run's.
 
@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 
 from ltm_harness._store.events import TurnEvent, parse_event
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.modes import Resume
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
 
 DATASETS = ["colours", "jokes", "prospective_memory", "kv", "shopping", "names", "sallyanne", "trigger_response",
@@ -53,7 +55,7 @@ async def main(span: int, cuts: list[float]) -> None:
                 (work / "t" / "retrieval" / name).unlink()
             kept = turns(b"".join(lines[:k]))
             started = time.perf_counter()
-            await run_all(prepare(cfg, work, resume=True), ["retrieval"], resume=True)
+            await run_all(prepare(cfg, work, resume=True), ["retrieval"], mode=Resume())
             took = time.perf_counter() - started
             same = all((work / "t" / "retrieval" / f).read_bytes() == (ref / "retrieval" / f).read_bytes()
                        for f in ("events.jsonl", "results.json"))

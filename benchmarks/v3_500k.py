@@ -29,7 +29,8 @@ from ltm_harness._agents.base import Agent, Reply
 from ltm_harness._agents.baselines import OracleAgent
 from ltm_harness._runner.config import load_config
 from ltm_harness._registry.datasets import discover
-from ltm_harness._runner.run import prepare, run_agent
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_agent
 
 config, seed, agent_kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 

@@ -6,10 +6,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ltm_harness._runner.config import RunConfig
 from ltm_harness._registry.datasets import discover
 from ltm_harness._results.models import RunSummary
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
+from ltm_harness._store.layout import RunFolder
 
 
 def make_config(datasets: list[str] | list[dict[str, Any]], span: int = 2000, examples: int = 1, **config: Any) -> RunConfig:
@@ -22,8 +24,10 @@ def make_config(datasets: list[str] | list[dict[str, Any]], span: int = 2000, ex
 
 
 async def run_config(cfg: RunConfig, results_root: Path, agents: list[str]) -> RunSummary:
-    """Generate (or reuse) the definitions and run every agent; outputs go under `results_root`."""
-    return await run_all(prepare(cfg, results_root), agents)
+    """Generate (or reuse) the definitions and run every agent; outputs go under `results_root` (the agents' earlier
+    outputs in that run folder are replaced, other agents' are kept)."""
+    with RunFolder.named(results_root, cfg.config.run_name).lock():
+        return await run_all(prepare(cfg, results_root), agents)
 
 
 def all_dataset_names() -> list[str]:

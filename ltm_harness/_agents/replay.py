@@ -18,87 +18,11 @@ the replay stops with an error naming the first differing turn instead of scorin
 
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import RunFolderError
-from ltm_harness._store.events import Event, SessionAborted, TurnEvent, check_session_start, parse_event
-from ltm_harness._store.formats import EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
-from ltm_harness._store.records import LLMCall
-
-
-class SessionRecord:
-    """One session's recorded turns (with the agent's LLM calls behind each), test-LLM and judge calls.
-
-    With `resume`, the log may end anywhere (the process was killed): a torn last line, the agent's LLM calls
-    of a turn whose reply was never recorded, and an aborted ending (watchdog, agent down) are left out, and
-    `keep_bytes` says how much of the file holds the events kept.
-    """
-
-    def __init__(self, path: Path, resume: bool = False) -> None:
-        self.path = path
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
-                            "the run folder is damaged") from None
-        lines: list[str] = []
-        events: list[Event] = []
-        offsets: list[int] = []  # the byte offset where each kept line ends
-        at = 0
-        for chunk in raw.splitlines(keepends=True):
-            end = at + len(chunk)
-            complete = chunk.endswith(b"\n")
-            text = chunk.decode("utf-8", errors="replace").strip()
-            at = end
-            if not text:
-                continue
-            try:
-                event = parse_event(text)
-            except (ValidationError, ValueError):
-                if resume and not complete:  # the last line, cut short by a crash
-                    break
-                raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
-                                "(run it again with --overwrite)") from None
-            if not lines:
-                check_session_start(path, event)
-            lines.append(text)
-            events.append(event)
-            offsets.append(end)
-        if resume and events:
-            start = events[0]
-            check_format(path, getattr(start, "format", 0), EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, "event log (to resume)")
-        if resume:
-            n = len(events)
-            aborted = next((i for i, e in enumerate(events) if isinstance(e, SessionAborted)), None)
-            if aborted is not None:  # continue the session from where it was stopped
-                n = aborted
-            while n and _agent_call(events[n - 1]):  # the reply these calls made was never recorded
-                n -= 1
-            lines, events = lines[:n], events[:n]
-        self.lines = lines
-        self.keep_bytes = offsets[len(lines) - 1] if lines else 0
-        self.turns: list[tuple[TurnEvent, list[LLMCall]]] = []
-        self.test_calls: dict[str, deque[LLMCall]] = {}
-        self.judge_calls: dict[str, deque[LLMCall]] = {}
-        pending: list[LLMCall] = []
-        for e in events:
-            if isinstance(e, LLMCall):
-                if e.role == "agent":
-                    pending.append(e)
-                elif e.role in ("test", "judge") and e.test is not None:
-                    calls = self.test_calls if e.role == "test" else self.judge_calls
-                    calls.setdefault(e.test, deque()).append(e)
-            elif isinstance(e, TurnEvent):
-                self.turns.append((e, pending))
-                pending = []
-
-
-def _agent_call(event: Event) -> bool:
-    return isinstance(event, LLMCall) and event.role == "agent"
+from ltm_harness._store.eventlog import SessionRecord
 
 
 class TurnReplay:

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ValidationError
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
+from ltm_harness._store.files import write_model, write_text
+from ltm_harness._store.layout import MANIFEST, definition_path
 
 
 class Manifest(BaseModel):
@@ -42,8 +44,12 @@ def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _path(folder: Path, example: TestExample) -> Path:
-    return folder / example.dataset_name / f"{example.example_id}.def.json"
+def write_definitions(folder: Path, examples: list[TestExample], manifest: Manifest) -> None:
+    """Save tests and their manifest in `folder` (the manifest last: without it the folder is never reused)."""
+    for example in examples:
+        write_text(definition_path(folder, example.dataset_name, example.example_id),
+                   example.model_dump_json(indent=2) + "\n")
+    write_model(folder / MANIFEST, manifest)
 
 
 def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], fp: str) -> bool:
@@ -56,7 +62,7 @@ def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], 
 def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
     """True when `folder` holds definitions made by these datasets (same config and code)."""
     try:
-        manifest = Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest = Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValidationError, UnicodeDecodeError):
         return False
     return _reusable(manifest, datasets, fingerprint(datasets))
@@ -66,7 +72,7 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     """The examples of every dataset, and whether they were reused: read from `folder` if made by the
     same config and dataset code, else generated and saved there."""
     fp = fingerprint(datasets)
-    manifest_path = folder / "manifest.json"
+    manifest_path = folder / MANIFEST
     if manifest_path.is_file():
         try:
             manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
@@ -83,19 +89,13 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
                             f"not this config's; run them with {folder.parent / 'config.yml'} or use another --run-name")
         shutil.rmtree(folder)  # made by another config: replaced as a whole
     generated: dict[str, list[TestExample]] = {}
-    names = []
     for dataset, n in datasets:
         examples = dataset.generate_examples(n)
         if len(examples) != n:
             raise DefinitionError(f"dataset {dataset.name!r} generated {len(examples)} examples instead of {n}; fix its generate_examples")
         generated[dataset.name] = examples
-        for ex in examples:
-            path = _path(folder, ex)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(ex.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            names.append(ex.unique_id)
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(Manifest(fingerprint=fp, tests=names).model_dump_json(indent=2) + "\n", encoding="utf-8")
+    every = [ex for examples in generated.values() for ex in examples]
+    write_definitions(folder, every, Manifest(fingerprint=fp, tests=[ex.unique_id for ex in every]))
     return generated, False
 
 
@@ -103,11 +103,11 @@ def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInte
     out: dict[str, list[TestExample]] = {d.name: [] for d, _ in datasets}
     for uid in manifest.tests:
         dataset_name, example_id = uid.split("/", 1)
-        path = folder / dataset_name / f"{example_id}.def.json"
+        path = definition_path(folder, dataset_name, example_id)
         try:
             example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise DefinitionError(f"{path}: listed in {folder / 'manifest.json'} but missing; delete the folder to regenerate") from None
+            raise DefinitionError(f"{path}: listed in {folder / MANIFEST} but missing; delete the folder to regenerate") from None
         except UnicodeDecodeError:
             raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
         except ValidationError as exc:
@@ -119,6 +119,6 @@ def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInte
             raise DefinitionError(f"{path}: dataset_name/example_id say {example.unique_id!r} but the file is {uid!r}; "
                             "fix them or delete the folder to regenerate")
         if dataset_name not in out:
-            raise DefinitionError(f"{folder / 'manifest.json'}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
+            raise DefinitionError(f"{folder / MANIFEST}: lists {uid!r}, a dataset this config does not run; delete the folder to regenerate")
         out[dataset_name].append(example)
     return out

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError, LTMError
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._store.files import first_error, read_json
+from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._scoring.rules import contains_phrase, word_overlap
 from ltm_harness._scoring.verdict import Judge
@@ -96,7 +96,7 @@ class ExamplesFile(BaseModel):
 
 def load_prompt_file(path: Path) -> PromptFile:
     try:
-        data: Any = read_json(path)
+        data: Any = read_user_json(path)
     except OSError as exc:
         raise DefinitionError(f"{path}: cannot read the prompt file ({exc.strerror or exc}); give the path of a prompt "
                         f"file, e.g. {PROMPTS_DIR.name}/delayed_recall.json") from None
@@ -117,7 +117,7 @@ def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
 def load_examples(path: Path) -> ExamplesFile:
     if not path.is_file():
         return ExamplesFile()
-    data = read_json(path)
+    data = read_user_json(path)
     try:
         examples = ExamplesFile.model_validate(data)
     except ValidationError as exc:
@@ -150,7 +150,7 @@ def why_not_a_prompt_file(path: Path) -> str:
     """Why `prompt_files` passed over a JSON file of a user's folder (not JSON, or no prompt keys): one line
     naming the file and the fix, for a config that asks for the dataset this file was meant to be."""
     try:
-        data = read_json(path)
+        data = read_user_json(path)
     except LTMError as exc:
         return str(exc)
     except OSError as exc:

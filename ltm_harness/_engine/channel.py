@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Callable, Literal
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import LTMError
-from ltm_harness._store.events import Recorder, TurnEvent
+from ltm_harness._store.eventlog import Recorder
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._store.records import LLMCall
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -25,8 +25,8 @@ from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, Test
 from ltm_harness._engine.tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
 from ltm_harness._engine.session_llm import SessionLLM
-from ltm_harness._store.events import (ClockJump, Recorder, SessionAborted, SessionEnd, SessionStart, TestEnd,
-                                       TestStart)
+from ltm_harness._store.eventlog import Recorder
+from ltm_harness._store.events import ClockJump, SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ltm_harness._errors import ConfigError
-from ltm_harness._store.events import Recorder
+from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.records import LLMCall, UsageTotals
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 

@@ -30,11 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ltm_harness._runner.config import RunConfig, describe_validation_error
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.definitions import Manifest, fingerprint
+from ltm_harness._authoring.definitions import Manifest, fingerprint, write_definitions
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._registry.datasets import discover
-from ltm_harness._runner.run import clear_run, slug
+from ltm_harness._store.files import write_text
+from ltm_harness._store.layout import RunFolder, definition_path
 
 CONFIG_FILE = "config.yml"
 
@@ -429,8 +430,8 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
         raise DefinitionError(f"{source}: no {CONFIG_FILE} with datasets.args.memory_span (>= 500) to take the memory span "
                         "from; pass --span N")
     name = run_name or default_run_name(source, ref_config.config.run_name if ref_config else "")
-    run_dir = results_root / slug(name)
-    definitions = run_dir / "definitions"
+    target = RunFolder.named(results_root, name)
+    run_dir, definitions = target.path, target.definitions
     if definitions.exists() and not force:
         raise DefinitionError(f"{definitions} already exists; pass --force to replace it, or another --run-name")
 
@@ -500,19 +501,13 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
     # Write: definitions (replacing an older import when forced, with the results made from it), manifest, config.
     if definitions.exists():
         shutil.rmtree(definitions)
-    clear_run(run_dir)
-    tests: list[str] = []
-    for dataset in order:
-        for example in converted[dataset][1]:
-            path = definitions / example.dataset_name / f"{example.example_id}.def.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(example.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            tests.append(example.unique_id)
-    manifest = Manifest(fingerprint=fingerprint(built), tests=tests, imported_from=str(source.resolve()))
-    (definitions / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    config_path = run_dir / CONFIG_FILE
+    target.clear()
+    every = [example for dataset in order for example in converted[dataset][1]]
+    write_definitions(definitions, every, Manifest(fingerprint=fingerprint(built), tests=[e.unique_id for e in every],
+                                                   imported_from=str(source.resolve())))
+    config_path = target.imported_config
     header = (f"# Written by `ltm-harness import-goodai` from {source.resolve()}.\n"
               f"# The tests are the imported ones in {definitions}; run them with:\n"
               f"#   python -m ltm_harness run -c {config_path}\n")
-    config_path.write_text(header + yaml.safe_dump(raw_config, sort_keys=False), encoding="utf-8")
+    write_text(config_path, header + yaml.safe_dump(raw_config, sort_keys=False))
     return ImportResult(run_dir, config_path, reports, dropped)

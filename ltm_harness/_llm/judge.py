@@ -20,7 +20,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ltm_harness._errors import DefinitionError
-from ltm_harness._store.files import first_error, read_json
+from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.client import LLMClient
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.rules import extract_json
@@ -61,7 +61,7 @@ def load_judge_prompt(name_or_path: str) -> JudgePrompt:
     if not path.suffix:
         path = PROMPTS_DIR / f"{name_or_path}.json"
     try:
-        data = read_json(path)
+        data = read_user_json(path)
     except FileNotFoundError:
         known = ", ".join(sorted(p.stem for p in PROMPTS_DIR.glob("*.json")))
         raise DefinitionError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a path to a JSON file") from None

@@ -10,22 +10,25 @@ tests. Outputs: `results/<run_name>/` (definitions, one folder per agent, `aiq.j
 from __future__ import annotations
 
 import re
-import shutil
 import statistics
 from pathlib import Path
 from typing import Callable, Sequence, cast
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._runner.config import RunConfig
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.definitions import load_or_generate
+from ltm_harness._engine.session import Session
+from ltm_harness._envs.catalog import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
 from ltm_harness._envs.in_conversation import EnvDataset, InConversation, PassiveInConversation
 from ltm_harness._envs.play import DEFAULT_TRIALS
-from ltm_harness._envs.catalog import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
-from ltm_harness._errors import ConfigError, RunFolderError
-from ltm_harness._runner.run import PreparedRun, run_all, slug
-from ltm_harness._engine.session import Session
+from ltm_harness._errors import ConfigError
+from ltm_harness._results.models import RunSummary
+from ltm_harness._runner.claim import claim_folder
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._runner.modes import Fresh, Resume
+from ltm_harness._runner.prepare import BuiltDatasets, prepare
+from ltm_harness._runner.run import run_all
+from ltm_harness._store.files import write_model
 
 AIQ_SPAN = 4000  # the span the definitions are made for (waits on tokens are not honoured when isolated)
 
@@ -100,37 +103,36 @@ def _datasets(tests: Sequence[TestSpec], trials: int, seed: int) -> list[tuple[D
     return built
 
 
-def _clear_stale(run_dir: Path) -> None:
-    """Agent outputs made for other definitions no longer belong in this folder."""
-    (run_dir / "aiq.json").unlink(missing_ok=True)
-    for child in run_dir.iterdir() if run_dir.is_dir() else []:
-        if child.is_dir() and child.name != "definitions" and (child / "results.json").exists():
-            shutil.rmtree(child)
-
-
 async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str], *, trials: int = DEFAULT_TRIALS,
                   seed: int = 0, results_root: Path = Path("results"), run_name: str = "aiq", concurrency: int = 8,
-                  on_turn: Callable[[Session], None] | None = None) -> AIQReport:
+                  on_turn: Callable[[Session], None] | None = None, resume: bool = False,
+                  overwrite: bool = False) -> AIQReport:
     """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
-    and return the AIQ report (also written to results/<run_name>/aiq.json)."""
+    and return the AIQ report (also written to results/<run_name>/aiq.json). The run folder follows the rules of
+    any run: a finished one is kept (the new run goes to `<name>-2`), an interrupted one is continued with `resume`
+    or discarded with `overwrite`."""
     if trials < 1:
         raise ConfigError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
-    cfg = RunConfig.model_validate({
-        "config": {"run_name": run_name, "seed": seed, "isolated": True, "isolated_concurrency": concurrency},
-        "datasets": {"args": {"memory_span": AIQ_SPAN}, "datasets": [{"name": d.name} for d, _ in datasets]},
-    })
-    run_dir = results_root / slug(run_name)
+    claim = claim_folder(results_root, run_name, resume=resume, overwrite=overwrite)
     try:
-        examples, reused = load_or_generate(run_dir / "definitions", datasets)
-    except OSError as exc:
-        raise RunFolderError(f"cannot write results under {results_root}: {exc.strerror or exc}; give another results folder") from None
-    if not reused:
-        _clear_stale(run_dir)
-    prepared = PreparedRun(config=cfg, datasets=datasets, examples=examples, run_dir=run_dir,
-                           reused_definitions=reused)
-    summary = await run_all(prepared, list(agents), on_turn=on_turn)
+        cfg = RunConfig.model_validate({
+            "config": {"run_name": claim.run_name, "seed": seed, "isolated": True,
+                       "isolated_concurrency": concurrency},
+            "datasets": {"args": {"memory_span": AIQ_SPAN}, "datasets": [{"name": d.name} for d, _ in datasets]},
+        })
+        prepared = prepare(cfg, results_root, resume=resume, datasets=datasets)
+        summary = await run_all(prepared, list(agents), on_turn=on_turn, mode=Resume() if resume else Fresh())
+        report = _report(summary, specs, datasets, claim.run_name, seed, trials)
+        write_model(prepared.folder.aiq_report, report)
+    finally:
+        claim.lock.release()
+    return report
+
+
+def _report(summary: RunSummary, specs: list[TestSpec], datasets: BuiltDatasets, run_name: str, seed: int,
+            trials: int) -> AIQReport:
     labels = {dataset_name(s): s for s in specs}
     agent_scores = []
     for agent in summary.agents:
@@ -142,8 +144,5 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
             scores.append(AIQTestScore(test=spec.label, kind=env_class(spec.name).kind, trials=n, score=d.score,
                                        std=d.std, errored=d.errored))
         agent_scores.append(AIQAgentScore(agent=agent.agent, aiq=statistics.fmean(s.score for s in scores), tests=scores))
-    report = AIQReport(run_name=run_name, seed=seed, trials=trials, tests=[s.label for s in specs], agents=agent_scores,
-                       errors=summary.errors)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "aiq.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return report
+    return AIQReport(run_name=run_name, seed=seed, trials=trials, tests=[s.label for s in specs], agents=agent_scores,
+                     errors=summary.errors)

@@ -24,7 +24,8 @@ from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, OpenAIChatAge
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
 from ltm_harness._llm.pricing import PriceTable
-from ltm_harness._runner.run import prepare, run_agent
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_agent
 
 DEFAULT_REPLY_TOKENS = 8
 _REPLY_TEXT = ("I remember that you told me about it earlier in our conversation, and here is what I recall of it "

@@ -11,7 +11,6 @@ The layout and every field are described in docs/run-format.md.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ltm_harness._errors import RunFolderError
@@ -38,14 +37,3 @@ def check_summary_format(path: Path, data: object) -> None:
     if not isinstance(found, int) or isinstance(found, bool):
         raise RunFolderError(f"{path}: format: {found!r} is not a format number; the file is damaged, run the run again")
     check_format(path, found, RESULTS_FORMAT, 1, "summary")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a crash mid-write leaves the previous file (or none), never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

@@ -200,7 +200,8 @@ async def test_close_is_idempotent_and_reopens(server):
 # -- a whole run ----------------------------------------------------------------------------------------
 async def test_end_to_end_run(server, tmp_path):
     from ltm_harness._runner.config import RunConfig
-    from ltm_harness._runner.run import prepare, run_all
+    from ltm_harness._runner.prepare import prepare
+    from ltm_harness._runner.run import run_all
 
     cfg = RunConfig.model_validate({"config": {"run_name": "t"}, "datasets": {
         "args": {"memory_span": 2000, "dataset_examples": 2}, "datasets": [{"name": "colours"}]}})

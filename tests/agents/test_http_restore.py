@@ -7,7 +7,10 @@ import shutil
 
 from aiohttp import web
 
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.modes import Resume
+from ltm_harness._runner.prepare import prepare
+
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config, serve_local
 
 from .test_http_agent import EchoAgent
@@ -59,7 +62,7 @@ async def test_resume_restores_the_agents_memory_and_equals_the_uninterrupted_ru
         (work / "results.json").unlink()
         (work / "summary.json").unlink()
         agent.messages = 0
-        summary = await run_all(prepare(CFG, tmp_path / "work", resume=True), [spec], resume=True)
+        summary = await run_all(prepare(CFG, tmp_path / "work", resume=True), [spec], mode=Resume())
     assert not summary.errors
     kept = [json.loads(line) for line in lines[:k] if b'"type":"turn"' in line]
     assert agent.messages == total - len(kept)  # only the turns never answered
@@ -80,7 +83,7 @@ async def test_an_agent_without_restore_is_not_resumed_and_says_how_to_go_on(tmp
         lines = (folder / "events.jsonl").read_bytes().splitlines(keepends=True)
         (folder / "events.jsonl").write_bytes(b"".join(lines[:30]))
         (folder / "summary.json").unlink()
-        summary = await run_all(prepare(CFG, tmp_path, resume=True), [spec], resume=True)
+        summary = await run_all(prepare(CFG, tmp_path, resume=True), [spec], mode=Resume())
     error = summary.errors[spec]
     assert "cannot be resumed: it answered HTTP status 400 to the restore request: unknown request" in error
     assert "run it again with --overwrite" in error

@@ -344,7 +344,8 @@ async def test_unreachable_endpoint(unused_tcp_port):
 # -- a whole run --------------------------------------------------------------------------------------
 async def test_end_to_end_run(mock, tmp_path, monkeypatch):
     from ltm_harness._runner.config import RunConfig
-    from ltm_harness._runner.run import prepare, run_all
+    from ltm_harness._runner.prepare import prepare
+    from ltm_harness._runner.run import run_all
 
     monkeypatch.setenv("OPENAI_BASE_URL", mock.base_url)
     cfg = RunConfig.model_validate({"config": {"run_name": "t"}, "datasets": {

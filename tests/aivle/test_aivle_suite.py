@@ -26,7 +26,8 @@ from ltm_harness.aivle.examples import build_suite
 from ltm_harness._cli.main import main
 from ltm_harness.envs import ActiveEnv, make_env
 from ltm_harness._errors import LTMError
-from ltm_harness._store.events import SessionStart, TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+from ltm_harness._store.events import SessionStart, TurnEvent
 
 
 class BrokenEnv:

@@ -13,8 +13,11 @@ import ltm_harness._runner.run as runner
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._agents.baselines import RetrievalAgent
 from ltm_harness._errors import LTMError
-from ltm_harness._store.events import SessionAborted, TurnEvent, read_events
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._store.eventlog import read_events
+from ltm_harness._store.events import SessionAborted, TurnEvent
+from ltm_harness._runner.modes import Resume
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
 
 FAST = {"attempts": 3, "backoff": 0.0, "timeout": 0.2, "give_up_after": 3}
@@ -201,10 +204,12 @@ async def test_the_watchdog_ends_a_run_and_resume_finishes_it_identically(tmp_pa
     got = results(tmp_path / "t")
     assert len(got) == len(ref) and any(r["status"] == "errored" for r in got.values())
     # the watchdog's ending is not a result: resuming (with more time) continues from before it
-    from ltm_harness._runner.run import run_folder_state
+    from ltm_harness._results.outputs import folder_state
+    from ltm_harness._store.layout import RunFolder
 
-    assert run_folder_state(tmp_path / "t") == ([], ["retrieval"])
-    summary = await run_all(prepare(config(watchdog=60), tmp_path, resume=True), ["retrieval"], resume=True)
+    state = folder_state(RunFolder(tmp_path / "t"))
+    assert (state.finished, state.interrupted) == ([], ["retrieval"])
+    summary = await run_all(prepare(config(watchdog=60), tmp_path, resume=True), ["retrieval"], mode=Resume())
     assert not summary.errors and results(tmp_path / "t") == ref
     assert (tmp_path / "t" / "retrieval" / "events.jsonl").read_bytes() == \
         (tmp_path / "ref" / "t" / "retrieval" / "events.jsonl").read_bytes()

@@ -29,7 +29,7 @@ from aiohttp import web
 from ltm_harness._cli.main import main as cli
 from ltm_harness._errors import LTMError
 from ltm_harness._llm.mock_server import MockLLMServer
-from ltm_harness._runner.run import slug
+from ltm_harness._store.layout import slug
 from ltm_harness.testing import serve_local
 
 # The "what to do" part of a message: a clause that starts with one of these verbs.
@@ -312,7 +312,7 @@ CASES = [
     Case("rescore-summary-not-json", rescore_after(lambda tmp: put(finished_run(tmp) / "summary.json", "{oops")),
          ("summary.json", "JSON")),
     Case("rescore-summary-missing", rescore_after(lambda tmp: (finished_run(tmp) / "summary.json").unlink()),
-         ("summary.json", "missing")),
+         ("summary.json", "did not finish")),
     Case("rescore-run-config-wrong-type",
          rescore_after(lambda tmp: put(finished_run(tmp) / "run_config.json", json.dumps({"config": 3}))),
          ("run_config.json", "config")),

@@ -10,10 +10,12 @@ import pytest
 from pydantic import BaseModel
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._agents.replay import SessionRecord, TurnReplay
+from ltm_harness._agents.replay import TurnReplay
+from ltm_harness._store.eventlog import SessionRecord
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnPolicy
 from ltm_harness._errors import AgentError
-from ltm_harness._store.events import EventLog, SessionStart, TurnEvent
+from ltm_harness._store.eventlog import EventLog
+from ltm_harness._store.events import SessionStart, TurnEvent
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 

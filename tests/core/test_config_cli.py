@@ -14,7 +14,7 @@ import pytest
 from ltm_harness._cli.main import main
 from ltm_harness._runner.config import CONFIG_DIR, load_config
 from ltm_harness._errors import LTMError
-from ltm_harness._runner.run import build_datasets
+from ltm_harness._runner.prepare import build_datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from ltm_harness._results.derive import results_from_events
-from ltm_harness._store.events import read_events
+from ltm_harness._store.eventlog import read_events
 from ltm_harness._results.models import TestResult
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import all_dataset_names, make_config
 
 

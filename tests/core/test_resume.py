@@ -20,7 +20,9 @@ from ltm_harness._cli.main import main
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._errors import LTMError
 from ltm_harness._store.events import TurnEvent, parse_event
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.modes import Resume
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
 
 DATASETS = ["colours", "jokes", "prospective_memory", "kv", "shopping", "trigger_response"]
@@ -119,7 +121,7 @@ async def test_resumed_runs_equal_the_uninterrupted_run_at_random_cuts(tmp_path,
         interrupt(work / "t", "retrieval")
         shutil.rmtree(work / "t" / "recent_400")  # this agent never started
         counting.calls, counting.restored = {}, {}
-        await run_all(prepare(cfg, work, resume=True), AGENTS, resume=True)
+        await run_all(prepare(cfg, work, resume=True), AGENTS, mode=Resume())
         kept = turns_in(b"".join(log.splitlines(keepends=True)[:k]))
         assert counting.calls.get("retrieval", 0) == total_turns - kept, k  # no answered turn is asked again
         assert counting.restored.get("retrieval", 0) == (kept if kept < total_turns else 0), k
@@ -137,7 +139,7 @@ async def test_resume_in_isolated_mode(tmp_path, counting):
     cut(logs[0], 5)
     logs[1].unlink()  # never started
     interrupt(work / "t", "retrieval")
-    await run_all(prepare(cfg, work, resume=True), AGENTS, resume=True)
+    await run_all(prepare(cfg, work, resume=True), AGENTS, mode=Resume())
     same_outputs(ref, work / "t")
 
 
@@ -157,7 +159,7 @@ async def test_a_changed_config_or_harness_is_refused(tmp_path, counting):
     log.write_text("".join(lines))
     before = log.read_bytes()
     before = before[: before.rindex(b"\n") + 1]  # only the torn last line may go
-    summary = await run_all(prepare(cfg, tmp_path / "ref", resume=True), AGENTS, resume=True)
+    summary = await run_all(prepare(cfg, tmp_path / "ref", resume=True), AGENTS, mode=Resume())
     assert "differs from the one this harness makes now" in summary.errors["retrieval"]
     assert "--overwrite" in summary.errors["retrieval"]
     assert log.read_bytes() == before  # nothing was written over the recorded events
@@ -200,5 +202,5 @@ async def test_an_agent_that_cannot_rebuild_its_memory_is_not_resumed(tmp_path, 
     interrupt(run_dir, "null")
     cut(run_dir / "null" / "events.jsonl", 30)
     monkeypatch.setattr(runner, "agent_factory", lambda spec, tok, options=None: lambda: Opaque(spec))
-    summary = await run_all(prepare(cfg, tmp_path, resume=True), ["null"], resume=True)
+    summary = await run_all(prepare(cfg, tmp_path, resume=True), ["null"], mode=Resume())
     assert "cannot be resumed: its adapter does not implement restore()" in summary.errors["null"]

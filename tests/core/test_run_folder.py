@@ -11,7 +11,8 @@ import pytest
 from ltm_harness._cli.main import main
 from ltm_harness._runner.config import load_config
 from ltm_harness._errors import LTMError
-from ltm_harness._runner.run import prepare, slug
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._store.layout import slug
 from ltm_harness.testing import make_config, run_config
 
 DATASET = textwrap.dedent('''

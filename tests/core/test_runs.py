@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from ltm_harness.testing import all_dataset_names, make_config, run_config
 
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._results.models import TestResult
 

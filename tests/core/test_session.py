@@ -11,7 +11,8 @@ import pytest
 from ltm_harness._agents.baselines import NullAgent, OracleAgent
 from ltm_harness._authoring.dataset import DatasetInterface, as_program
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._store.events import EventLog, TestEnd, TestStart, TurnEvent, read_events
+from ltm_harness._store.eventlog import EventLog, read_events
+from ltm_harness._store.events import TestEnd, TestStart, TurnEvent
 from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestContext, TestOutcome

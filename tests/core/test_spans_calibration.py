@@ -15,7 +15,13 @@ import pytest
 from ltm_harness._runner.config import CONFIG_DIR, RunConfig, load_config
 from ltm_harness._registry.datasets import discover
 from ltm_harness._results.models import RunSummary, TestResult, gap_bin
-from ltm_harness._runner.run import prepare, run_all, slug
+from ltm_harness._runner.prepare import prepare
+
+# The published v3 benchmark (GoodAI LTM Benchmark, configurations/published_benchmarks): its datasets and params.
+from ltm_harness._runner.run import run_all
+
+# The published v3 benchmark (GoodAI LTM Benchmark, configurations/published_benchmarks): its datasets and params.
+from ltm_harness._store.layout import slug
 
 # The published v3 benchmark (GoodAI LTM Benchmark, configurations/published_benchmarks): its datasets and params.
 PUBLISHED = {

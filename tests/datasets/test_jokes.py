@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._registry.datasets import discover
 from ltm_harness._results.models import TestResult
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness._scoring.rules import normalize
 from ltm_harness.testing import make_config
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._engine.program import Heard
 from ltm_harness._registry.datasets import discover
 from ltm_harness._scoring.rules import normalize

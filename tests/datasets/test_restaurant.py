@@ -12,7 +12,8 @@ from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._cli.main import main as cli
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._registry.datasets import discover
-from ltm_harness._runner.run import prepare, run_agent
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_agent
 from ltm_harness.testing import make_config, run_config
 
 MENU = {"drinks": ["ginger beer", "mint tea", "mango lassi"],

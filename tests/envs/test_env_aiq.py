@@ -10,7 +10,8 @@ import pytest
 from ltm_harness._cli.main import main
 from ltm_harness._protocols.aiq import AIQReport, default_tests, run_aiq
 from ltm_harness._errors import LTMError
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+from ltm_harness._store.events import TurnEvent
 
 
 async def test_aiq_of_oracle_and_null(tmp_path: Path):
@@ -36,8 +37,12 @@ async def test_aiq_is_the_mean_over_tests_of_the_trial_means(tmp_path: Path):
     report = await run_aiq(["keydoor", "guess"], ["retrieval"], trials=4, results_root=tmp_path, run_name="r")
     agent = report.agents[0]
     assert agent.aiq == pytest.approx(sum(t.score for t in agent.tests) / 2)
-    # The same run again reuses the definitions and gives the same report.
+    # The same run again keeps the finished one (as any run does), goes to r-2 and gives the same scores;
+    # with overwrite it replaces it, reusing the definitions, and gives the same report.
     again = await run_aiq(["keydoor", "guess"], ["retrieval"], trials=4, results_root=tmp_path, run_name="r")
+    assert again.run_name == "r-2" and again.model_copy(update={"run_name": "r"}) == report
+    again = await run_aiq(["keydoor", "guess"], ["retrieval"], trials=4, results_root=tmp_path, run_name="r",
+                          overwrite=True)
     assert again == report
 
 

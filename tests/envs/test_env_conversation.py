@@ -15,9 +15,11 @@ from ltm_harness.envs import ActiveEnv, PassiveEnv, make_env
 from ltm_harness._envs.in_conversation import EpisodeDefinition
 from ltm_harness._envs.play import play_episode
 from ltm_harness._errors import LTMError
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._registry.datasets import discover
-from ltm_harness._runner.run import build_datasets, prepare, run_agent
+from ltm_harness._runner.prepare import build_datasets, prepare
+from ltm_harness._runner.run import run_agent
 from ltm_harness.testing import make_config, run_config
 
 ENV_DATASETS = ["env_bandit", "env_keydoor", "env_guess", "env_cipher"]

@@ -20,7 +20,7 @@ from ltm_harness._authoring.example import TestExample
 from ltm_harness._interop.goodai import CONVERTERS, import_goodai
 from ltm_harness._registry.datasets import discover
 from ltm_harness._results.models import TestResult
-from ltm_harness._runner.run import build_datasets
+from ltm_harness._runner.prepare import build_datasets
 
 SHARED_DEFS = Path(__file__).resolve().parents[3] / "shared" / "goodai-v3-32k-definitions"
 Q = "What is my favourite colour?"
@@ -189,7 +189,7 @@ def test_imported_tests_are_kept_whatever_the_seed_and_refused_by_another_config
     assert main(["run", "-c", str(other), "--results", str(results), "-a", "oracle", "--quiet", "--overwrite"]) == 2
     assert {p: p.read_bytes() for p in definitions.rglob("*.json")} == before
     with pytest.raises(LTMError, match=r"holds tests imported from .* not this config's; run them with .*config.yml"):
-        from ltm_harness._runner.run import prepare
+        from ltm_harness._runner.prepare import prepare
 
         prepare(load_config(other), results)
     assert not definitions_match(definitions, build_datasets(load_config(other)))

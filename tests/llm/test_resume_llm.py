@@ -13,7 +13,9 @@ from pathlib import Path
 
 from ltm_harness._store.events import TurnEvent, parse_event
 from ltm_harness._store.records import LLMCall
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.modes import Resume
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
 
 from .gpt_fixture import write_gpt_dataset
@@ -76,7 +78,7 @@ async def test_resume_rebuilds_the_chat_history_and_makes_no_call_twice(tmp_path
         n_judge = sum(isinstance(e, LLMCall) and e.role == "judge" for e in kept)
         n_test = sum(isinstance(e, LLMCall) and e.role == "test" for e in kept)
         mock_llm.requests.clear()
-        summary = await run_all(prepare(cfg, work, resume=True), [AGENT], resume=True)
+        summary = await run_all(prepare(cfg, work, resume=True), [AGENT], mode=Resume())
         assert not summary.errors
         made = requests_by_model(mock_llm.requests)
         # exactly the calls the interrupted run had not made, and each request the same as then

@@ -9,7 +9,9 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ltm_harness._store.events import TurnEvent, read_events
+from ltm_harness._store.eventlog import read_events
+
+from ltm_harness._store.events import TurnEvent
 from ltm_harness._report import write_report
 from ltm_harness._report.page import MAX_TEXT
 

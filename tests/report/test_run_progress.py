@@ -11,7 +11,8 @@ from rich.console import Console
 from ltm_harness._cli import progress as progress_module
 from ltm_harness._cli.main import main
 from ltm_harness._cli.progress import AgentProgress, RunProgress, describe, measure
-from ltm_harness._runner.run import prepare, run_all
+from ltm_harness._runner.prepare import prepare
+from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
 
 

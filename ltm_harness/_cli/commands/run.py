@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_config_arguments, apply_overrides
-from ltm_harness._errors import LTMError, RunFolderError
+from ltm_harness._errors import LTMError
 
 NAME = "run"
 ORDER = 10
@@ -41,67 +41,59 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from ltm_harness._runner.config import load_config, resolve_config_path
     from ltm_harness._agents.specs import display_spec
-    from ltm_harness._runner.run import clear_run, free_run_name, prepare, run_all, run_folder_state, slug
+    from ltm_harness._api import load, run_async
     from ltm_harness._cli.tables import print_run
+    from ltm_harness._runner.claim import Claim
+    from ltm_harness._runner.prepare import PreparedRun
+    from ltm_harness._store.layout import RunFolder
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    source = str(resolve_config_path(args.config))
-    cfg = load_config(args.config)
+    cfg, source = load(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
     started = time.perf_counter()
-    results_root = Path(args.results)
-    run_dir = results_root / slug(cfg.config.run_name)
-    if args.overwrite:
-        clear_run(run_dir)
-    elif not args.resume:
-        finished, interrupted = run_folder_state(run_dir)
-        if interrupted:
-            raise RunFolderError(f"{run_dir} holds an interrupted run ({', '.join(interrupted)} did not finish); pass "
-                            "--resume to continue it, or --overwrite to discard it and start again")
-        if finished:
-            name = free_run_name(results_root, cfg.config.run_name)
-            print(f"note: {run_dir} holds a finished run, kept as it is; this run writes to "
-                  f"{results_root / slug(name)} (--overwrite replaces the finished run instead)", file=sys.stderr)
-            cfg.config.run_name = name
-    try:
-        prepared = prepare(cfg, results_root, source, resume=args.resume)
-    except OSError as exc:
-        raise RunFolderError(f"cannot write results under {args.results}: {exc.strerror or exc} ({exc.filename}); "
-                        "give another --results folder") from None
-    for warning in prepared.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if not args.quiet:
+    progress = None
+
+    def prepared_now(prepared: PreparedRun, claim: Claim) -> None:
+        nonlocal progress
+        for note in claim.notes:
+            print(f"note: {note}", file=sys.stderr)
+        for warning in prepared.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if args.quiet:
+            return
         n = sum(len(v) for v in prepared.examples.values())
         where = "reused from" if prepared.reused_definitions else "generated in"
-        console.print(f"run [b]{escape(cfg.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} datasets "
-                      f"({where} {escape(str(prepared.run_dir / 'definitions'))}), agents {escape(', '.join(map(display_spec, agents)))}"
-                      f"{' (isolated)' if cfg.config.isolated else ''}")
-    if args.resume:
-        finished, interrupted = run_folder_state(prepared.run_dir)
-        if not (finished or interrupted):
-            print(f"note: {prepared.run_dir} holds nothing to resume; the run starts from the beginning", file=sys.stderr)
-        elif not args.quiet:
-            console.print(f"resuming: {len(finished)} agents finished (kept), {len(interrupted)} interrupted "
-                          "(replayed from their event logs, then continued)")
-    if args.quiet:
-        summary = asyncio.run(run_all(prepared, agents, resume=args.resume))
-    else:
+        console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} "
+                      f"datasets ({where} {escape(str(prepared.folder.definitions))}), agents "
+                      f"{escape(', '.join(map(display_spec, agents)))}{' (isolated)' if cfg.config.isolated else ''}")
+        if claim.resuming:
+            console.print(claim.resuming)
         from ltm_harness._cli.progress import RunProgress
 
-        n_tests = sum(len(v) for v in prepared.examples.values())
         span = max(d.memory_span for d, _ in prepared.datasets)
-        with RunProgress(console, [display_spec(a) for a in agents], n_tests, span) as progress:  # a live display on a terminal, else log lines
-            summary = asyncio.run(run_all(prepared, agents, progress.on_turn, resume=args.resume))
+        progress = RunProgress(console, [display_spec(a) for a in agents], n, span)  # live on a terminal, else lines
+        progress.__enter__()
+
+    def on_turn(session: object) -> None:
+        if progress is not None:
+            progress.on_turn(session)  # type: ignore[arg-type]
+
+    try:
+        output = asyncio.run(run_async(cfg, agents, results=args.results, resume=args.resume, overwrite=args.overwrite,
+                                       on_turn=on_turn, on_prepared=prepared_now, source=source))
+    finally:
+        if progress is not None:
+            progress.__exit__(None, None, None)
+    summary = output.summary
     print_run(summary, console)
-    console.print(f"results in {escape(str(prepared.run_dir))}/  ({time.perf_counter() - started:.1f} s)")
+    console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
         from ltm_harness._report import write_report
 
         try:
-            report = write_report([prepared.run_dir])
+            report = write_report([output.path])
         except LTMError as exc:
             print(f"warning: no report written: {exc}", file=sys.stderr)
         else:
@@ -110,7 +102,7 @@ def main(args: argparse.Namespace) -> int:
         errored = sum(d.errored for d in agent.datasets)
         if errored and agent.agent not in summary.errors:
             print(f"warning: agent {agent.agent}: {errored} tests errored (the reasons are in "
-                  f"{prepared.run_dir / slug(agent.agent) / 'results.json'})", file=sys.stderr)
+                  f"{RunFolder(output.path).agent(agent.agent).results})", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if summary.errors else 0

@@ -38,7 +38,9 @@ def _run_agent(suite: "TestSuite", spec: str, create: Callable[..., "ChatAgentAd
     """Run the suite with one agent; write its JSON results and one event log per case."""
     from rich.markup import escape
 
-    from ltm_harness._store.events import EventLog, SessionStart, TurnEvent
+    from ltm_harness._store.eventlog import EventLog
+
+    from ltm_harness._store.events import SessionStart, TurnEvent
     from ltm_harness._runner.run import slug
     from ltm_harness._engine.tokens import DEFAULT_ENCODING
 

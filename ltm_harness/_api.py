@@ -1,0 +1,150 @@
+"""The library API: run a benchmark, re-score a run, read a run folder. The command line goes through it too.
+
+    import ltm_harness
+    run = ltm_harness.run("default", agents=["retrieval", MyAgent], results="results")
+    print(run.summary.agents[0].benchmark_score)
+    run = ltm_harness.read_run("results/default")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ltm_harness._errors import ConfigError, RunFolderError
+from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
+from ltm_harness._results.outputs import read_results, read_run_summary, read_summary
+from ltm_harness._runner.claim import Claim, claim_folder
+from ltm_harness._runner.config import RunConfig, load_config, resolve_config_path
+from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
+from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
+from ltm_harness._runner.run import OnTurn, run_all
+from ltm_harness._store.eventlog import read_events
+from ltm_harness._store.events import Event
+from ltm_harness._store.files import read_run_file
+from ltm_harness._store.layout import RunFolder
+
+ConfigLike = RunConfig | str | Path | dict[str, Any]
+
+
+@dataclass
+class RunOutput:
+    """What a run left in its folder, typed: the run's summary, and each agent's summary, results and event logs."""
+
+    path: Path
+    summary: RunSummary
+    warnings: list[str] = field(default_factory=list)  # said while the run was prepared (a run made now only)
+    notes: list[str] = field(default_factory=list)  # what was done with an existing folder (a run made now only)
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.path)
+
+    @property
+    def agents(self) -> list[str]:
+        return [a.agent for a in self.summary.agents]
+
+    def agent_summary(self, agent: str) -> AgentSummary:
+        return read_summary(self.folder.agent(agent))
+
+    def results(self, agent: str) -> list[TestResult]:
+        return read_results(self.folder.agent(agent))
+
+    def events(self, agent: str) -> dict[str, list[Event]]:
+        """The agent's event logs, by session (`main`, or one per test when isolated)."""
+        return {sid: read_events(path) for sid, path in self.folder.agent(agent).session_logs().items()}
+
+
+def read_run(path: str | Path) -> RunOutput:
+    """The run in folder `path` (one that `run` wrote); a folder that is not a finished run is a RunFolderError."""
+    folder = RunFolder(Path(path))
+    if not folder.summary.is_file():
+        if folder.is_run():
+            raise RunFolderError(f"{folder.path} has no summary.json: the run did not finish; finish it with "
+                                 "`run --resume` (or run it again with --overwrite: its definitions are reused)")
+        raise RunFolderError(f"{folder.path} is not a run folder: it has no summary.json (a run writes "
+                             "results/<run-name>/summary.json); give a run folder or run name")
+    return RunOutput(folder.path, read_run_summary(folder))
+
+
+def load(config: ConfigLike) -> tuple[RunConfig, str]:
+    """A config given as a RunConfig, a mapping, a YAML path or a shipped config's name, and where it came from."""
+    if isinstance(config, RunConfig):
+        return config.model_copy(deep=True), "config"
+    if isinstance(config, dict):
+        from ltm_harness._runner.config import describe_validation_error
+        from pydantic import ValidationError
+
+        try:
+            return RunConfig.model_validate(config), "config"
+        except ValidationError as exc:
+            raise ConfigError(describe_validation_error("config", exc)) from None
+    return load_config(config), str(resolve_config_path(str(config)))
+
+
+async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None = None, *,
+                    results: str | Path = RESULTS_ROOT, run_name: str | None = None, resume: bool = False,
+                    overwrite: bool = False, judge: str | None = None, on_turn: OnTurn | None = None,
+                    on_prepared: Callable[[PreparedRun, Claim], None] | None = None,
+                    source: str | None = None) -> RunOutput:
+    """Run a benchmark config against agents (specs such as "retrieval", "openai:gpt-4o-mini@8k"; default: the
+    config's `agents`). A finished run in the folder is kept (the new run goes to `<name>-2`); an interrupted one
+    is continued with `resume=True` or discarded with `overwrite=True`. `on_prepared` is called with the prepared
+    run and its claim on the folder (with what was said about it) before any agent is called; `source` names where a config given as an
+    object came from (its folder is where relative `dataset_dirs` start)."""
+    if resume and overwrite:
+        raise ConfigError("resume and overwrite exclude each other; give one of them")
+    cfg, loaded_from = load(config)
+    source = source or loaded_from
+    if run_name:
+        cfg.config.run_name = run_name
+    if judge:
+        cfg.config.judge.model = judge
+    chosen = list(agents or cfg.config.agents)
+    root = Path(results)
+    claim = claim_folder(root, cfg.config.run_name, resume=resume, overwrite=overwrite)
+    try:
+        cfg.config.run_name = claim.run_name
+        prepared = prepare(cfg, root, source, resume=resume)
+        if on_prepared is not None:
+            on_prepared(prepared, claim)
+        mode: RunMode = Resume() if resume else Fresh()
+        summary = await run_all(prepared, chosen, on_turn, mode=mode)
+    finally:
+        claim.lock.release()
+    return RunOutput(prepared.run_dir, summary, list(prepared.warnings), claim.notes)
+
+
+def run(config: ConfigLike = "default", agents: Sequence[str] | None = None, **options: Any) -> RunOutput:
+    """`run_async` from synchronous code (not from inside a running event loop: use `await run_async(...)` there)."""
+    return asyncio.run(run_async(config, agents, **options))
+
+
+async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
+                        on_turn: OnTurn | None = None) -> RunOutput:
+    """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
+    the LLM judge `judge` (default: the run's own judge, unless `no_judge`)."""
+    output = read_run(path)
+    folder = output.folder
+    cfg = read_run_file(folder.run_config, RunConfig)
+    for section in (cfg.config.openai, cfg.config.judge, cfg.config.test_llm):
+        if section.api_key is not None and set(section.api_key.get_secret_value()) <= {"*"}:
+            section.api_key = None  # saved masked; the key comes from the environment now
+    if no_judge:
+        cfg.config.judge.model = None
+    elif judge:
+        cfg.config.judge.model = judge
+    agents = output.agents
+    if not agents:
+        raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
+    with folder.lock():
+        prepared = prepare(cfg, folder.path.parent, str(folder.run_config), existing_only=True, folder=folder)
+        summary = await run_all(prepared, agents, on_turn, mode=Rescore())
+    return RunOutput(folder.path, summary)
+
+
+def rescore(path: str | Path, **options: Any) -> RunOutput:
+    """`rescore_async` from synchronous code."""
+    return asyncio.run(rescore_async(path, **options))

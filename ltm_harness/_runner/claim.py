@@ -1,0 +1,57 @@
+"""Which folder a run writes to, held by this process: the lock, and the rules for a folder that exists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ltm_harness._errors import RunFolderError
+from ltm_harness._results.outputs import folder_state, free_run_name
+from ltm_harness._store.layout import RunFolder
+from ltm_harness._store.lock import RunLock
+
+
+@dataclass
+class Claim:
+    """A run folder held by this process: which, under what lock, and what was said about it."""
+
+    folder: RunFolder
+    run_name: str
+    lock: RunLock
+    notes: list[str]  # what was done with an existing folder, or found in it
+    resuming: str | None = None  # what a resume found: agents finished (kept) and interrupted
+
+
+def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, overwrite: bool = False) -> Claim:
+    """Lock the run's folder and apply the rules for one that exists: a finished run is kept and the new run goes
+    to `<name>-2` (and so on); an interrupted one needs `resume` or `overwrite`."""
+    folder = RunFolder.named(results_root, run_name)
+    lock = folder.lock().acquire()
+    notes = [f"a lock left by process {lock.took_over} (no longer running) was taken over"] if lock.took_over else []
+    resuming = None
+    try:
+        if overwrite:
+            folder.clear()
+        elif not resume:
+            state = folder_state(folder)
+            if state.interrupted:
+                raise RunFolderError(f"{folder.path} holds an interrupted run ({', '.join(state.interrupted)} did not "
+                                     "finish); pass --resume to continue it, or --overwrite to discard it and start again")
+            if state.finished:
+                lock.release()
+                name = free_run_name(results_root, run_name)
+                notes.append(f"{folder.path} holds a finished run, kept as it is; this run writes to "
+                             f"{RunFolder.named(results_root, name).path} (--overwrite replaces the finished run instead)")
+                folder, run_name = RunFolder.named(results_root, name), name
+                lock = folder.lock().acquire()
+        elif resume:
+            state = folder_state(folder)
+            if not state:
+                notes.append(f"{folder.path} holds nothing to resume; the run starts from the beginning")
+            else:
+                resuming = (f"resuming: {len(state.finished)} agents finished (kept), {len(state.interrupted)} "
+                            "interrupted (replayed from their event logs, then continued)")
+    except BaseException:
+        lock.release()
+        raise
+    return Claim(folder, run_name, lock, notes, resuming)

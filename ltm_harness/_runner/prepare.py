@@ -1,0 +1,183 @@
+"""Before a run: the datasets of its config, their test definitions (generated once, then reused), and the checks
+that an existing run folder may be resumed or re-scored with them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from pydantic import ValidationError
+
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.definitions import definitions_match, load_or_generate
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._errors import ConfigError, LTMError, RunFolderError
+from ltm_harness._registry.datasets import discover, get_dataset_class
+from ltm_harness._results.outputs import folder_state
+from ltm_harness._runner.config import RunConfig
+from ltm_harness._store.files import write_model
+from ltm_harness._store.layout import RunFolder
+
+RESULTS_ROOT = Path("results")
+# Settings that change how a run is carried out but not what is said or scored: a run may be resumed with other values.
+OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency"}
+BuiltDatasets = list[tuple[DatasetInterface, int]]  # each dataset with its number of examples
+
+
+@dataclass
+class PreparedRun:
+    config: RunConfig
+    datasets: BuiltDatasets
+    examples: dict[str, list[TestExample]]
+    folder: RunFolder
+    reused_definitions: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.folder.path
+
+    def interleaved(self) -> list[tuple[DatasetInterface, TestExample]]:
+        """Tests in start order: the first example of every dataset, then the second, and so on."""
+        out = []
+        depth = max((len(v) for v in self.examples.values()), default=0)
+        for i in range(depth):
+            for dataset, _ in self.datasets:
+                exs = self.examples[dataset.name]
+                if i < len(exs):
+                    out.append((dataset, exs[i]))
+        return out
+
+
+def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
+    """`config.dataset_dirs`, relative paths taken from the config file's folder."""
+    base = Path(source).parent if Path(source).is_file() else Path.cwd()
+    dirs = []
+    for i, d in enumerate(cfg.config.dataset_dirs):
+        path = (base / d).resolve()
+        if not path.is_dir():
+            raise ConfigError(f"{source}: config.dataset_dirs[{i}]: folder {path} does not exist; fix the path "
+                              "(relative paths start at the config file's folder)")
+        dirs.append(path)
+    return dirs
+
+
+def build_datasets(cfg: RunConfig, source: str = "config",
+                   registry: dict[str, type[DatasetInterface]] | None = None) -> BuiltDatasets:
+    if registry is None:
+        registry = discover(dataset_dirs(cfg, source))
+    built = []
+    seen = set()
+    for i, entry in enumerate(cfg.datasets.datasets):
+        try:
+            cls = get_dataset_class(entry.name, registry)
+        except LTMError as exc:
+            raise ConfigError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
+        if entry.name in seen:
+            raise ConfigError(f"{source}: datasets.datasets[{i}]: dataset {entry.name!r} is listed twice; list it once")
+        seen.add(entry.name)
+        try:
+            common = entry.common(cfg.datasets.args)
+            dataset = cls(memory_span=common.memory_span, seed=cfg.config.seed, **entry.params)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            fix = "remove it or fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
+            raise ConfigError(f"{source}: datasets.datasets[{i}].args.{where}: {err['msg']}; {fix}") from None
+        built.append((dataset, common.dataset_examples))
+    if not built:
+        raise ConfigError(f"{source}: datasets.datasets is empty; list at least one dataset")
+    return built
+
+
+def _warnings(cfg: RunConfig, datasets: BuiltDatasets, source: str, known: set[str]) -> list[str]:
+    out = []
+    for i, pair in enumerate(cfg.config.incompatibilities):
+        for name in pair:
+            if name not in known:
+                out.append(f"{source}: config.incompatibilities[{i}]: {name!r} is not a known dataset (a typo?)")
+    for dataset, _ in datasets:
+        if dataset.memory_span < 1000:
+            out.append(f"{dataset.name}: a memory span of {dataset.memory_span} tokens is below 1000; "
+                       "information gaps may miss their targets by more than 10%")
+    return out
+
+
+def _config_difference(saved: dict[str, Any], now: dict[str, Any], where: str = "") -> str | None:
+    """The first setting (dotted path) that differs between two config dumps, ignoring operational ones."""
+    for key in sorted(set(saved) | set(now)):
+        if where == "config" and key in OPERATIONAL:
+            continue
+        path = f"{where}.{key}" if where else key
+        a, b = saved.get(key), now.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found = _config_difference(a, b, path)
+            if found:
+                return found
+        elif a != b:
+            return path
+    return None
+
+
+def _saved_config(cfg: RunConfig, dirs: list[Path]) -> RunConfig:
+    saved = cfg.model_copy(deep=True)
+    saved.config.dataset_dirs = [str(d) for d in dirs]  # absolute: the saved config has no folder of its own
+    return saved
+
+
+def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "config", existing_only: bool = False,
+            resume: bool = False, datasets: Sequence[tuple[DatasetInterface, int]] | None = None,
+            folder: RunFolder | None = None) -> PreparedRun:
+    """Datasets and their definitions for `cfg`. With `existing_only`, the run folder's definitions must
+    be reused as they are (re-scoring): anything that would regenerate them is an error instead. With `resume`,
+    the run folder must hold a run made with the same config (operational settings aside) and definitions.
+    `datasets` (built by the caller, as the AIQ runner does) replaces those the config names; `folder` is the run
+    folder when it is not the one the config's run name gives (a run re-scored where it was put)."""
+    dirs = dataset_dirs(cfg, source)
+    known: set[str]
+    if datasets is None:
+        registry = discover(dirs)
+        built = build_datasets(cfg, source, registry)
+        known = set(registry)
+    else:
+        built, known = list(datasets), {d.name for d, _ in datasets}
+    folder = folder or RunFolder.named(results_root, cfg.config.run_name)
+    saved = _saved_config(cfg, dirs)
+    resuming = resume and _check_resumable(folder, saved)
+    if (existing_only or resuming) and not definitions_match(folder.definitions, built):
+        raise RunFolderError(f"{folder.definitions}: the datasets' code or settings changed since the run, so its "
+                             f"answers cannot be {'resumed' if resuming else 're-scored'} with these definitions; "
+                             f"run it again {'with --overwrite' if resuming else 'instead'}")
+    try:
+        examples, reused = load_or_generate(folder.definitions, built)
+        if not reused:
+            folder.clear()  # results of other definitions no longer belong with these
+        if not existing_only:
+            write_model(folder.run_config, saved)
+    except OSError as exc:
+        raise RunFolderError(f"cannot write results under {results_root}: {exc.strerror or exc} ({exc.filename}); "
+                             "give another results folder") from None
+    return PreparedRun(cfg, built, examples, folder, reused, _warnings(cfg, built, source, known))
+
+
+def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
+    """Whether the run folder holds agent outputs to resume (False: nothing ran yet, it simply starts)."""
+    if not folder.path.is_dir():
+        return False
+    has_outputs = bool(folder_state(folder))
+    path = folder.run_config
+    if not path.is_file():
+        if has_outputs:
+            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
+        return False
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+    differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
+    if differs:
+        raise ConfigError(f"{path}: {differs} differs from the run being resumed; give the same config and options "
+                          "as when it started (-c, --span, --examples, --seed ...), or run it again with --overwrite")
+    return has_outputs

@@ -1,0 +1,248 @@
+"""The run folder: every name a run writes, and what state a folder is in. No other module spells a file name.
+
+    results/<run-name>/                    RunFolder (`run`, `aiq`, `import-goodai`)
+        .lock                              held while a process writes here (its pid inside)
+        run_config.json                    the config the run was made with (secrets masked)
+        config.yml                         an imported run's config (import-goodai)
+        definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each
+        summary.json                       the run's summary
+        report.html, report.*              the report and its tables
+        aiq.json                           an AIQ run's scores
+        <agent>/                           AgentFolder
+            events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
+            results.json, summary.json     written when it finished
+    results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
+        <agent>.json                       the agent's results in the aiVLE schema
+    <out>/<syllabus>-<worker>/             ScenarioFolder: a syllabus run, in the l2logger layout
+        logger_info.json, scenario_info.json, metrics.json
+        <worker>/data-log.tsv, <worker>/events.jsonl
+
+A folder is *fresh* (no agent outputs), *interrupted* (an agent has event logs but did not finish), or *finished*.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ltm_harness._store.lock import RunLock
+
+LOCK = ".lock"
+RUN_CONFIG = "run_config.json"
+IMPORTED_CONFIG = "config.yml"
+DEFINITIONS = "definitions"
+MANIFEST = "manifest.json"
+DEFINITION_SUFFIX = ".def.json"
+SUMMARY = "summary.json"
+RESULTS = "results.json"
+EVENTS = "events.jsonl"
+EVENTS_DIR = "events"
+REPORT = "report.html"
+AIQ_REPORT = "aiq.json"
+RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
+LLM_CACHE = ".llm-cache"  # beside the run folders
+SUITES = "suites"  # results/suites/<suite-id>/
+MAIN_SESSION = "main"
+# The l2logger layout of a syllabus run
+LOGGER_INFO = "logger_info.json"
+SCENARIO_INFO = "scenario_info.json"
+DATA_LOG = "data-log.tsv"
+METRICS = "metrics.json"
+
+
+def slug(text: str) -> str:
+    """A safe folder name: no separators, no leading dots (so never `.` or `..`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
+
+
+def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
+    return definitions / dataset / f"{example_id}{DEFINITION_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class AgentFolder:
+    """One agent's outputs: its event logs (one per session), and its results and summary once it finished."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def results(self) -> Path:
+        return self.path / RESULTS
+
+    @property
+    def summary(self) -> Path:
+        return self.path / SUMMARY
+
+    def session_log(self, session_id: str) -> Path:
+        """The event log of a session: `events.jsonl` for the one conversation, else `events/<session>.jsonl`."""
+        if session_id == MAIN_SESSION:
+            return self.path / EVENTS
+        return self.path / EVENTS_DIR / f"{slug(session_id)}.jsonl"
+
+    def session_logs(self) -> dict[str, Path]:
+        """Session id -> its event log, for the logs that exist."""
+        if (self.path / EVENTS).is_file():
+            return {MAIN_SESSION: self.path / EVENTS}
+        return {p.stem: p for p in sorted((self.path / EVENTS_DIR).glob("*.jsonl"))}
+
+    @property
+    def per_session(self) -> bool:
+        """The logs are one per session (isolated tests, suite cases) rather than one conversation."""
+        return (self.path / EVENTS_DIR).is_dir()
+
+    def has_logs(self) -> bool:
+        return (self.path / EVENTS).is_file() or (self.path / EVENTS_DIR).is_dir()
+
+    def has_outputs(self) -> bool:
+        return any((self.path / f).exists() for f in (EVENTS, EVENTS_DIR, RESULTS, SUMMARY))
+
+    def rescoring(self) -> "AgentFolder":
+        return AgentFolder(self.path.with_name(self.path.name + RESCORING))
+
+    def clear(self) -> None:
+        if self.path.exists():
+            shutil.rmtree(self.path)
+
+    def forget_results(self) -> None:
+        """Drop a damaged or early-stopped agent's results: they are made again when it finishes."""
+        self.results.unlink(missing_ok=True)
+        self.summary.unlink(missing_ok=True)
+
+    def swap_in(self, target: "AgentFolder") -> None:
+        """Replace `target` by this folder (a complete re-scoring takes the place of the old outputs)."""
+        target.clear()
+        self.path.rename(target.path)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run's folder (see the module's docstring for its layout)."""
+
+    path: Path
+
+    @classmethod
+    def named(cls, results_root: Path, run_name: str) -> "RunFolder":
+        return cls(results_root / slug(run_name))
+
+    @classmethod
+    def of_suite(cls, results_root: Path, suite_id: str) -> "RunFolder":
+        return cls(results_root / SUITES / slug(suite_id))
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def definitions(self) -> Path:
+        return self.path / DEFINITIONS
+
+    @property
+    def run_config(self) -> Path:
+        return self.path / RUN_CONFIG
+
+    @property
+    def imported_config(self) -> Path:
+        return self.path / IMPORTED_CONFIG
+
+    @property
+    def summary(self) -> Path:
+        return self.path / SUMMARY
+
+    @property
+    def report(self) -> Path:
+        return self.path / REPORT
+
+    @property
+    def aiq_report(self) -> Path:
+        return self.path / AIQ_REPORT
+
+    @property
+    def llm_cache(self) -> Path:
+        return self.path.parent / LLM_CACHE
+
+    def suite_results(self, agent: str) -> Path:
+        """An agent's results of a suite, in the aiVLE schema."""
+        return self.path / f"{slug(agent)}.json"
+
+    def agent(self, name: str) -> AgentFolder:
+        return AgentFolder(self.path / slug(name))
+
+    def agent_folders(self) -> list[AgentFolder]:
+        """The folders holding an agent's outputs (not the definitions, nor a re-scoring in progress)."""
+        if not self.path.is_dir():
+            return []
+        return [AgentFolder(child) for child in sorted(self.path.iterdir())
+                if child.is_dir() and child.name != DEFINITIONS and not child.name.endswith(RESCORING)
+                and AgentFolder(child).has_outputs()]
+
+    def is_run(self) -> bool:
+        """A folder a run wrote (finished or not)."""
+        return self.summary.is_file() or self.definitions.is_dir()
+
+    def lock(self) -> RunLock:
+        return RunLock(self.path / LOCK, self.path)
+
+    def clear(self) -> None:
+        """Remove agent outputs, the summary, the saved config and the report of earlier runs in this folder, never
+        anything else: the definitions stay (reused if they match)."""
+        for path in (self.summary, self.run_config, self.aiq_report):
+            path.unlink(missing_ok=True)
+        for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
+            report.unlink()
+        for agent in self.agent_folders():
+            agent.clear()
+        for child in self.path.glob(f"*{RESCORING}") if self.path.is_dir() else []:
+            shutil.rmtree(child)
+        for suite_json in self.path.glob("*.json") if self.path.is_dir() else []:
+            if (self.path / suite_json.stem).is_dir():  # <agent>.json beside <agent>/ in a suite folder
+                suite_json.unlink()
+
+
+@dataclass(frozen=True)
+class ScenarioFolder:
+    """A syllabus run for one agent, in the l2logger layout."""
+
+    path: Path
+    worker: str
+
+    @classmethod
+    def of(cls, out: Path, syllabus: str, worker: str) -> "ScenarioFolder":
+        return cls(out / f"{syllabus}-{worker}", worker)
+
+    @property
+    def logger_info(self) -> Path:
+        return self.path / LOGGER_INFO
+
+    @property
+    def scenario_info(self) -> Path:
+        return self.path / SCENARIO_INFO
+
+    @property
+    def metrics(self) -> Path:
+        return self.path / METRICS
+
+    @property
+    def data_log(self) -> Path:
+        return self.path / self.worker / DATA_LOG
+
+    @property
+    def agent(self) -> AgentFolder:
+        """The worker's folder, holding its conversation's event log beside its data log."""
+        return AgentFolder(self.path / self.worker)
+
+    def lock(self) -> RunLock:
+        return RunLock(self.path / LOCK, self.path)
+
+    def finished(self) -> bool:
+        return self.data_log.is_file()
+
+    def clear(self) -> None:
+        for path in (self.logger_info, self.scenario_info, self.metrics):
+            path.unlink(missing_ok=True)
+        self.agent.clear()
