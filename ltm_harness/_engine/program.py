@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal, Protocol
 
 from ltm_harness._engine.scheduler import Pause
+from ltm_harness._store.events import EnvStep
 
 if TYPE_CHECKING:
     from ltm_harness._scoring.verdict import Judge, JudgeVerdict
@@ -81,6 +82,8 @@ class TestPort(Protocol):
 
     def expect_in_next_reply(self, text: str | None) -> None: ...
 
+    def record_step(self, step: "EnvStep") -> None: ...
+
     @property
     def judge(self) -> "Judge | None": ...
 
@@ -126,6 +129,12 @@ class TestContext:
     def expect_in_next_reply(self, text: str | None) -> None:
         """Tell the oracle calibration agent what the next reply must contain (continual tests)."""
         self._port.expect_in_next_reply(text)
+
+    def record_step(self, episode: int, step: int, reward: float, done: bool, *, truncated: bool = False,
+                    invalid: bool = False, reason: str | None = None) -> None:
+        """Record a step of an environment this test plays (the reply to its last question was the action)."""
+        self._port.record_step(EnvStep(test="", episode=episode, step=step, reward=reward, done=done,
+                                       truncated=truncated, invalid=invalid, reason=reason))
 
     @property
     def judge(self) -> "Judge | None":

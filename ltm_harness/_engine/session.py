@@ -26,7 +26,8 @@ from ltm_harness._engine.tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._store.eventlog import Recorder
-from ltm_harness._store.events import ClockJump, SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart
+from ltm_harness._store.events import (ClockJump, EnvStep, SessionAborted, SessionEnd, SessionStart, TestEnd,
+                                       TestStart)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
@@ -103,6 +104,9 @@ class TestRun:
 
     def expect_in_next_reply(self, text: str | None) -> None:
         self.oracle_suffix = text
+
+    def record_step(self, step: EnvStep) -> None:
+        self.session.log.write(step.model_copy(update={"test": self.test.id}))
 
     @property
     def judge(self) -> "Judge | None":

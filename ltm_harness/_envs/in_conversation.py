@@ -15,13 +15,13 @@ The oracle calibration agent is handed the optimal action (or the answers) with 
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._envs.base import ActiveEnv, Env, InvalidAction, PassiveEnv
+from ltm_harness._envs.episode import ActiveText, Actor, ChatActor, InlineSteps, ProblemSet, Step, play_episode, run_inline
 from ltm_harness._envs.catalog import env_class, make_env
 from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._engine.program import TestContext, TestOutcome
@@ -54,11 +54,6 @@ class EpisodeDefinition(BaseModel):
     params: dict[str, Any]
     seed: int
     label: str
-
-
-def _pages(n: int, size: int | None) -> list[tuple[int, int]]:
-    size = size or n
-    return [(start, min(n, start + size)) for start in range(0, n, size)]
 
 
 class EnvDataset(DatasetInterface):
@@ -116,23 +111,16 @@ class EnvDataset(DatasetInterface):
         return [Wait(percentage_finished=round((k + 1) * step, 6)) for k in range(asked - 1)] + [Wait(), Wait()]
 
     def _active_plan(self, env: ActiveEnv, label: str) -> list[str]:
-        observation = env.reset()
-        lines = [env.prompt(observation, label=label, first=True)]
-        while True:
-            observation, _, done, _ = env.act(PLANNING_REPLY)
-            if done:
-                break
-            lines.append(env.prompt(observation, label=label))
-        lines.append(self._closing(label, env.summary(), env.normalised_score))
-        return lines
+        text = ActiveText(env, label)
+        planner = _Planner(text)
+        run_inline(play_episode(InlineSteps(text), planner))
+        return [*planner.lines, self._closing(label, env.summary(), env.normalised_score)]
 
     def _passive_plan(self, env: PassiveEnv, label: str) -> list[str]:
-        problems, train = env.get_test(), env.get_train()
-        pages = _pages(len(problems), self._page_size())
-        lines = [env.render_problems(problems[a:b], start=a, train=train if p == 0 else (), label=label,
-                                     part=(p + 1, len(pages))) for p, (a, b) in enumerate(pages)]
-        lines.append(self._closing(label, f"You answered 0 of {len(problems)} right.", 0.0))
-        return lines
+        text = ProblemSet(env, label=label, page_size=self._page_size())
+        planner = _Planner(text)
+        run_inline(play_episode(InlineSteps(text), planner))
+        return [*planner.lines, self._closing(label, text.summary(), 0.0)]
 
     @staticmethod
     def _closing(label: str, summary: str, normalised: float) -> str:
@@ -151,20 +139,25 @@ class EnvDataset(DatasetInterface):
         wait = example.waits[index] if index < len(example.waits) else Wait()
         await ctx.wait(wait.tokens, wait.time, wait.percentage_finished)
 
+    async def _play_in_conversation(self, text: ActiveText | ProblemSet, example: TestExample,
+                                    ctx: TestContext) -> None:
+        """The episode, one question per step, with the test's waits between steps."""
+
+        async def between(step: Step) -> bool:
+            if not (step.done or step.truncated):
+                await self._wait_after(example, step.t, ctx)
+            return False
+
+        def record(step: Step) -> None:
+            ctx.record_step(0, step.t, step.reward + 0.0, step.done, truncated=step.truncated, invalid=step.invalid,
+                            reason=step.info.get("reason"))
+
+        await play_episode(InlineSteps(text), ChatActor(ctx.ask, text, record), on_step=between)
+
     async def _play(self, env: ActiveEnv, definition: EpisodeDefinition, example: TestExample,
                     ctx: TestContext) -> TestOutcome:
         label = definition.label
-        observation = env.reset()
-        step = 0
-        while True:
-            text = env.prompt(observation, label=label, first=step == 0)
-            hint = json.dumps({"action": env.oracle_action()})
-            reply = await ctx.ask(text, oracle=hint)
-            observation, _, done, _ = env.act(env.parse_action(reply))
-            if done:
-                break
-            await self._wait_after(example, step, ctx)
-            step += 1
+        await self._play_in_conversation(ActiveText(env, label), example, ctx)
         normalised = env.normalised_score
         await ctx.say(self._closing(label, env.summary(), normalised))
         h = env.header
@@ -175,28 +168,34 @@ class EnvDataset(DatasetInterface):
     async def _answer(self, env: PassiveEnv, definition: EpisodeDefinition, example: TestExample,
                       ctx: TestContext) -> TestOutcome:
         label = definition.label
-        problems, train = env.get_test(), env.get_train()
-        pages = _pages(len(problems), self._page_size())
-        answers: list[str | None] = []
-        for p, (a, b) in enumerate(pages):
-            text = env.render_problems(problems[a:b], start=a, train=train if p == 0 else (), label=label,
-                                       part=(p + 1, len(pages)))
-            hint = json.dumps(env.oracle_answers()[a:b])
-            reply = await ctx.ask(text, oracle=hint)
-            answers.extend(env.parse_answers(reply, b - a, start=a))
-            if p < len(pages) - 1:
-                await self._wait_after(example, p, ctx)
-        graded = env.grade(answers)
+        problems = ProblemSet(env, label=label, page_size=self._page_size())
+        await self._play_in_conversation(problems, example, ctx)
+        graded, answers = problems.graded, problems.answers
+        assert graded is not None
         normalised = env.header.normalise(graded.score)
-        summary = f"You answered {graded.n_correct} of {len(problems)} right."
-        await ctx.say(self._closing(label, summary, normalised))
+        await ctx.say(self._closing(label, problems.summary(), normalised))
         expected = env.oracle_answers()
-        wrong = [f"{i + 1}. {problems[i]}: answered {answers[i]!r}, expected {expected[i]!r}"
+        wrong = [f"{i + 1}. {problems.problems[i]}: answered {answers[i]!r}, expected {expected[i]!r}"
                  for i, ok in enumerate(graded.correct) if not ok]
         unread = sum(a is None for a in answers)
-        reasons = [f"{graded.n_correct} of {len(problems)} right ({unread} unreadable) -> {normalised:.3f}.", *wrong]
+        reasons = [f"{graded.n_correct} of {len(problems.problems)} right ({unread} unreadable) -> {normalised:.3f}.",
+                   *wrong]
         return TestOutcome(normalised, 1.0, reasons)
 
     def answer_statement_idx(self, example: TestExample) -> tuple[int, int] | None:
         """None: an episode has no statement whose distance to a question is the point of the test."""
         return None
+
+
+class _Planner(Actor):
+    """Plans the longest possible episode: never a valid action; keeps every message it would be sent."""
+
+    def __init__(self, text: ActiveText | ProblemSet) -> None:
+        self.text = text
+        self.lines: list[str] = []
+
+    async def act(self, observation: Any, last: Step | None) -> Any:
+        self.lines.append(self.text.prompt(observation, last is None))
+        if isinstance(self.text, ProblemSet):
+            return [None] * len(observation.problems)
+        return PLANNING_REPLY

@@ -12,12 +12,14 @@ from __future__ import annotations
 import random
 import statistics
 import string
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
 from ltm_harness._envs.base import Action, ActiveEnv, Example, InvalidAction, Observation, PassiveEnv
 from ltm_harness._envs.catalog import TestSpec, make_env, parse_test_spec
+from ltm_harness._envs.episode import (ActiveText, Actor, InlineSteps, Page, ProblemSet, Step, play_episode,
+                                       run_inline)
 
 Policy = Callable[[ActiveEnv, Observation], Action | InvalidAction]
 Solver = Callable[[PassiveEnv, list[str], list[Example]], Sequence[str | None]]
@@ -78,27 +80,42 @@ def random_solver(seed: int = 0) -> Solver:
     return solve
 
 
-def play_episode(env: ActiveEnv, policy: Policy, seed: int | None = None) -> EpisodeResult:
-    """One episode (seeded before the reset when `seed` is given)."""
+class _PolicyActor(Actor):
+    def __init__(self, env: ActiveEnv, policy: Policy) -> None:
+        self.env, self.policy = env, policy
+
+    async def act(self, observation: Any, last: Step | None) -> Any:
+        return self.policy(self.env, observation)
+
+
+class _SolverActor(Actor):
+    def __init__(self, env: PassiveEnv, solver: Solver) -> None:
+        self.env, self.solver = env, solver
+
+    async def act(self, observation: Page, last: Step | None) -> Any:
+        return list(self.solver(self.env, observation.problems, self.env.get_train()))
+
+
+def play_policy(env: ActiveEnv, policy: Policy, seed: int | None = None) -> EpisodeResult:
+    """One episode played by `policy` (seeded before the reset when `seed` is given)."""
     if seed is not None:
         env.seed(seed)
-    observation = env.reset()
-    done = False
-    while not done:
-        observation, _, done, _ = env.act(policy(env, observation))
+    run_inline(play_episode(InlineSteps(ActiveText(env)), _PolicyActor(env, policy)))
     return EpisodeResult(test=env.header.name, seed=env.current_seed, score=env.score,
                          normalised=env.normalised_score, steps=env.steps, invalid=len(env.invalid),
                          summary=env.summary())
 
 
 def solve_set(env: PassiveEnv, solver: Solver) -> EpisodeResult:
-    problems = env.get_test()
-    answers = list(solver(env, problems, env.get_train()))
-    graded = env.grade(answers)
+    """The problem set answered at once by `solver`."""
+    problems = ProblemSet(env)
+    run_inline(play_episode(InlineSteps(problems), _SolverActor(env, solver)))
+    graded, answers, n = problems.graded, problems.answers, len(problems.problems)
+    assert graded is not None
     return EpisodeResult(test=env.header.name, seed=env.current_seed, score=graded.score,
-                         normalised=env.header.normalise(graded.score), steps=len(problems),
-                         invalid=sum(a is None for a in answers[:len(problems)]) + max(0, len(problems) - len(answers)),
-                         summary=f"{graded.n_correct} of {len(problems)} right")
+                         normalised=env.header.normalise(graded.score), steps=n,
+                         invalid=sum(a is None for a in answers[:n]) + max(0, n - len(answers)),
+                         summary=f"{graded.n_correct} of {n} right")
 
 
 def trial_seeds(label: str, trials: int, seed: int = 0) -> list[int]:
@@ -115,7 +132,7 @@ def evaluate_policy(test: TestSpec | str, policy: Policy = optimal_policy, solve
         raise ValueError("trials must be at least 1")
     env = make_env(spec.name, **spec.params)
     if isinstance(env, ActiveEnv):
-        episodes = [play_episode(env, policy, s) for s in trial_seeds(spec.label, trials, seed)]
+        episodes = [play_policy(env, policy, s) for s in trial_seeds(spec.label, trials, seed)]
     else:
         assert isinstance(env, PassiveEnv)
         env.seed(trial_seeds(spec.label, 1, seed)[0])

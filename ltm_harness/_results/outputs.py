@@ -9,6 +9,7 @@ from its event logs. Any problem reading them is one `RunFolderError` naming the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 from pydantic import TypeAdapter
@@ -70,10 +71,12 @@ class FolderState:
         return bool(self.finished or self.interrupted)
 
 
-def folder_state(run: RunFolder) -> FolderState:
+def folder_state(run: RunFolder, finished: Callable[[AgentFolder], bool] | None = None) -> FolderState:
+    """Which agents of the folder finished and which were interrupted. `finished` tells a finished agent (default:
+    its summary and results can be read, and it did not stop early)."""
     state = FolderState()
     for agent in run.agent_folders():
-        if finished_outputs(agent) is not None:
+        if finished(agent) if finished is not None else finished_outputs(agent) is not None:
             state.finished.append(agent.name)
         elif agent.has_logs():
             state.interrupted.append(agent.name)
@@ -83,7 +86,7 @@ def folder_state(run: RunFolder) -> FolderState:
 def free_run_name(results_root: Path, name: str) -> str:
     """`name`, or `name-2`, `name-3`, ... : the first whose folder holds no agent outputs."""
     candidate, n = name, 1
-    while folder_state(RunFolder.named(results_root, candidate)):
+    while RunFolder.named(results_root, candidate).agent_folders():
         n += 1
         candidate = f"{name}-{n}"
     return candidate

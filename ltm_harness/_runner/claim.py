@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ltm_harness._errors import RunFolderError
 from ltm_harness._results.outputs import folder_state, free_run_name
-from ltm_harness._store.layout import RunFolder
+from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder
 from ltm_harness._store.lock import RunLock
 
 
@@ -22,9 +23,11 @@ class Claim:
     resuming: str | None = None  # what a resume found: agents finished (kept) and interrupted
 
 
-def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, overwrite: bool = False) -> Claim:
+def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, overwrite: bool = False,
+                 finished: Callable[[AgentFolder], bool] | None = None) -> Claim:
     """Lock the run's folder and apply the rules for one that exists: a finished run is kept and the new run goes
-    to `<name>-2` (and so on); an interrupted one needs `resume` or `overwrite`."""
+    to `<name>-2` (and so on); an interrupted one needs `resume` or `overwrite`. `finished` tells an agent that
+    finished (default: as a run's; a suite's agents are finished when their results are written)."""
     folder = RunFolder.named(results_root, run_name)
     lock = folder.lock().acquire()
     notes = [f"a lock left by process {lock.took_over} (no longer running) was taken over"] if lock.took_over else []
@@ -33,7 +36,7 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
         if overwrite:
             folder.clear()
         elif not resume:
-            state = folder_state(folder)
+            state = folder_state(folder, finished)
             if state.interrupted:
                 raise RunFolderError(f"{folder.path} holds an interrupted run ({', '.join(state.interrupted)} did not "
                                      "finish); pass --resume to continue it, or --overwrite to discard it and start again")
@@ -45,7 +48,7 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
                 folder, run_name = RunFolder.named(results_root, name), name
                 lock = folder.lock().acquire()
         elif resume:
-            state = folder_state(folder)
+            state = folder_state(folder, finished)
             if not state:
                 notes.append(f"{folder.path} holds nothing to resume; the run starts from the beginning")
             else:
@@ -55,3 +58,32 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
         lock.release()
         raise
     return Claim(folder, run_name, lock, notes, resuming)
+
+
+def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = False,
+                   overwrite: bool = False) -> tuple[ScenarioFolder, RunLock, list[str]]:
+    """Lock a syllabus run's folder, with the rules of `claim_folder`: a finished one is kept (the new run goes to
+    `<syllabus>-<worker>-2`, ...), an interrupted one needs `resume` or `overwrite`."""
+    folder = ScenarioFolder.of(out, syllabus, worker)
+    lock = folder.lock().acquire()
+    notes = [f"a lock left by process {lock.took_over} (no longer running) was taken over"] if lock.took_over else []
+    try:
+        if overwrite:
+            folder.clear()
+        elif not resume and folder.agent.has_logs() and not folder.finished():
+            raise RunFolderError(f"{folder.path} holds an interrupted run; pass --resume to continue it, or "
+                                 "--overwrite to discard it and start again")
+        elif not resume and folder.finished():
+            lock.release()
+            n = 2
+            while ScenarioFolder.of(out, f"{syllabus}", f"{worker}-{n}").path.exists():
+                n += 1
+            kept = folder.path
+            folder = ScenarioFolder(ScenarioFolder.of(out, syllabus, f"{worker}-{n}").path, worker)
+            lock = folder.lock().acquire()
+            notes.append(f"{kept} holds a finished run, kept as it is; this run writes to {folder.path} "
+                         "(--overwrite replaces the finished run instead)")
+    except BaseException:
+        lock.release()
+        raise
+    return folder, lock, notes

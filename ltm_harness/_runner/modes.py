@@ -25,7 +25,7 @@ from ltm_harness._agents.base import Agent
 from ltm_harness._agents.replay import TurnReplay
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._results.outputs import AgentOutputs, finished_outputs
-from ltm_harness._store.eventlog import EventLog, SessionRecord
+from ltm_harness._store.eventlog import EventLog, MemoryLog, SessionRecord
 from ltm_harness._store.layout import AgentFolder
 from ltm_harness._store.records import LLMCall
 
@@ -35,7 +35,7 @@ class SessionIO:
     """What one session talks to, writes to and replays from."""
 
     agent: Agent | None  # None: every turn is replayed
-    log: EventLog
+    log: EventLog | MemoryLog
     replay: TurnReplay | None = None
     test_calls: dict[str, deque[LLMCall]] = field(default_factory=dict)  # test programs' recorded LLM calls
     judge_calls: dict[str, deque[LLMCall]] = field(default_factory=dict)  # recorded judge calls

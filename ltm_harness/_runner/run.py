@@ -93,8 +93,10 @@ def session_settings(config: RunConfig, agent: str, session_id: str, **override:
 async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: SessionSettings, tokenizer: Tokenizer,
                        filler: FillerGenerator | None, *, on_turn: OnTurn | None = None, llm: RunLLM | None = None,
                        deadline: float | None = None, watchdog: float | None = None,
-                       gate: asyncio.Semaphore | None = None, started: list[Session] | None = None) -> Session:
-    """Run one session to its end (or to the watchdog's `deadline`, event-loop time), then close its log and agent."""
+                       deadline_reason: Callable[[], str] | None = None, gate: asyncio.Semaphore | None = None,
+                       started: list[Session] | None = None) -> Session:
+    """Run one session to its end, or to `deadline` (event-loop time: the run's watchdog, or a suite case's time
+    limit; `deadline_reason` says why it stopped), then close its log and agent."""
     session_llm = SessionLLM(io.log, llm.judge if llm else None, llm.test_llm if llm else None,
                              replay=io.test_calls, judge_replay=io.judge_calls)
     session = Session(io.agent, tests, tokenizer, filler, io.log, settings, on_turn, session_llm, io.replay)
@@ -110,7 +112,7 @@ async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: Se
     except TimeoutError:
         if not watch.expired():
             raise
-        session.abort(watchdog_reason(watchdog or 0))
+        session.abort(deadline_reason() if deadline_reason is not None else watchdog_reason(watchdog or 0))
     finally:
         io.log.close()
         if io.agent is not None:

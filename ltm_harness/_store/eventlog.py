@@ -30,6 +30,26 @@ class Recorder(Protocol):
         ...
 
 
+class MemoryLog:
+    """A recorder that keeps a session's events in memory, for a session whose log is not wanted on disk (a suite
+    run from Python without a results folder)."""
+
+    path = Path("<memory>")
+    replaying = False
+
+    def __init__(self, on_event: Callable[[BaseModel], None] | None = None) -> None:
+        self.events: list[BaseModel] = []
+        self.on_event = on_event
+
+    def write(self, event: BaseModel) -> None:
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def close(self) -> None:
+        return None
+
+
 class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 

@@ -69,6 +69,20 @@ class TestEnd(BaseModel):
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
 
 
+class EnvStep(BaseModel):
+    """One step of an environment played in the conversation: written after the turn whose reply was the action."""
+
+    type: Literal["env_step"] = "env_step"
+    test: str
+    episode: int  # 0-based, within the test
+    step: int  # 0-based, within the episode
+    reward: float
+    done: bool
+    truncated: bool = False  # the step cap ended the episode
+    invalid: bool = False  # the reply held no action the environment accepts
+    reason: str | None = None  # why it was refused
+
+
 class ClockJump(BaseModel):
     type: Literal["clock_jump"] = "clock_jump"
     turn: int
@@ -94,7 +108,8 @@ class SessionEnd(BaseModel):
     time: datetime
 
 
-Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, ClockJump, SessionAborted, SessionEnd, LLMCall],
+Event = Annotated[Union[SessionStart, TurnEvent, TestStart, TestEnd, EnvStep, ClockJump, SessionAborted, SessionEnd,
+                        LLMCall],
                   Field(discriminator="type")]
 event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
 

@@ -57,6 +57,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
 
 
+def suites_root(results_root: Path) -> Path:
+    """Where suite runs go: one folder per suite, named by its id."""
+    return results_root / SUITES
+
+
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     return definitions / dataset / f"{example_id}{DEFINITION_SUFFIX}"
 
@@ -78,6 +83,10 @@ class AgentFolder:
     @property
     def summary(self) -> Path:
         return self.path / SUMMARY
+
+    @property
+    def events_dir(self) -> Path:
+        return self.path / EVENTS_DIR
 
     def session_log(self, session_id: str) -> Path:
         """The event log of a session: `events.jsonl` for the one conversation, else `events/<session>.jsonl`."""
@@ -129,10 +138,6 @@ class RunFolder:
     @classmethod
     def named(cls, results_root: Path, run_name: str) -> "RunFolder":
         return cls(results_root / slug(run_name))
-
-    @classmethod
-    def of_suite(cls, results_root: Path, suite_id: str) -> "RunFolder":
-        return cls(results_root / SUITES / slug(suite_id))
 
     @property
     def name(self) -> str:

@@ -13,7 +13,7 @@ from ltm_harness._agents.base import Agent as ChatAgent
 from ltm_harness._agents.base import AgentMessage, Reply
 from ltm_harness.aivle import (
     Agent,
-    ChatAgentAdapter,
+    ChatAgents,
     ReinforcementLearningTestCase,
     RewardEvaluator,
     StepCountEvaluator,
@@ -26,8 +26,10 @@ from ltm_harness.aivle.examples import build_suite
 from ltm_harness._cli.main import main
 from ltm_harness.envs import ActiveEnv, make_env
 from ltm_harness._errors import LTMError
+from ltm_harness._runner.modes import Fresh
 from ltm_harness._store.eventlog import read_events
-from ltm_harness._store.events import SessionStart, TurnEvent
+from ltm_harness._store.events import EnvStep, SessionStart, TurnEvent
+from ltm_harness._store.layout import AgentFolder
 
 
 class BrokenEnv:
@@ -100,37 +102,33 @@ class Talker(ChatAgent):
         self.closed = True
 
 
-def test_the_adapter_renders_observations_and_records_unreadable_replies():
+def test_a_chat_agent_plays_a_case_as_one_recorded_conversation(tmp_path: Path):
     env = make_env("keydoor", env_name="5x5")
     assert isinstance(env, ActiveEnv)
     chat = Talker(["Let me think about it.", '{"action": "up"}', "left or right?"])
-    adapters: list[ChatAgentAdapter] = []
-
-    def create(**init: Any) -> ChatAgentAdapter:
-        adapter = ChatAgentAdapter(chat, agent_init=init)
-        adapters.append(adapter)
-        return adapter
-
+    plan = Fresh().agent(AgentFolder(tmp_path / "talker"), per_session=True)
     case = ReinforcementLearningTestCase("k", 10.0, 2, {"ignored": True}, env, StepCountEvaluator(), t_max=6, seeds=[3, 4])
-    result = case.run(create)
-    assert result.error is None and result.value == 6.0
-    adapter = adapters[0]
-    assert adapter.agent_init == {"ignored": True} and chat.closed
-    assert len(adapter.turns) == 12 and all(isinstance(t, TurnEvent) for t in adapter.turns)
-    first, second = adapter.turns[0], adapter.turns[1]
+    result = case.run(ChatAgents("talker", lambda: chat, plan=plan))
+    assert result.error is None and result.value == 6.0 and chat.closed
+    events = read_events(tmp_path / "talker" / "events" / "k.jsonl")
+    turns = [e for e in events if isinstance(e, TurnEvent)]
+    steps = [e for e in events if isinstance(e, EnvStep)]
+    assert len(turns) == 12 and [(s.episode, s.step) for s in steps] == [(e, t) for e in (0, 1) for t in range(6)]
+    assert [s.invalid for s in steps] == [True, False, True] * 4
+    first, second = turns[0], turns[1]
     assert first.user.startswith("[keydoor-5x5 episode 1] Step 1 of at most 25.") and "Walk onto the key" in first.user
     assert second.pos == first.user_tokens + first.reply_tokens and second.time > first.time
-    assert adapter.turns[6].user.startswith("[keydoor-5x5 episode 2] Step 1") and "Walk onto the key" in adapter.turns[6].user
+    assert turns[6].user.startswith("[keydoor-5x5 episode 2] Step 1") and "Walk onto the key" in turns[6].user
     # The environment keeps the invalid replies of its current (second) episode: steps 7 to 12.
     assert [bad.reply for _, bad in env.invalid] == ["Let me think about it.", "left or right?"] * 2
     assert "Your reply was not a valid action (no allowed action found in the reply)" in second.user
 
 
-def test_the_adapter_needs_a_text_environment():
+def test_a_chat_agent_needs_a_text_environment():
     case = ReinforcementLearningTestCase("gym", 5.0, 1, {}, BrokenEnv(), RewardEvaluator(), t_max=3)
     result = case.run(chat_agent_factory("retrieval"))
     assert result.error is not None and result.error.startswith(
-        "agent.bind_env(env) failed: TypeError: a chat agent needs an environment with a text interface")
+        "a chat agent needs an environment with a text interface (an ltm_harness.envs.ActiveEnv), not BrokenEnv")
 
 
 SUITE_FILE = textwrap.dedent("""
@@ -183,7 +181,7 @@ def test_suite_command(tmp_path: Path, capsys):
     events = read_events(folder / "oracle" / "events" / "guess-1-100.jsonl")
     assert isinstance(events[0], SessionStart) and events[0].session == "guess-1-100"
     turns = [e for e in events if isinstance(e, TurnEvent)]
-    assert turns and all(t.test and t.test.startswith("guess episode") for t in turns)
+    assert turns and all(t.test == "guess-1-100" and t.user.startswith("[guess episode") for t in turns)
 
 
 def test_suite_command_errors(tmp_path: Path, capsys):
@@ -201,9 +199,9 @@ def test_suite_command_errors(tmp_path: Path, capsys):
     """), encoding="utf-8")
     assert main(["suite", f"{path}:suite", "--results", str(tmp_path), "--quiet"]) == 1
     captured = capsys.readouterr()
-    assert "bind_env" in captured.out and "1 case result(s) have an error" in captured.err
+    assert "text interface" in captured.out and "1 case result(s) have an error" in captured.err
     error = json.loads((tmp_path / "suites" / "down" / "retrieval.json").read_text())["results"][0]["result"]["error"]
-    assert error.startswith("agent.bind_env(env) failed: TypeError: a chat agent needs an environment with a text")
+    assert error.startswith("a chat agent needs an environment with a text interface")
     assert main(["suite", "ltm_harness.aivle.examples:suite", "-a", "nobody", "--results", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown agent 'nobody'") and "Traceback" not in err

@@ -14,7 +14,7 @@ from ltm_harness._envs.play import (
     aiq_score,
     evaluate_policy,
     optimal_policy,
-    play_episode,
+    play_policy,
     random_policy,
     random_solver,
     trial_seeds,
@@ -73,10 +73,10 @@ def test_bandit_scores_expected_payoff_not_luck():
     assert isinstance(env, ActiveEnv)
     h = env.header
     assert (h.min_score, h.max_score) == pytest.approx((2.0, 8.0))
-    always_worst = play_episode(env, lambda e, o: 1, seed=3)
-    always_best = play_episode(env, lambda e, o: 2, seed=3)
+    always_worst = play_policy(env, lambda e, o: 1, seed=3)
+    always_best = play_policy(env, lambda e, o: 2, seed=3)
     assert always_worst.normalised == 0.0 and always_best.normalised == 1.0
-    half = play_episode(env, lambda e, o: 1 + e.steps % 2, seed=3)
+    half = play_policy(env, lambda e, o: 1 + e.steps % 2, seed=3)
     assert half.normalised == pytest.approx(0.5)
 
 
@@ -171,7 +171,7 @@ def test_guess_halving_finds_every_secret_within_the_bound(low, high):
     assert isinstance(env, ActiveEnv)
     bound = math.ceil(math.log2(high - low + 2))
     for seed in range(40):
-        result = play_episode(env, optimal_policy, seed=seed)
+        result = play_policy(env, optimal_policy, seed=seed)
         assert result.normalised == 1.0 and result.steps <= bound
 
 

@@ -13,7 +13,7 @@ from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._runner.config import load_config
 from ltm_harness.envs import ActiveEnv, PassiveEnv, make_env
 from ltm_harness._envs.in_conversation import EpisodeDefinition
-from ltm_harness._envs.play import play_episode
+from ltm_harness._envs.play import play_policy
 from ltm_harness._errors import LTMError
 from ltm_harness._store.eventlog import read_events
 from ltm_harness._store.events import TurnEvent
@@ -86,7 +86,7 @@ async def test_the_score_is_the_environments_normalised_score(tmp_path: Path):
         d = EpisodeDefinition.model_validate(ex.extra)
         env = make_env(d.env, seed=d.seed, **d.params)
         assert isinstance(env, ActiveEnv)
-        expected = play_episode(env, lambda e, o: "right")
+        expected = play_policy(env, lambda e, o: "right")
         assert by_id[ex.example_id].score == expected.normalised
         assert len(by_id[ex.example_id].responses) == expected.steps
 

@@ -59,7 +59,7 @@ def test_run_writes_logs_and_metrics_for_each_agent(tmp_path: Path, capsys: pyte
     assert "oracle on ant-a-bandit-guess: 24 episodes" in printed and "lifetime metrics" in printed
     for agent in ("null", "oracle"):
         scenario = out / f"ant-a-bandit-guess-{agent}"
-        for file in ("logger_info.json", "scenario_info.json", f"{agent}/data-log.tsv", f"{agent}/conversation.jsonl",
+        for file in ("logger_info.json", "scenario_info.json", f"{agent}/data-log.tsv", f"{agent}/events.jsonl",
                      "metrics.json"):
             assert (scenario / file).is_file(), file
         assert sorted(p.name for p in (out / f"ant-a-bandit-guess-{agent}-ste").iterdir()) == ["bandit", "guess"]
@@ -123,9 +123,14 @@ def test_an_agent_that_fails_keeps_its_partial_log_and_spares_the_others(
     out = tmp_path / "out"
     assert main(["syllabus", "run", "cl-bandit", "-a", "flaky", "-a", "null", "--out", str(out)]) == 1
     captured = capsys.readouterr()
-    assert (f"error: agent flaky stopped: ConnectionError: connection reset by peer; the log so far is in "
-            f"{out / 'cl-bandit-flaky'}/") in captured.err
+    assert ("error: agent flaky: the agent failed turn 12 after 3 attempts: ConnectionError: connection reset by "
+            f"peer; the log so far is in {out / 'cl-bandit-flaky' / 'flaky' / 'events.jsonl'}") in captured.err
     assert "null on cl-bandit: 33 episodes" in captured.out
-    rows = (out / "cl-bandit-flaky" / "flaky" / "data-log.tsv").read_text().splitlines()
-    assert len(rows) == 1 + 2  # the header and the two episodes (5 pulls each) finished before the failure
+    # the turns before the failure are in the event log (each move with its reward); no data log or metrics are
+    # written for a syllabus that did not end: once the agent answers again, `syllabus run --resume` continues it
+    events = [json.loads(line) for line in (out / "cl-bandit-flaky" / "flaky" / "events.jsonl").read_text().splitlines()]
+    turns = [e for e in events if e["type"] == "turn"]
+    assert len(turns) == 13 and turns[-1]["failed"] and not any(t["failed"] for t in turns[:-1])
+    assert len([e for e in events if e["type"] == "env_step"]) == 12
+    assert not (out / "cl-bandit-flaky" / "flaky" / "data-log.tsv").exists()
     assert not (out / "cl-bandit-flaky" / "metrics.json").exists()

@@ -59,11 +59,18 @@ def test_reads_back_what_it_wrote(tmp_path: Path) -> None:
     assert log.tasks() == ["bandit"]
 
 
-def test_every_row_is_on_disk_before_the_next(tmp_path: Path) -> None:
+def test_the_data_log_is_written_whole_when_closed(tmp_path: Path) -> None:
     logger = L2Logger(tmp_path, "w", ["reward", "score"])
     logger.log(record(0))
-    assert (tmp_path / "w" / "data-log.tsv").read_text().count("\n") == 2
+    logger.log(record(1))
+    assert not (tmp_path / "w" / "data-log.tsv").exists()  # never a partial log on disk
     logger.close()
+    assert (tmp_path / "w" / "data-log.tsv").read_text().count("\n") == 3
+    with pytest.raises(ZeroDivisionError):  # a failure inside the block writes nothing
+        with L2Logger(tmp_path / "other", "w", ["reward", "score"]) as failing:
+            failing.log(record(0))
+            1 / 0
+    assert not (tmp_path / "other").exists()
 
 
 def test_numbers_never_go_down_and_columns_must_match(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from ltm_harness._errors import LTMError
 from ltm_harness._protocols.l2m.logger import read_scenario
 from ltm_harness._protocols.l2m.runner import INTRO, RunSettings, run_syllabus
 from ltm_harness._protocols.l2m.syllabus import Syllabus, parse_syllabus
-from ltm_harness._protocols.l2m.tasks import ActiveEnvTask, PassiveEnvTask, TextTask, env_task_factory, variant_seed
+from ltm_harness._envs.episode import ActiveText, ProblemSet, TextEnv
+from ltm_harness._protocols.l2m.tasks import env_task_factory, variant_seed
 
 
 class StepTask:
@@ -68,7 +69,7 @@ class Factory:
     def __init__(self) -> None:
         self.made: list[tuple[str, dict[str, JsonValue], int, StepTask]] = []
 
-    def __call__(self, name: str, params: dict[str, JsonValue], seed: int) -> TextTask:
+    def __call__(self, name: str, params: dict[str, JsonValue], seed: int) -> TextEnv:
         if name != "step":
             raise LTMError(f"unknown task {name!r}")
         steps = params.get("steps", 2)
@@ -105,7 +106,17 @@ def syllabus(instructions: list[dict[str, Any]] = TRAIN_TEST) -> Syllabus:
 
 
 def transcript(folder: Path, worker: str = "scripted") -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / worker / "conversation.jsonl").read_text().splitlines()]
+    """Each turn of the run's event log with the move it made (its env_step event), if it made one."""
+    turns: list[dict[str, Any]] = []
+    for line in (folder / worker / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["type"] == "turn":
+            turns.append({"time": event["time"], "user": event["user"], "exp_num": None, "step": None, "reward": None,
+                          "invalid": False, "reason": None})
+        elif event["type"] == "env_step":
+            turns[-1].update(exp_num=event["episode"], step=event["step"], reward=event["reward"],
+                             invalid=event["invalid"], reason=event["reason"])
+    return turns
 
 
 async def test_train_blocks_tell_rewards_and_test_blocks_do_not(tmp_path: Path) -> None:
@@ -173,7 +184,7 @@ async def test_runs_are_byte_identical_for_the_same_seed(tmp_path: Path) -> None
                                     .read_text())["instructions"], "ant.json")
     for name in ("one", "two"):
         await run_syllabus(syl, make_agent("oracle"), tmp_path / name, RunSettings(seed=5))
-    for file in ("oracle/data-log.tsv", "oracle/conversation.jsonl", "scenario_info.json", "logger_info.json"):
+    for file in ("oracle/data-log.tsv", "oracle/events.jsonl", "scenario_info.json", "logger_info.json"):
         assert (tmp_path / "one" / file).read_bytes() == (tmp_path / "two" / file).read_bytes()
     await run_syllabus(syl, make_agent("oracle"), tmp_path / "other", RunSettings(seed=6))
     # another seed: other secret numbers and bandit draws
@@ -265,13 +276,13 @@ async def test_a_passive_problem_set_is_one_move_per_episode(tmp_path: Path) -> 
 
 def test_the_env_factory_makes_active_and_passive_tasks() -> None:
     active = env_task_factory("guess", {"low": 1, "high": 8}, 1)
-    assert isinstance(active, ActiveEnvTask)
+    assert isinstance(active, ActiveText)
     first = active.reset()
     assert active.env.rules() in active.prompt(first, True)
     assert active.env.rules() not in active.prompt(first, False)
     assert active.score_range == (0.0, 1.0)
     passive = env_task_factory("cipher", {"shift": 1, "n_test": 2}, 1)
-    assert isinstance(passive, PassiveEnvTask)
+    assert isinstance(passive, ProblemSet)
     assert passive.score_range == (0.0, 2.0)
     with pytest.raises(LTMError, match="unknown environment 'pong'"):
         env_task_factory("pong", {}, 0)

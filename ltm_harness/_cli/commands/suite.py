@@ -6,13 +6,12 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ltm_harness._protocols.aivle.agent import ChatAgentAdapter
     from ltm_harness._protocols.aivle.evaluator import EvaluationResult
     from ltm_harness._protocols.aivle.suite import SuiteResult, TestSuite
     from ltm_harness._protocols.aivle.testcase import TestCase
@@ -31,48 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="agent spec, repeatable (default: retrieval)")
     p.add_argument("--results", default="results", help="outputs go to <results>/suites/<suite_id>/ (default: results)")
     p.add_argument("--quiet", action="store_true", help="print only the tables")
-
-
-def _run_agent(suite: "TestSuite", spec: str, create: Callable[..., "ChatAgentAdapter"], out_dir: Path,
-               console: "Console", quiet: bool) -> "SuiteResult":
-    """Run the suite with one agent; write its JSON results and one event log per case."""
-    from rich.markup import escape
-
-    from ltm_harness._store.eventlog import EventLog
-
-    from ltm_harness._store.events import SessionStart, TurnEvent
-    from ltm_harness._runner.run import slug
-    from ltm_harness._engine.tokens import DEFAULT_ENCODING
-
-    created: list[ChatAgentAdapter] = []
-    transcripts: dict[str, list[TurnEvent]] = {}
-
-    def create_agent(**agent_init: Any) -> ChatAgentAdapter:
-        adapter = create(**agent_init)
-        created.append(adapter)
-        return adapter
-
-    def on_case(case: TestCase, result: EvaluationResult) -> None:
-        transcripts[case.case_id] = [t for a in created for t in a.turns]
-        created.clear()
-        if not quiet:
-            value = "-" if result.value is None else f"{result.value:.3f}"
-            console.print(f"{escape(spec)}: {escape(case.case_id)} {value}"
-                          + (f" [red]{escape(result.error)}[/red]" if result.error else ""))
-
-    outcome = asyncio.run(suite.run_async(create_agent, on_case))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{slug(spec)}.json").write_text(outcome.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    for case_id, turns in transcripts.items():
-        log = EventLog(out_dir / slug(spec) / "events" / f"{slug(case_id)}.jsonl")
-        try:
-            if turns:
-                log.write(SessionStart(agent=spec, session=case_id, time=turns[0].time, tokenizer=DEFAULT_ENCODING))
-            for turn in turns:
-                log.write(turn)
-        finally:
-            log.close()
-    return outcome
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue an interrupted run of this suite: agents that finished are kept, cases already "
+                            "played are replayed from their event logs, never asked again")
+    again.add_argument("--overwrite", action="store_true", help="discard the earlier results of this suite and run again")
 
 
 def _table(suite_id: str, spec: str, outcome: "SuiteResult") -> "Table":
@@ -95,32 +57,30 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from ltm_harness._protocols.aivle.agent import chat_agent_factory
+    from ltm_harness._protocols.aivle.run import run_suite
     from ltm_harness._protocols.aivle.suite import load_suite
-    from ltm_harness._errors import ConfigError, RunFolderError
-    from ltm_harness._runner.run import slug
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     suite = load_suite(args.suite)
     agents = args.agents or ["retrieval"]
-    if len(set(agents)) != len(agents):
-        raise ConfigError("an agent is given twice; give each -a once")
-    factories = {spec: chat_agent_factory(spec) for spec in agents}  # every spec checked before anything runs
-    out_dir = Path(args.results) / "suites" / slug(suite.suite_id)
-    outcomes = {}
-    for spec in agents:
-        try:
-            outcomes[spec] = _run_agent(suite, spec, factories[spec], out_dir, console, args.quiet)
-        except OSError as exc:
-            raise RunFolderError(f"cannot write results under {args.results}: {exc.strerror or exc}; "
-                            "give another --results folder") from None
+
+    def on_case(spec: str, case: "TestCase", result: "EvaluationResult") -> None:
+        if not args.quiet:
+            value = "-" if result.value is None else f"{result.value:.3f}"
+            console.print(f"{escape(spec)}: {escape(case.case_id)} {value}"
+                          + (f" [red]{escape(result.error)}[/red]" if result.error else ""))
+
+    run = asyncio.run(run_suite(suite, agents, Path(args.results), resume=args.resume, overwrite=args.overwrite,
+                                on_case=on_case))
+    for note in run.notes:
+        print(f"note: {note}", file=sys.stderr)
     n_errors = 0
-    for spec, outcome in outcomes.items():
+    for spec, outcome in run.results.items():
         console.print(_table(suite.suite_id, spec, outcome))
         n_errors += sum(c.result.error is not None for c in outcome.results)
     for spec in agents:
-        console.print(f"results of {escape(spec)}: {escape(str(out_dir / (slug(spec) + '.json')))} "
-                      f"(chat turns in {escape(str(out_dir / slug(spec) / 'events'))}/)")
+        console.print(f"results of {escape(spec)}: {escape(str(run.folder.suite_results(spec)))} "
+                      f"(chat turns in {escape(str(run.folder.agent(spec).events_dir))}/)")
     if n_errors:
         print(f"error: {n_errors} case result(s) have an error (see the tables)", file=sys.stderr)
     return 1 if n_errors else 0

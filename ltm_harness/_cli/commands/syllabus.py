@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ltm_harness._errors import ConfigError, DefinitionError, LTMError, RunFolderError
+from ltm_harness._errors import AgentError, ConfigError, DefinitionError
 
 if TYPE_CHECKING:
     from ltm_harness._protocols.l2m.runner import RunOutcome
@@ -47,6 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--run-ste", action="store_true",
                    help="also run a fresh agent on each trained task alone (its training episodes only) and "
                         "use those runs as single-task experts")
+    again = r.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue an interrupted run of this syllabus (same syllabus, agents and --seed): turns "
+                            "already answered are replayed from its event log, never asked again")
+    again.add_argument("--overwrite", action="store_true", help="discard the earlier run's logs and run again")
     r.add_argument("--perf-measure", choices=("reward", "score"), default="reward",
                    help="metric column the metrics use: reward (sum of rewards) or score (the task's own "
                         "episode score); default: reward")
@@ -102,84 +107,87 @@ def _run(args: argparse.Namespace) -> int:
 
     from ltm_harness._agents.specs import agent_factory
     from ltm_harness._protocols.l2m.logger import read_scenario, worker_slug
-    from ltm_harness._protocols.l2m.metrics import METRICS_FILE, compute_metrics, load_ste, write_metrics
+    from ltm_harness._protocols.l2m.metrics import compute_metrics, load_ste, write_metrics
     from ltm_harness._protocols.l2m.runner import RunSettings, run_syllabus
     from ltm_harness._protocols.l2m.summary import print_report
     from ltm_harness._protocols.l2m.syllabus import expand, single_task_syllabus
+    from ltm_harness._runner.claim import claim_scenario
+    from ltm_harness._runner.modes import Fresh, Resume, RunMode
+    from ltm_harness._store.layout import ScenarioFolder
 
     syllabus, kind, violations = _load(args)
     if violations:
         lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
         raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
-                        f"(`syllabus validate` lists them):\n{lines}")
+                              f"(`syllabus validate` lists them):\n{lines}")
     scenario_type = kind.value if kind else "custom"
     if args.ste and args.run_ste:
         raise ConfigError("give either --ste DIR (existing expert logs) or --run-ste (run them now), not both")
     ste_given = load_ste(Path(args.ste), args.perf_measure) if args.ste else None
     factories = {spec: agent_factory(spec) for spec in dict.fromkeys(args.agents)}
     settings = RunSettings(seed=args.seed)
+    mode: RunMode = Resume() if args.resume else Fresh()
     out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunFolderError(f"cannot write logs under {out}: {exc.strerror or exc}; give another --out folder") from None
     trained = list(dict.fromkeys(r.task for r in expand(syllabus) if r.block_type == "train"))
     console = Console(width=None if sys.stdout.isatty() else 120)
     started = time.perf_counter()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
                         disable=not console.is_terminal)
     bars = {spec: progress.add_task(escape(spec), total=None) for spec in factories}
+    claims = {spec: claim_scenario(out, syllabus.name, worker_slug(spec), resume=args.resume,
+                                   overwrite=args.overwrite) for spec in factories}
+    for _, _, notes in claims.values():
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
 
     async def one(spec: str) -> _AgentRun:
         make = factories[spec]
-        run = _AgentRun(spec=spec, scenario=out / f"{syllabus.name}-{worker_slug(spec)}")
+        folder = claims[spec][0]
+        run = _AgentRun(spec=spec, scenario=folder.path)
 
         def tick(done: int, total: int) -> None:
             progress.update(bars[spec], completed=done, total=total)
 
         try:
-            agent = make()
-            try:
-                run.outcome = await run_syllabus(syllabus, agent, run.scenario, settings, scenario_type=scenario_type,
-                                                 on_experience=tick)
-            finally:
-                await agent.close()
+            run.outcome = await run_syllabus(syllabus, make(), folder, settings, scenario_type=scenario_type,
+                                             on_experience=tick, mode=mode)
             if args.run_ste:
-                run.ste_dir = out / f"{run.scenario.name}-ste"
+                run.ste_dir = folder.path.with_name(f"{folder.path.name}-ste")
                 for task in trained:
-                    expert = make()
-                    try:
-                        await run_syllabus(single_task_syllabus(syllabus, task), expert, run.ste_dir / task, settings,
-                                           scenario_type="STE")
-                    finally:
-                        await expert.close()
-        except LTMError:
-            raise
-        except Exception as exc:  # an agent that fails (network, its own bug) must not take the others down
-            run.error = f"{type(exc).__name__}: {exc}"
+                    expert = ScenarioFolder(run.ste_dir / task, folder.worker)
+                    with expert.lock():
+                        await run_syllabus(single_task_syllabus(syllabus, task), make(), expert, settings,
+                                           scenario_type="STE", mode=mode)
+        except AgentError as exc:  # an agent that fails must not take the others down
+            run.error = str(exc)
         return run
 
     async def all_agents() -> list[_AgentRun]:
         return list(await asyncio.gather(*(one(spec) for spec in factories)))
 
-    with progress:
-        runs = asyncio.run(all_agents())
+    try:
+        with progress:
+            runs = asyncio.run(all_agents())
+    finally:
+        for _, lock, _ in claims.values():
+            lock.release()
     for run in runs:
         if run.outcome is None:
             continue
         ste = load_ste(run.ste_dir, args.perf_measure) if run.ste_dir is not None else ste_given
         report = compute_metrics(read_scenario(run.scenario), args.perf_measure, ste)
-        write_metrics(report, run.scenario / METRICS_FILE)
+        folder = claims[run.spec][0]
+        write_metrics(report, folder.metrics)
         o = run.outcome
         console.print(f"[b]{escape(o.agent)}[/b] on {escape(o.syllabus)}: {o.experiences} episodes, {o.turns} turns, "
                       f"{o.invalid_replies} replies without a valid move, {o.incomplete_episodes} episodes stopped")
         print_report(report, console)
         experts = f"  (experts in {escape(str(run.ste_dir))}/)" if run.ste_dir else ""
-        console.print(f"logs and {METRICS_FILE} in {escape(str(run.scenario))}/{experts}")
+        console.print(f"logs and {folder.metrics.name} in {escape(str(run.scenario))}/{experts}")
     console.print(f"({time.perf_counter() - started:.1f} s)")
     failed = [run for run in runs if run.error]
     for run in failed:
-        print(f"error: agent {run.spec} stopped: {run.error}; the log so far is in {run.scenario}/", file=sys.stderr)
+        print(f"error: {run.error}", file=sys.stderr)
     return 1 if failed else 0
 
 

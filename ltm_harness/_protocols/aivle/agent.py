@@ -1,9 +1,11 @@
-"""Gradable agents (aiVLE style) and the adapter that makes any chat agent of the harness one.
+"""Gradable agents (aiVLE style), and chat agents of the harness playing test cases.
 
 An `Agent` has `step(state) -> action` and `reset()` (called once before every episode). Test cases
 call them on a worker thread, so they may block. The optional `bind_env(env)` hook is called once
-with the test case's environment before the first episode; chat agents need it to turn an
-observation into a message and a reply into an action.
+with the test case's environment before the first episode.
+
+A chat agent of the harness (`chat_agent_factory("retrieval")`) is not called step by step from a thread: each
+case is one conversation in a session of the harness's engine (see `ChatAgents`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,19 @@ from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ltm_harness._agents.specs import Agent as ChatAgent
-from ltm_harness._agents.specs import AgentMessage, agent_factory
-from ltm_harness._engine.clock import VirtualClock
-from ltm_harness._envs.base import Action, ActiveEnv, InvalidAction, Observation
-from ltm_harness._store.events import TurnEvent
+from ltm_harness._agents.base import Agent as ChatAgent
+from ltm_harness._agents.specs import agent_factory
+from ltm_harness._engine.channel import TurnPolicy
+from ltm_harness._engine.program import TestContext, TestOutcome, TestProgram
+from ltm_harness._engine.scheduler import Pause
+from ltm_harness._engine.session import SessionSettings
 from ltm_harness._engine.tokens import DEFAULT_ENCODING, get_tokenizer
+from ltm_harness._envs.base import ActiveEnv
+from ltm_harness._envs.episode import ActiveText, ChatActor, Step
+from ltm_harness._protocols.aivle.worker import CaseFailure, Worker
+from ltm_harness._runner.modes import AgentPlan, SessionIO
+from ltm_harness._runner.run import play_session
+from ltm_harness._store.eventlog import MemoryLog
 
 START_TIME = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -42,89 +51,84 @@ class Agent(ABC):
         """Release resources after the test case (optional)."""
 
 
-class ChatAgentAdapter(Agent):
-    """A chat agent of the harness (oracle, retrieval, openai:..., http://...) as a gradable agent.
+class ChatAgents:
+    """`create_agent` for a chat agent of the harness (oracle, retrieval, openai:..., http://...): every test case
+    is played as one conversation with a fresh chat agent, in a session of the harness's engine, so each turn has
+    the turn policy (time limit, retries), is recorded in the case's event log and can be resumed.
 
-    Each step renders the observation as a message (the rules with the first step of every episode),
-    sends it to the chat agent and reads the reply as an action; an unreadable reply becomes an
-    `InvalidAction`, which the environment records and counts as a step. `reset` starts a new episode
-    in the same conversation: the agent keeps its memory across the episodes of a test case, as a
-    learning agent keeps what it learnt. The oracle calibration agent is handed the environment's
-    optimal action with every message. `agent_init` of the test case is accepted and ignored (a
-    chat agent takes its settings from its spec).
+    Each step is the environment's observation as one message (its rules with the first step of every episode),
+    labelled "<environment> episode N"; the reply is read as the action (an unreadable one is an `InvalidAction`,
+    which the environment records and counts as a step). The agent keeps its memory across the episodes of a case,
+    as a learning agent keeps what it learnt. The oracle calibration agent is handed the optimal action. The case's
+    `agent_init` is ignored (a chat agent takes its settings from its spec). A chat agent plays cases whose
+    environment has a text interface (an `ltm_harness.envs.ActiveEnv`) and that play episodes
+    (`ReinforcementLearningTestCase`).
 
-    The chat agent's async `reply` runs on an event loop owned by this adapter, in the thread that
-    calls `step` (a test case's worker thread); do not call `step` from a thread running a loop.
-    """
+    `plan` (from a run mode) says where each case's event log goes and what is replayed; without one the events are
+    kept in memory only."""
 
-    def __init__(self, chat: ChatAgent, *, tokenizer: str = DEFAULT_ENCODING, start_time: datetime = START_TIME,
-                 seconds_per_turn: float = 10.0, agent_init: dict[str, Any] | None = None) -> None:
-        self.chat = chat
-        self.agent_init = dict(agent_init or {})
-        self.env: ActiveEnv | None = None
-        self.turns: list[TurnEvent] = []  # every message and reply, in the event log's format
-        self.episode = 0
-        self._first = True
-        self._pos = 0
-        self._tokenizer = get_tokenizer(tokenizer)
-        self._clock = VirtualClock(start_time, seconds_per_turn)
-        self._loop: asyncio.AbstractEventLoop | None = None
+    def __init__(self, spec: str, make: Callable[[], ChatAgent], *, tokenizer: str = DEFAULT_ENCODING,
+                 plan: "AgentPlan | None" = None, start_time: datetime = START_TIME, seconds_per_turn: float = 10.0,
+                 policy: TurnPolicy | None = None) -> None:
+        self.spec = spec
+        self.make = make
+        self.tokenizer = get_tokenizer(tokenizer)
+        self.plan = plan
+        self.start_time = start_time
+        self.seconds_per_turn = seconds_per_turn
+        self.policy = policy or TurnPolicy()
 
     @property
     def name(self) -> str:
-        return self.chat.name
+        return self.spec
 
-    def bind_env(self, env: Any) -> None:
-        if not isinstance(env, ActiveEnv):
-            raise TypeError(f"a chat agent needs an environment with a text interface (an ltm_harness.envs.ActiveEnv), "
-                            f"not {type(env).__name__}")
-        self.env = env
+    async def play_case(self, case: Any, worker: Worker) -> str | None:
+        """Play `case` as one conversation; the error that stopped it, if one did."""
+        if not isinstance(case.env, ActiveEnv) or not callable(getattr(case, "episodes", None)):
+            return (f"a chat agent needs an environment with a text interface (an ltm_harness.envs.ActiveEnv), not "
+                    f"{type(case.env).__name__}, in a case that plays episodes (ReinforcementLearningTestCase)")
+        failure: list[str] = []
 
-    def reset(self) -> None:
+        async def program(ctx: TestContext) -> TestOutcome:
+            try:
+                await case.episodes(_CaseActor(ctx, ActiveText(case.env)), worker)
+            except CaseFailure as exc:
+                failure.append(str(exc))
+                return TestOutcome(0.0, 1.0, [str(exc)], unscored=True)
+            result = case.evaluator.get_result()
+            return TestOutcome(0.0, 1.0, [f"{result.name}: {result.value}"], unscored=True)
+
+        if self.plan is not None:
+            io = self.plan.open(case.case_id, self.make, lambda event: None)
+        else:
+            io = SessionIO(self.make(), MemoryLog())
+        test = TestProgram(id=case.case_id, group="suite", span=0, script=("",), pauses=(Pause(),), program=program)
+        settings = SessionSettings(agent_name=self.spec, session_id=case.case_id, start_time=self.start_time,
+                                   seconds_per_turn=self.seconds_per_turn, intro=None, policy=self.policy)
+        deadline = asyncio.get_running_loop().time() + case.time_limit
+        session = await play_session(io, [test], settings, self.tokenizer, None, deadline=deadline,
+                                     deadline_reason=case.time_out_message)
+        return failure[0] if failure else session.failure
+
+
+class _CaseActor(ChatActor):
+    """A chat agent in a case's episodes: the environment's messages, labelled with the episode's number."""
+
+    def __init__(self, ctx: TestContext, env: ActiveText) -> None:
+        super().__init__(ctx.ask, env)
+        self.ctx, self.text, self.episode = ctx, env, 0
+
+    async def begin(self) -> None:
         self.episode += 1
-        self._first = True
+        self.text.label = f"{self.text.env.header.name} episode {self.episode}"
 
-    def _run(self, coro: Any) -> Any:
-        if self._loop is None or self._loop.is_closed():
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coro)
-
-    def step(self, state: Observation) -> Action | InvalidAction:
-        env = self.env
-        if env is None:
-            raise RuntimeError("ChatAgentAdapter.step before bind_env: the test case must hand over its environment")
-        label = f"{env.header.name} episode {self.episode or 1}"
-        text = env.prompt(state, label=label, first=self._first)
-        self._first = False
-        hint = json.dumps({"action": env.oracle_action()}) if self.chat.is_oracle else None
-        tokens = self._tokenizer.count(text)
-        now = self._clock.now
-        reply = self._run(self.chat.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), hint))
-        reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
-        reply_tokens = self._tokenizer.count(reply_text)
-        self.turns.append(TurnEvent(
-            i=len(self.turns), time=now, pos=self._pos, kind="test", test=label, question=True, user=text,
-            user_tokens=tokens, reply=reply_text, reply_tokens=reply_tokens, prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
-        ))
-        self._pos += tokens + reply_tokens
-        self._clock.tick()
-        return env.parse_action(reply_text)
-
-    def close(self) -> None:
-        try:
-            self._run(self.chat.close())
-        finally:
-            if self._loop is not None:
-                self._loop.close()
+    async def observe(self, step: Step) -> None:
+        reason = step.info.get("reason")
+        self.ctx.record_step(self.episode - 1, step.t, step.reward + 0.0, step.done, truncated=step.truncated,
+                             invalid=step.invalid, reason=str(reason) if reason is not None else None)
 
 
 def chat_agent_factory(spec: str, tokenizer: str = DEFAULT_ENCODING,
-                       options: dict[str, dict[str, Any]] | None = None) -> Callable[..., ChatAgentAdapter]:
-    """`create_agent(**agent_init)` for a chat agent spec (checked now, as `ltm_harness._agents.specs.agent_factory`)."""
-    make = agent_factory(spec, tokenizer, options)
-
-    def create_agent(**agent_init: Any) -> ChatAgentAdapter:
-        return ChatAgentAdapter(make(), tokenizer=tokenizer, agent_init=agent_init)
-
-    return create_agent
+                       options: dict[str, dict[str, Any]] | None = None) -> ChatAgents:
+    """`create_agent` for a chat agent spec (checked now, as the run's agents are)."""
+    return ChatAgents(spec, agent_factory(spec, tokenizer, options), tokenizer=tokenizer)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from ltm_harness._protocols.aivle.evaluator import EvaluationResult
+from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.testcase import CreateAgent, TestCase
 from ltm_harness._protocols.aivle.worker import run_sync
 from ltm_harness._errors import DefinitionError
@@ -53,7 +54,7 @@ class TestSuite:
         self.suite_id = suite_id
         self.cases = list(cases)
 
-    async def run_async(self, create_agent: CreateAgent,
+    async def run_async(self, create_agent: CreateAgent | ChatAgents,
                         on_case: Callable[[TestCase, EvaluationResult], None] | None = None) -> SuiteResult:
         """Run every case in order (each with its own agent from `create_agent(**agent_init)`)."""
         results = []
@@ -64,7 +65,7 @@ class TestSuite:
                 on_case(case, result)
         return SuiteResult(suite_id=self.suite_id, results=results)
 
-    def run(self, create_agent: CreateAgent) -> dict[str, Any]:
+    def run(self, create_agent: CreateAgent | ChatAgents) -> dict[str, Any]:
         """The suite's results as JSON data in the aiVLE schema (from any thread)."""
         return run_sync(lambda: self.run_async(create_agent)).to_json_data()
 

@@ -15,24 +15,12 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, Mapping, Sequence
 
 from ltm_harness._protocols.aivle.evaluator import EvaluationResult, Evaluator
-from ltm_harness._protocols.aivle.worker import Worker, run_sync
+from ltm_harness._envs.episode import Actor, Step, play_episode
+from ltm_harness._protocols.aivle.agent import ChatAgents
+from ltm_harness._protocols.aivle.worker import CaseFailure, Worker, guarded, run_sync
 
-CreateAgent = Callable[..., Any]
+CreateAgent = Callable[..., Any]  # makes an aiVLE agent from `agent_init`
 CLOSE_SECONDS = 5.0  # time given to agent.close() after a case (not counted in the limit)
-
-
-class CaseFailure(Exception):
-    """Agent, environment or evaluator code raised; the message says which call, where."""
-
-
-async def guarded(what: str, call: Any) -> Any:
-    """Await `call`, turning an exception into a CaseFailure naming `what`."""
-    try:
-        return await call
-    except (asyncio.CancelledError, CaseFailure):
-        raise
-    except Exception as exc:
-        raise CaseFailure(f"{what} failed: {type(exc).__name__}: {exc}") from exc
 
 
 class TestCase(ABC):
@@ -68,7 +56,13 @@ class TestCase(ABC):
         and counting `episodes_done` / `steps_done`. Call agent and environment code through
         `worker.call` (wrapped in `guarded`) so that the time limit holds."""
 
-    async def run_async(self, create_agent: CreateAgent) -> EvaluationResult:
+    def time_out_message(self) -> str:
+        return (f"time limit of {self.time_limit:g} s exceeded after {self.episodes_done} completed "
+                f"episode(s) of {self.n_runs} ({self.steps_done} steps)")
+
+    async def run_async(self, create_agent: CreateAgent | ChatAgents) -> EvaluationResult:
+        """Run the case with the agents `create_agent(**agent_init)` makes; a chat agent of the harness (from
+        `chat_agent_factory`) plays it as one conversation instead."""
         self.evaluator.reset()
         self.episodes_done = self.steps_done = 0
         self.agent = None
@@ -76,11 +70,13 @@ class TestCase(ABC):
         error: str | None = None
         timed_out = False
         try:
-            await asyncio.wait_for(self.play(create_agent, worker), timeout=self.time_limit)
+            if isinstance(create_agent, ChatAgents):
+                error = await create_agent.play_case(self, worker)
+            else:
+                await asyncio.wait_for(self.play(create_agent, worker), timeout=self.time_limit)
         except TimeoutError:
             timed_out = True
-            error = (f"time limit of {self.time_limit:g} s exceeded after {self.episodes_done} completed "
-                     f"episode(s) of {self.n_runs} ({self.steps_done} steps)")
+            error = self.time_out_message()
         except CaseFailure as exc:
             error = str(exc)
         except Exception as exc:  # a bug in the case itself: still a result, never a crash
@@ -102,7 +98,7 @@ class TestCase(ABC):
             result = result.model_copy(update={"error": "; ".join(e for e in (error, result.error) if e)})
         return result
 
-    def run(self, create_agent: CreateAgent) -> EvaluationResult:
+    def run(self, create_agent: CreateAgent | ChatAgents) -> EvaluationResult:
         """`run_async` from synchronous code (any thread)."""
         return run_sync(lambda: self.run_async(create_agent))
 
@@ -171,32 +167,64 @@ class ReinforcementLearningTestCase(TestCase):
         self.seeds = seeds
         self.bind_env = bind_env
         self.driver = EnvDriver(env)
+        self.where = "run 1"  # the run being played, for the messages of failures
 
     async def play(self, create_agent: CreateAgent, worker: Worker) -> None:
         self.agent = agent = await guarded("create_agent(**agent_init)", worker.call(create_agent, **self.agent_init))
         bind = getattr(agent, "bind_env", None) if self.bind_env else None
         if callable(bind):
             await guarded("agent.bind_env(env)", worker.call(bind, self.env))
+        await self.episodes(_ThreadActor(agent, worker, self), worker)
+
+    async def episodes(self, actor: Actor, worker: Worker) -> None:
+        """The case's `n_runs` episodes played by `actor`, every step handed to the evaluator."""
         for run in range(self.n_runs):
-            where = f"run {run + 1}"
+            self.where = f"run {run + 1}"
             if self.seeds:
-                await guarded(f"seeding the environment for {where}", worker.call(self.driver.seed, self.seeds[run]))
-            state = await guarded(f"env reset for {where}", worker.call(self.driver.reset))
-            await guarded(f"agent.reset() before {where}", worker.call(agent.reset))
-            for t in range(self.t_max):
-                action = await guarded(f"agent.step() in {where} at step {t + 1}", worker.call(agent.step, state))
-                next_state, reward, done, truncated, info = await guarded(
-                    f"env step in {where} at step {t + 1}", worker.call(self.driver.step, action))
-                truncated = truncated or (not done and t + 1 == self.t_max)
-                full_state = {"state": state, "action": action, "reward": reward, "next_state": next_state,
-                              "done": done, "truncated": truncated, "info": info, "episode_count": run, "t": t}
+                await guarded(f"seeding the environment for {self.where}",
+                              worker.call(self.driver.seed, self.seeds[run]))
+
+            async def evaluate(step: Step, run: int = run) -> bool:
+                full_state = {"state": step.state, "action": step.action, "reward": step.reward,
+                              "next_state": step.next_state, "done": step.done, "truncated": step.truncated,
+                              "info": step.info, "episode_count": run, "t": step.t}
                 try:
                     self.evaluator.step(full_state)
                 except Exception as exc:
-                    raise CaseFailure(f"evaluator.step() in {where} at step {t + 1} failed: "
+                    raise CaseFailure(f"evaluator.step() in {self.where} at step {step.t + 1} failed: "
                                       f"{type(exc).__name__}: {exc}") from exc
                 self.steps_done += 1
-                state = next_state
-                if done or truncated:
-                    break
+                return False
+
+            await play_episode(_ThreadedEnv(self.driver, worker, self), actor, max_steps=self.t_max, on_step=evaluate)
             self.episodes_done += 1
+
+
+class _ThreadedEnv:
+    """The case's environment, driven on its worker thread (so the time limit holds while it runs)."""
+
+    def __init__(self, driver: EnvDriver, worker: Worker, case: ReinforcementLearningTestCase) -> None:
+        self.driver, self.worker, self.case = driver, worker, case
+        self.t = 0
+
+    async def reset(self) -> Any:
+        return await guarded(f"env reset for {self.case.where}", self.worker.call(self.driver.reset))
+
+    async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        return await guarded(f"env step in {self.case.where} at step {self.t}", self.worker.call(self.driver.step, action))
+
+
+class _ThreadActor(Actor):
+    """A Python agent of the suite, called on the worker thread: reset before every episode, then a step per move."""
+
+    def __init__(self, agent: Any, worker: Worker, case: ReinforcementLearningTestCase) -> None:
+        self.agent, self.worker, self.case = agent, worker, case
+
+    async def begin(self) -> None:
+        await guarded(f"agent.reset() before {self.case.where}", self.worker.call(self.agent.reset))
+
+    async def act(self, observation: Any, last: Step | None) -> Any:
+        t = last.t + 2 if last is not None else 1
+        return await guarded(f"agent.step() in {self.case.where} at step {t}", self.worker.call(self.agent.step,
+                                                                                               observation))

@@ -89,3 +89,17 @@ def run_sync(make_coro: Callable[[], Coroutine[Any, Any, T]]) -> T:
         raise box["error"]
     value: T = box["value"]
     return value
+
+
+class CaseFailure(Exception):
+    """Agent, environment or evaluator code raised; the message says which call, where."""
+
+
+async def guarded(what: str, call: Any) -> Any:
+    """Await `call`, turning an exception into a CaseFailure naming `what`."""
+    try:
+        return await call
+    except (asyncio.CancelledError, CaseFailure):
+        raise
+    except Exception as exc:
+        raise CaseFailure(f"{what} failed: {type(exc).__name__}: {exc}") from exc

@@ -26,19 +26,18 @@ import re
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from ltm_harness._errors import RunFolderError
+from ltm_harness._store.files import write_text
+from ltm_harness._store.layout import DATA_LOG, LOGGER_INFO, SCENARIO_INFO
 
 LOG_FORMAT_VERSION = "1.1"
 STANDARD_COLUMNS = ("block_num", "exp_num", "worker_id", "block_type", "block_subtype", "task_name",
                     "task_params", "exp_status", "timestamp")
 TIMESTAMP_FORMAT = "%Y%m%dT%H%M%S.%f"
-DATA_LOG = "data-log.tsv"
-LOGGER_INFO = "logger_info.json"
-SCENARIO_INFO = "scenario_info.json"
 WORKER_ID = re.compile(r"^[0-9a-zA-Z_\-.]+$")
 
 
@@ -101,7 +100,9 @@ def _number(value: float | None) -> str:
 
 
 class L2Logger:
-    """Writes one worker's data-log.tsv (plus the scenario's info files); every row is flushed at once."""
+    """Writes one worker's data-log.tsv (plus the scenario's info files) when closed, whole or not at all, so a
+    data log on disk is always a complete one. (A syllabus run's crash-safe record is its event log: a killed run
+    is resumed from it and writes its data log at the end.)"""
 
     def __init__(self, scenario_dir: Path, worker_id: str, metrics_columns: list[str],
                  scenario_info: ScenarioInfo | None = None) -> None:
@@ -113,20 +114,16 @@ class L2Logger:
         self.worker_id = worker_id
         self.metrics_columns = list(metrics_columns)
         self.path = scenario_dir / worker_id / DATA_LOG
+        self.scenario_info = scenario_info or ScenarioInfo()
         self._last: tuple[int, int] | None = None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        info = LoggerInfo(metrics_columns=self.metrics_columns, log_format_version=LOG_FORMAT_VERSION)
-        (scenario_dir / LOGGER_INFO).write_text(json.dumps(info.model_dump(), indent=2) + "\n", encoding="utf-8")
-        scenario = scenario_info or ScenarioInfo()
-        (scenario_dir / SCENARIO_INFO).write_text(json.dumps(scenario.model_dump(), indent=2) + "\n", encoding="utf-8")
-        self._file: IO[str] | None = self.path.open("w", encoding="utf-8", newline="")
-        self._writer = csv.writer(self._file, delimiter="\t", quotechar='"', lineterminator="\n")
+        self._rows = io.StringIO(newline="")
+        self._writer = csv.writer(self._rows, delimiter="\t", quotechar='"', lineterminator="\n")
         self._writer.writerow([*STANDARD_COLUMNS, *self.metrics_columns])
-        self._file.flush()
+        self._open = True
 
     def log(self, record: LogRecord) -> None:
-        """Append one experience. Block and experience numbers never go down; the worker id is this logger's."""
-        if self._file is None:
+        """Add one experience. Block and experience numbers never go down; the worker id is this logger's."""
+        if not self._open:
             raise RuntimeError("the logger is closed")
         if record.worker_id != self.worker_id:
             raise ValueError(f"record of worker {record.worker_id!r} given to the logger of {self.worker_id!r}")
@@ -141,19 +138,24 @@ class L2Logger:
             record.task_name, json.dumps(record.task_params), record.exp_status,
             record.timestamp.strftime(TIMESTAMP_FORMAT), *(_number(record.metrics[c]) for c in self.metrics_columns),
         ])
-        self._file.flush()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Write the info files and the data log (each whole)."""
+        if not self._open:
+            return
+        self._open = False
+        info = LoggerInfo(metrics_columns=self.metrics_columns, log_format_version=LOG_FORMAT_VERSION)
+        write_text(self.scenario_dir / LOGGER_INFO, json.dumps(info.model_dump(), indent=2) + "\n")
+        write_text(self.scenario_dir / SCENARIO_INFO, json.dumps(self.scenario_info.model_dump(), indent=2) + "\n")
+        write_text(self.path, self._rows.getvalue())
 
     def __enter__(self) -> "L2Logger":
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        if exc_type is None:
+            self.close()
 
 
 # -- reading ---------------------------------------------------------------------------------------------

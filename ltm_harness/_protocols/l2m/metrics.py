@@ -50,9 +50,10 @@ from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
 from ltm_harness._errors import RunFolderError
 from ltm_harness._protocols.l2m import curves
-from ltm_harness._protocols.l2m.logger import LOGGER_INFO, SCENARIO_INFO, LogRecord, ScenarioLog, read_scenario
+from ltm_harness._protocols.l2m.logger import LogRecord, ScenarioLog, read_scenario
+from ltm_harness._store.files import write_model
+from ltm_harness._store.layout import LOGGER_INFO, METRICS as METRICS_FILE, SCENARIO_INFO
 
-METRICS_FILE = "metrics.json"
 _RANGES = TypeAdapter(dict[str, dict[str, tuple[float, float]]])
 
 
@@ -391,7 +392,7 @@ def load_ste(path: Path, perf_measure: str = "reward") -> dict[str, list[list[fl
 
 
 def write_metrics(report: MetricsReport, path: Path) -> None:
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_model(path, report)
 
 
 def read_metrics(path: Path) -> MetricsReport:

@@ -20,31 +20,38 @@ Text the harness adds around the task's prompts (the task's name is given; its p
     episode end (test):   "Game over."
 
 The end of an episode is told at the start of the next message (and in a last message after the final
-episode). Every turn is appended to WORKER/conversation.jsonl before the next one is sent, and every
-episode to WORKER/data-log.tsv when it ends, with two metric columns: `reward` (the sum of the
-rewards) and `score` (the task's own episode score, e.g. a bandit's expected payoff). Timestamps come
-from a virtual clock, so the same syllabus, seed and agent replies give byte-identical files.
+episode). The syllabus is one test program in a session of the harness's engine: every turn goes through the
+same channel as any run's (time limits, retries, the oracle's hints) and is recorded in WORKER/events.jsonl, the
+event log of any run (with an `env_step` event per move: its reward, and whether the reply was a valid move),
+before the next one is sent, so a killed run is resumed from it (`syllabus run --resume`) and gives the same
+files. When the syllabus ends, WORKER/data-log.tsv is written whole, a row per episode, with two metric columns:
+`reward` (the sum of the rewards) and `score` (the task's own episode score, e.g. a bandit's expected payoff).
+Timestamps come from the virtual clock, so the same syllabus, seed and agent replies give byte-identical files.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ltm_harness._agents.base import Agent, AgentMessage
-from ltm_harness._engine.clock import VirtualClock
-from ltm_harness._errors import DefinitionError, LTMError
+from ltm_harness._agents.base import Agent
+from ltm_harness._engine.program import TestContext, TestOutcome, TestProgram
+from ltm_harness._engine.scheduler import Pause
+from ltm_harness._engine.session import SessionSettings
+from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._envs.episode import ChatActor, InlineSteps, Step, TextEnv, play_episode
+from ltm_harness._errors import AgentError, DefinitionError, LTMError
 from ltm_harness._protocols.l2m.logger import L2Logger, LogRecord, ScenarioInfo, worker_slug
 from ltm_harness._protocols.l2m.syllabus import Regime, Syllabus, expand
-from ltm_harness._protocols.l2m.tasks import TaskFactory, TextTask, env_task_factory, variant_seed
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._protocols.l2m.tasks import TaskFactory, env_task_factory, variant_seed
+from ltm_harness._runner.modes import AgentPlan, Fresh, RunMode
+from ltm_harness._runner.run import play_session
+from ltm_harness._store.layout import MAIN_SESSION, ScenarioFolder
 
-TRANSCRIPT = "conversation.jsonl"
 METRIC_COLUMNS = ["reward", "score"]
 INTRO = ("We are going to play a long series of short games, one after another. In each game you read "
          "the situation and reply with your move. In training games you are told the reward of every "
@@ -63,24 +70,6 @@ class RunSettings(BaseModel):
     tokenizer: str = "cl100k_base"
 
 
-class TurnRecord(BaseModel):
-    """One message to the agent and its reply, as written to conversation.jsonl."""
-
-    i: int
-    time: datetime
-    exp_num: int | None  # None: the closing message after the last episode
-    block_num: int | None
-    block_type: str | None
-    task: str | None
-    step: int | None
-    user: str
-    user_tokens: int
-    reply: str
-    reward: float | None = None  # the move's reward (logged for analysis; told to the agent only in training)
-    invalid: bool = False  # the reply held no move the task accepts
-    reason: str | None = None  # why it was refused, as the task says
-
-
 class RunOutcome(BaseModel):
     """What a run did, for the summary line."""
 
@@ -97,9 +86,9 @@ def _variant(task: str, params: dict[str, JsonValue]) -> str:
     return json.dumps([task, params], sort_keys=True)
 
 
-def make_tasks(regimes: list[Regime], factory: TaskFactory, seed: int, source: str) -> dict[str, TextTask]:
+def make_tasks(regimes: list[Regime], factory: TaskFactory, seed: int, source: str) -> dict[str, TextEnv]:
     """One task per variant, made before the run so that a bad name or param fails before the agent is called."""
-    tasks: dict[str, TextTask] = {}
+    tasks: dict[str, TextEnv] = {}
     for regime in regimes:
         key = _variant(regime.task, regime.params)
         if key in tasks:
@@ -111,36 +100,6 @@ def make_tasks(regimes: list[Regime], factory: TaskFactory, seed: int, source: s
     return tasks
 
 
-class _Conversation:
-    """Sends messages to the agent on the virtual clock and appends every turn to the transcript."""
-
-    def __init__(self, agent: Agent, settings: RunSettings, transcript: IO[str]) -> None:
-        self.agent = agent
-        self.tokenizer = get_tokenizer(settings.tokenizer)
-        self.clock = VirtualClock(settings.start_time, settings.seconds_per_turn)
-        self.transcript = transcript
-        self.turns = 0
-
-    async def say(self, text: str, regime: Regime | None, exp_num: int | None, step: int | None,
-                  hint: str | None = None) -> tuple[str, TurnRecord]:
-        now = self.clock.now
-        tokens = self.tokenizer.count(text)
-        oracle = (hint or "OK.") if self.agent.is_oracle else None
-        reply = await self.agent.reply(AgentMessage(text=text, timestamp=now, tokens=tokens), oracle)
-        reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
-        record = TurnRecord(i=self.turns, time=now, exp_num=exp_num,
-                            block_num=regime.block_num if regime else None,
-                            block_type=regime.block_type if regime else None, task=regime.task if regime else None,
-                            step=step, user=text, user_tokens=tokens, reply=reply_text)
-        self.turns += 1
-        self.clock.tick()
-        return reply_text, record
-
-    def write(self, record: TurnRecord) -> None:
-        self.transcript.write(record.model_dump_json() + "\n")
-        self.transcript.flush()
-
-
 def _block_intro(regime: Regime) -> str:
     number = regime.phase.split(".")[0]
     if regime.block_type == "test":
@@ -150,63 +109,100 @@ def _block_intro(regime: Regime) -> str:
     return f"Training phase {number}: you are told the reward of every move."
 
 
-@dataclass
-class _Played:
-    reward: float = 0.0
-    done: bool = False
-    invalid: int = 0
-    last_reward: float | None = None  # the final move's reward, told with the episode's end in training
+class _Player(ChatActor):
+    """The agent in one game: the game's opening with its first move, the last move's reward with the next ones
+    when rewards are told; every move is recorded in the event log and counted when it was not valid."""
+
+    def __init__(self, run: "_Syllabus", ctx: TestContext, task: TextEnv, opening: str, feedback: bool,
+                 exp_num: int) -> None:
+        super().__init__(ctx.ask, task)
+        self.run, self.ctx, self.opening, self.feedback, self.exp_num = run, ctx, opening, feedback, exp_num
+
+    def frame(self, message: str, last: Step | None) -> str:
+        if last is None:
+            return f"{self.opening}{message}"
+        return (f"Reward: {last.reward:g}.\n" if self.feedback else "") + message
+
+    async def observe(self, step: Step) -> None:
+        self.run.invalid += step.invalid
+        reason = step.info.get("reason")
+        self.ctx.record_step(self.exp_num, step.t, step.reward + 0.0, step.done, truncated=step.truncated,
+                             invalid=step.invalid, reason=str(reason) if reason is not None else None)
 
 
-async def _episode(conv: _Conversation, task: TextTask, regime: Regime, exp_num: int, total_exps: int,
-                   opening: str, settings: RunSettings) -> _Played:
-    """Play one episode, writing every turn to the transcript."""
-    feedback = not regime.updates_disabled
-    kind = "test" if regime.block_type == "test" else "training"
-    observation = task.reset()
-    text = f"{opening}Game {exp_num + 1} of {total_exps} ({regime.task}, {kind}).\n{task.prompt(observation, True)}"
-    played = _Played()
-    step = in_a_row = 0
-    while not played.done and step < settings.max_steps and in_a_row < settings.max_invalid:
-        hint = task.oracle_hint() if conv.agent.is_oracle else None
-        reply, record = await conv.say(text, regime, exp_num, step, hint)
-        observation, reward, played.done, info = task.act(task.parse_action(reply))
-        step += 1
-        invalid = bool(info.get("invalid"))
-        in_a_row = in_a_row + 1 if invalid else 0
-        played.invalid += invalid
-        played.reward += reward
-        played.last_reward = reward
-        reason = info.get("reason")
-        conv.write(record.model_copy(update={"reward": reward, "invalid": invalid,
-                                             "reason": str(reason) if reason is not None else None}))
-        if not played.done:
-            told = f"Reward: {reward:g}.\n" if feedback else ""
-            text = f"{told}{task.prompt(observation, False)}"
-    return played
-
-
-def _closing(feedback: bool, played: _Played, task: TextTask) -> str:
+def _closing(feedback: bool, done: bool, last_reward: float | None, total: float, task: TextEnv) -> str:
     if not feedback:
-        return "Game over." if played.done else "Game stopped."
-    parts = [f"Reward: {played.last_reward:g}."] if played.last_reward is not None else []
-    if played.done:
+        return "Game over." if done else "Game stopped."
+    parts = [f"Reward: {last_reward:g}."] if last_reward is not None else []
+    if done:
         parts += ["Game over.", task.summary()]
     else:
         parts.append("Game stopped: too many moves, or too many replies without a move.")
-    parts.append(f"Your total reward in this game: {played.reward:g}.")
+    parts.append(f"Your total reward in this game: {total:g}.")
     return " ".join(parts)
 
 
-async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path, settings: RunSettings | None = None,
-                       factory: TaskFactory | None = None, scenario_type: str = "custom",
-                       on_experience: Callable[[int, int], None] | None = None) -> RunOutcome:
-    """Play `syllabus` to `agent` (one conversation) and write its logs under `scenario_dir`."""
+class _Syllabus:
+    """The syllabus as one test program: every episode in order, each row of the data log as it ends."""
+
+    def __init__(self, syllabus: Syllabus, regimes: list[Regime], tasks: dict[str, TextEnv], worker: str,
+                 settings: RunSettings, on_experience: Callable[[int, int], None] | None) -> None:
+        self.syllabus, self.regimes, self.tasks, self.worker = syllabus, regimes, tasks, worker
+        self.settings, self.on_experience = settings, on_experience
+        self.total = sum(r.count for r in regimes)
+        self.records: list[LogRecord] = []
+        self.invalid = self.incomplete = 0
+        self.finished = False
+
+    async def __call__(self, ctx: TestContext) -> TestOutcome:
+        pending = INTRO + "\n\n"
+        block = -1
+        for regime in self.regimes:
+            task = self.tasks[_variant(regime.task, regime.params)]
+            for exp_num in regime.exp_nums:
+                if regime.block_num != block:
+                    block = regime.block_num
+                    pending += _block_intro(regime) + "\n"
+                feedback = not regime.updates_disabled
+                kind = "test" if regime.block_type == "test" else "training"
+                opening = f"{pending}Game {exp_num + 1} of {self.total} ({regime.task}, {kind}).\n"
+                in_a_row = 0
+
+                async def stop_after(step: Step) -> bool:
+                    nonlocal in_a_row
+                    in_a_row = in_a_row + 1 if step.invalid else 0
+                    return in_a_row >= self.settings.max_invalid
+
+                episode = await play_episode(InlineSteps(task), _Player(self, ctx, task, opening, feedback, exp_num),
+                                             max_steps=self.settings.max_steps, on_step=stop_after)
+                self.incomplete += 0 if episode.done else 1
+                last_reward = episode.last.reward if episode.last is not None else None
+                pending = _closing(feedback, episode.done, last_reward, episode.total_reward, task) + "\n\n"
+                self.records.append(LogRecord(
+                    block_num=regime.block_num, exp_num=exp_num, worker_id=self.worker, block_type=regime.block_type,
+                    task_name=regime.task, task_params=dict(regime.params),
+                    exp_status="complete" if episode.done else "incomplete", timestamp=ctx.now,
+                    metrics={"reward": episode.total_reward, "score": task.score},
+                ))
+                if self.on_experience:
+                    self.on_experience(exp_num + 1, self.total)
+        await ctx.say(pending + "That was the last game. Thank you.")
+        self.finished = True
+        return TestOutcome(0.0, 1.0, [f"{self.total} episodes of syllabus {self.syllabus.name}: scored by its data log "
+                                      "and lifelong-learning metrics"], unscored=True)
+
+
+async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | ScenarioFolder,
+                       settings: RunSettings | None = None, factory: TaskFactory | None = None,
+                       scenario_type: str = "custom", on_experience: Callable[[int, int], None] | None = None,
+                       mode: RunMode | None = None) -> RunOutcome:
+    """Play `syllabus` to `agent` (one conversation) and write its logs in the scenario folder (a Path: the worker
+    is named after the agent). `mode`: a fresh run (default), or `Resume()` to continue an interrupted one."""
     settings = settings or RunSettings()
     regimes = expand(syllabus)
     tasks = make_tasks(regimes, factory or env_task_factory, settings.seed, syllabus.source)
-    total_exps = sum(r.count for r in regimes)
-    worker = worker_slug(agent.name)
+    folder = scenario_dir if isinstance(scenario_dir, ScenarioFolder) else ScenarioFolder(scenario_dir,
+                                                                                          worker_slug(agent.name))
     score_ranges: dict[str, list[float]] = {}
     for regime in regimes:
         low, high = tasks[_variant(regime.task, regime.params)].score_range
@@ -214,33 +210,22 @@ async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path, set
         known[:] = [min(known[0], low), max(known[1], high)]
     info = ScenarioInfo(scenario_type=scenario_type, syllabus=syllabus.name, agent=agent.name, seed=settings.seed,
                         ranges={"score": score_ranges})
-    scenario_dir.mkdir(parents=True, exist_ok=True)
-    invalid_total = incomplete = 0
-    with L2Logger(scenario_dir, worker, METRIC_COLUMNS, info) as logger, \
-            (scenario_dir / worker / TRANSCRIPT).open("w", encoding="utf-8") as transcript:
-        conv = _Conversation(agent, settings, transcript)
-        pending = INTRO + "\n\n"
-        block = -1
-        for regime in regimes:
-            task = tasks[_variant(regime.task, regime.params)]
-            for exp_num in regime.exp_nums:
-                if regime.block_num != block:
-                    block = regime.block_num
-                    pending += _block_intro(regime) + "\n"
-                played = await _episode(conv, task, regime, exp_num, total_exps, pending, settings)
-                invalid_total += played.invalid
-                incomplete += 0 if played.done else 1
-                pending = _closing(not regime.updates_disabled, played, task) + "\n\n"
-                logger.log(LogRecord(
-                    block_num=regime.block_num, exp_num=exp_num, worker_id=worker, block_type=regime.block_type,
-                    task_name=regime.task, task_params=dict(regime.params),
-                    exp_status="complete" if played.done else "incomplete", timestamp=conv.clock.now,
-                    metrics={"reward": played.reward, "score": task.score},
-                ))
-                if on_experience:
-                    on_experience(exp_num + 1, total_exps)
-        _reply, record = await conv.say(pending + "That was the last game. Thank you.", None, None, None)
-        conv.write(record)
-    return RunOutcome(syllabus=syllabus.name, agent=agent.name, scenario_dir=str(scenario_dir),
-                      experiences=total_exps, turns=conv.turns, invalid_replies=invalid_total,
-                      incomplete_episodes=incomplete)
+    program = _Syllabus(syllabus, regimes, tasks, folder.worker, settings, on_experience)
+    plan = (mode or Fresh()).agent(folder.agent, per_session=False)
+    assert isinstance(plan, AgentPlan), "a syllabus worker folder holds no results.json, so it is never finished"
+    io = plan.open(MAIN_SESSION, lambda: agent, lambda event: None)
+    test = TestProgram(id=f"syllabus/{syllabus.name}", group="syllabus", span=0, script=("",), pauses=(Pause(),),
+                       program=program)
+    settings_ = SessionSettings(agent_name=agent.name, session_id=MAIN_SESSION, start_time=settings.start_time,
+                                seconds_per_turn=settings.seconds_per_turn, intro=None)
+    session = await play_session(io, [test], settings_, get_tokenizer(settings.tokenizer), None)
+    plan.check_used_up()
+    if not program.finished:
+        why = session.failure or session.channel.failed_reason or "the syllabus did not finish"
+        raise AgentError(f"agent {agent.name}: {why}; the log so far is in {io.log.path}")
+    with L2Logger(folder.path, folder.worker, METRIC_COLUMNS, info) as logger:
+        for record in program.records:
+            logger.log(record)
+    return RunOutcome(syllabus=syllabus.name, agent=agent.name, scenario_dir=str(folder.path),
+                      experiences=program.total, turns=session.stats().turns, invalid_replies=program.invalid,
+                      incomplete_episodes=program.incomplete)

@@ -1,0 +1,70 @@
+"""A suite run: every chat agent plays the suite's cases, each case one conversation recorded in its own event
+log, the agent's results written in the aiVLE schema; resumable like any run.
+
+    results/suites/<suite-id>/<agent>.json                the agent's results (aiVLE JSON)
+    results/suites/<suite-id>/<agent>/events/<case>.jsonl  each case's conversation
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ltm_harness._agents.specs import agent_factory
+from ltm_harness._errors import ConfigError
+from ltm_harness._protocols.aivle.agent import ChatAgents
+from ltm_harness._protocols.aivle.evaluator import EvaluationResult
+from ltm_harness._protocols.aivle.suite import SuiteResult, TestSuite
+from ltm_harness._protocols.aivle.testcase import TestCase
+from ltm_harness._runner.claim import claim_folder
+from ltm_harness._runner.modes import AgentPlan, Fresh, Resume, RunMode
+from ltm_harness._store.files import read_run_file, write_model
+from ltm_harness._store.layout import RunFolder, suites_root
+
+
+@dataclass
+class SuiteRun:
+    folder: RunFolder
+    results: dict[str, SuiteResult]  # agent -> its results
+    notes: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # agents that had finished before (resume): read back
+
+
+async def run_suite(suite: TestSuite, specs: Sequence[str], results_root: Path, *, resume: bool = False,
+                    overwrite: bool = False,
+                    on_case: Callable[[str, TestCase, EvaluationResult], None] | None = None) -> SuiteRun:
+    """Run `suite` with every chat agent in `specs`; results under results_root/suites/<suite-id>/."""
+    if len(set(specs)) != len(specs):
+        raise ConfigError("an agent is given twice; give each -a once")
+    factories = {spec: agent_factory(spec) for spec in specs}  # every spec checked before anything runs
+    root = suites_root(results_root)
+    probe = RunFolder.named(root, suite.suite_id)
+    claim = claim_folder(root, suite.suite_id, resume=resume, overwrite=overwrite,
+                         finished=lambda agent: probe.suite_results(agent.name).is_file())
+    folder = claim.folder
+    mode: RunMode = Resume() if resume else Fresh()
+    run = SuiteRun(folder, {}, list(claim.notes))
+    try:
+        for spec in specs:
+            path = folder.suite_results(spec)
+            if resume and path.is_file():
+                run.results[spec] = read_run_file(path, SuiteResult)
+                run.kept.append(spec)
+                continue
+            path.unlink(missing_ok=True)
+            plan = mode.agent(folder.agent(spec), per_session=True)
+            assert isinstance(plan, AgentPlan), "a suite's agent folder holds no results.json, so it is never finished"
+            chat = ChatAgents(spec, factories[spec], plan=plan)
+
+            def case_done(case: TestCase, result: EvaluationResult, spec: str = spec) -> None:
+                if on_case is not None:
+                    on_case(spec, case, result)
+
+            outcome = await suite.run_async(chat, case_done)
+            plan.check_used_up()
+            write_model(path, outcome)
+            run.results[spec] = outcome
+    finally:
+        claim.lock.release()
+    return run
