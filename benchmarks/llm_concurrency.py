@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ltm_harness._runner.config import RunConfig, load_config  # noqa: E402
-from ltm_harness._registry.datasets import discover  # noqa: E402
+from ltm_harness._authoring.catalog import known_datasets  # noqa: E402
 from ltm_harness._runner.prepare import prepare  # noqa: E402
 from ltm_harness._runner.run import run_all  # noqa: E402
 
@@ -47,7 +47,7 @@ async def start_mock(latency_ms: float) -> tuple[asyncio.subprocess.Process, str
 
 
 def runnable(cfg: RunConfig) -> tuple[RunConfig, list[str]]:
-    registry = discover()
+    registry = known_datasets()
     left_out = [e.name for e in cfg.datasets.datasets if getattr(registry.get(e.name), "requires_user_data", False)]
     cfg = cfg.model_copy(deep=True)
     cfg.datasets.datasets = [e for e in cfg.datasets.datasets if e.name not in left_out]

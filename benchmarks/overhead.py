@@ -43,8 +43,8 @@ def on_turn(session):
 cfg = load_config(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     # chapterbreak's data file is user-supplied: a synthetic one in its format stands in.
-    from ltm_harness._registry.datasets import discover
-    chapterbreak = sys.modules[discover()["chapterbreak"].__module__]
+    from ltm_harness._authoring.catalog import known_datasets
+    chapterbreak = sys.modules[known_datasets()["chapterbreak"].__module__]
     (Path(tmp) / chapterbreak.DEFAULT_FILE).write_text(json.dumps(chapterbreak.synthetic_data(books=3, chapters=2)))
     for entry in cfg.datasets.datasets:
         if entry.name == "chapterbreak":

@@ -28,7 +28,7 @@ from pathlib import Path
 from ltm_harness._agents.base import Agent, Reply
 from ltm_harness._agents.baselines import OracleAgent
 from ltm_harness._runner.config import load_config
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._runner.prepare import prepare
 from ltm_harness._runner.run import run_agent
 
@@ -38,7 +38,7 @@ class Instant(Agent):
     async def reply(self, message, oracle_hint=None):
         return Reply(text="OK.")
 
-chapterbreak = sys.modules[discover()["chapterbreak"].__module__]
+chapterbreak = sys.modules[known_datasets()["chapterbreak"].__module__]
 with tempfile.TemporaryDirectory() as tmp:
     data = Path(tmp) / "chapterbreak"
     data.mkdir()

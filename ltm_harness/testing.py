@@ -6,7 +6,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import RunSummary
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.prepare import prepare
@@ -32,7 +32,7 @@ async def run_config(cfg: RunConfig, results_root: Path, agents: list[str]) -> R
 
 def all_dataset_names() -> list[str]:
     """Every dataset that runs without files users supply themselves (chapterbreak needs one: its tests write it)."""
-    return sorted(name for name, cls in discover().items() if not getattr(cls, "requires_user_data", False))
+    return sorted(name for name, cls in known_datasets().items() if not getattr(cls, "requires_user_data", False))
 
 
 @asynccontextmanager

@@ -1,54 +1,152 @@
-"""Agent adapters, made from a spec string such as `retrieval`, `recent:2000`, `openai:gpt-4o-mini`."""
+"""Agents by spec, and the agents a run is given.
+
+A spec is a kind with an optional argument (`retrieval`, `recent:2000`, `openai:gpt-4o-mini@8k`), an agent's URL
+(`http://127.0.0.1:8080/chat`), or the agent's own code (`my_agent.py:MyAgent`, `my_package.agents:MyAgent`).
+Kinds come from the agent registry: the built-in ones, those registered in code (`ltm_harness.register_agent`) and
+those installed packages declare (`ltm_harness.agents` entry points). `NAME=SPEC` gives the agent a name, used for
+its folder, in tables and in reports; otherwise the spec is its name (a URL without any password or query).
+
+From the library an agent may also be given as an object: an `Agent` instance (used for one conversation), an
+`Agent` subclass or a function returning an agent (called for each conversation), or `(name, any of these)`.
+"""
 
 from __future__ import annotations
 
-import importlib
 import inspect
-from typing import Any, Callable
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence, Union
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError
+from ltm_harness._agents.base import Agent
+from ltm_harness._errors import AgentError, ConfigError, DefinitionError
+from ltm_harness._registry.core import Entry, Registry
+from ltm_harness._registry.loading import is_object_spec, load_object
+from ltm_harness._store.layout import slug
 
-# kind -> (module, class, one line of description)
-AGENT_KINDS: dict[str, tuple[str, str, str]] = {
-    "oracle": ("ltm_harness._agents.baselines", "OracleAgent", "calibration agent handed the expected answers; scores 1.0"),
-    "null": ("ltm_harness._agents.baselines", "NullAgent", "no memory: always answers \"I don't know.\"; scores about 0"),
-    "recent": ("ltm_harness._agents.baselines", "RecentAgent", "recent:N remembers only the last N tokens it was told and answers from them"),
-    "retrieval": ("ltm_harness._agents.baselines", "RetrievalAgent", "remembers everything it was told and answers with the best BM25 matches"),
-    "openai": ("ltm_harness._agents.openai_chat", "OpenAIChatAgent", "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
-    "http": ("ltm_harness._agents.http_agent", "HTTPAgent", "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol: docs/http-agent.md)"),
-}
+AgentFactory = Callable[[], Agent]
+AgentLike = Union[str, Agent, type[Agent], Callable[[], Agent], tuple[str, Any]]
+_NAME = re.compile(r"^([A-Za-z0-9_.-]+)=(.+)$")
 
 
-def _kind(spec: str) -> str:
+@dataclass(frozen=True)
+class AgentKind:
+    """How agents of a kind are made: `make(spec, **options)` (options it does not take are not given)."""
+
+    make: Callable[..., Agent]
+    description: str
+    argument: bool | None = None  # the spec takes an argument (True), takes none (False), or may (None)
+
+
+_BUILTINS = (  # kind, module, class, argument, description
+    ("oracle", "baselines", "OracleAgent", False, "calibration agent handed the expected answers; scores 1.0"),
+    ("null", "baselines", "NullAgent", False, 'no memory: always answers "I don\'t know."; scores about 0'),
+    ("recent", "baselines", "RecentAgent", True,
+     "recent:N remembers only the last N tokens it was told and answers from them"),
+    ("retrieval", "baselines", "RetrievalAgent", False,
+     "remembers everything it was told and answers with the best BM25 matches"),
+    ("openai", "openai_chat", "OpenAIChatAgent", True,
+     "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
+    ("http", "http_agent", "HTTPAgent", True,
+     "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol: docs/http-agent.md)"),
+)
+
+
+def _builtins() -> Iterator[Entry[AgentKind]]:
+    for name, module, cls, argument, description in _BUILTINS:
+        def make(spec: str, module: str = module, cls: str = cls, **options: Any) -> Agent:
+            import importlib  # an adapter's module (and its client library) is imported when it is used
+
+            return _construct(getattr(importlib.import_module(f"ltm_harness._agents.{module}"), cls), spec, options)
+
+        yield Entry(name, AgentKind(make, description, argument), "built-in", description)
+
+
+def _accept(obj: Any, where: str) -> Iterator[Entry[AgentKind]]:
+    """An Agent subclass, or a function making an agent from its spec."""
+    if isinstance(obj, AgentKind):
+        yield Entry("", obj, where, obj.description)
+    elif isinstance(obj, type) and issubclass(obj, Agent):
+        description = getattr(obj, "description", "") or (obj.__doc__ or "").strip().split("\n")[0]
+        yield Entry("", AgentKind(lambda spec, **options: _construct(obj, spec, options), description), where,
+                    description)
+    elif callable(obj):
+        yield Entry("", AgentKind(lambda spec, **options: _call(obj, spec, options), ""), where, "")
+    else:
+        raise DefinitionError(f"{where}: {obj!r} is not an agent (an ltm_harness.Agent subclass, or a function "
+                              "returning one)")
+
+
+AGENTS: Registry[AgentKind] = Registry("agent", "ltm_harness.agents", _accept, builtins=_builtins,
+                                       error=AgentError, hint="`python -m ltm_harness list` shows them")
+
+
+def register_agent(name: str, agent: type[Agent] | Callable[..., Agent], description: str = "") -> None:
+    """Make agents of kind `name` known to every run of this process: `-a NAME` or `-a NAME:ARG` then makes one
+    with `agent(spec)` (an Agent subclass, or a function of the spec returning an agent)."""
+    kind = next(_accept(agent, name)).value
+    AGENTS.register(AgentKind(kind.make, description or kind.description, kind.argument),
+                    f"code in {getattr(agent, '__module__', '?')}", name=name)
+
+
+def _takes(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: give it nothing extra
+        return {}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    return {k: v for k, v in options.items() if k in params}
+
+
+def _construct(cls: type[Agent], spec: str, options: dict[str, Any]) -> Agent:
+    return cls(spec, **_takes(cls, options))
+
+
+def _call(fn: Callable[..., Agent], spec: str, options: dict[str, Any]) -> Agent:
+    made = fn(spec, **_takes(fn, options))
+    if not isinstance(made, Agent):
+        raise AgentError(f"agent {spec!r}: {fn!r} returned {type(made).__name__}, not an ltm_harness.Agent")
+    return made
+
+
+def _kind_name(spec: str) -> str:
     if spec.startswith(("http://", "https://")):
         return "http"
     return spec.split(":", 1)[0]
 
 
 def agent_factory(spec: str, tokenizer: str | None = None,
-                  options: dict[str, dict[str, Any]] | None = None) -> Callable[[], Agent]:
+                  options: dict[str, dict[str, Any]] | None = None) -> AgentFactory:
     """Check `spec` now and return a function that makes a fresh agent for it.
 
-    `tokenizer` (the run's encoding) is handed to adapters that count tokens themselves, such as the
-    context truncation of chat models, so that one tokenizer serves the whole run. `options` holds
-    keyword settings per agent kind (from the config's `openai:` and `http:` sections)."""
-    kind = _kind(spec)
-    if kind not in AGENT_KINDS:
-        raise AgentError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_KINDS)} (see `python -m ltm_harness list`)")
-    if kind in ("oracle", "null", "retrieval") and spec != kind:
-        raise AgentError(f"agent {spec!r}: {kind} takes no argument; write just {kind!r}")
-    module, cls_name, _ = AGENT_KINDS[kind]
-    cls = getattr(importlib.import_module(module), cls_name)
-    kwargs: dict[str, Any] = dict((options or {}).get(kind, {}))
-    if tokenizer and "tokenizer" in inspect.signature(cls).parameters:
+    `tokenizer` (the run's encoding) is handed to adapters that count tokens themselves, such as the context
+    truncation of chat models, so that one tokenizer serves the whole run. `options` holds keyword settings per
+    agent kind (from the config's `openai:` and `http:` sections)."""
+    kind_name = _kind_name(spec)
+    scope = AGENTS.scope()
+    if kind_name in scope:
+        kind = scope[kind_name]
+        if kind.argument is False and spec != kind_name:
+            raise AgentError(f"agent {spec!r}: {kind_name} takes no argument; write just {kind_name!r}")
+        kwargs: dict[str, Any] = dict((options or {}).get(kind_name, {}))
+    elif is_object_spec(spec):
+        kind = next(_accept(load_object(spec, "agent"), spec)).value
+        kwargs = {}
+    else:
+        kind = scope.find(spec)  # unknown: the registry's error, listing the known kinds
+        kwargs = {}
+    if tokenizer:
         kwargs["tokenizer"] = tokenizer
-    checked = [cls(spec, **kwargs)]  # constructing validates the spec (no network is touched); the first call gets it
+    checked = [kind.make(spec, **kwargs)]  # constructing validates the spec (no network is touched)
 
     def make() -> Agent:
-        return checked.pop() if checked else cls(spec, **kwargs)
+        return checked.pop() if checked else kind.make(spec, **kwargs)
 
     return make
+
+
+def make_agent(spec: str) -> Agent:
+    return agent_factory(spec)()
 
 
 def display_spec(spec: str) -> str:
@@ -61,8 +159,90 @@ def display_spec(spec: str) -> str:
     return spec
 
 
-def make_agent(spec: str) -> Agent:
-    return agent_factory(spec)()
+@dataclass(frozen=True)
+class AgentChoice:
+    """An agent a run is given: its name (folder, tables, reports) and how to make it once the run's options
+    are known (`factory(tokenizer, options)` returns a maker of fresh agents)."""
+
+    name: str
+    spec: str | None  # as given on the command line or in the config (None: an object)
+    factory: Callable[[str | None, dict[str, dict[str, Any]]], AgentFactory]
+    single: bool = False  # an instance: it can hold one conversation only
+
+    @property
+    def uses_openai(self) -> bool:
+        return self.spec is not None and _kind_name(self.spec) == "openai"
 
 
-__all__ = ["Agent", "AgentMessage", "Reply", "AGENT_KINDS", "agent_factory", "make_agent"]
+def _object_choice(name: str | None, obj: Any) -> AgentChoice:
+    if isinstance(obj, Agent):
+        used = [obj]
+
+        def one(tokenizer: str | None, options: dict[str, dict[str, Any]]) -> AgentFactory:
+            def make() -> Agent:
+                if not used:
+                    raise ConfigError(f"agent {name or obj.name!r} was given as an instance, which holds one "
+                                      "conversation; give its class (or a function making one) for runs with several "
+                                      "sessions (isolated tests)")
+                return used.pop()
+
+            return make
+
+        return AgentChoice(name or obj.name, None, one, single=True)
+    if isinstance(obj, type) and issubclass(obj, Agent) or callable(obj):
+        label = name or getattr(obj, "__name__", None) or type(obj).__name__
+
+        def each(tokenizer: str | None, options: dict[str, dict[str, Any]]) -> AgentFactory:
+            def make() -> Agent:
+                made = obj() if isinstance(obj, type) else obj()
+                if not isinstance(made, Agent):
+                    raise AgentError(f"agent {label!r}: {obj!r} returned {type(made).__name__}, not an ltm_harness.Agent")
+                return made
+
+            return make
+
+        return AgentChoice(label, None, each)
+    raise ConfigError(f"agent {obj!r}: give a spec (such as 'retrieval'), an ltm_harness.Agent, its class, or a "
+                      "function returning one")
+
+
+def agent_choice(item: AgentLike) -> AgentChoice:
+    """What a run is given as an agent, made one kind of thing."""
+    if isinstance(item, tuple):
+        if len(item) != 2 or not isinstance(item[0], str):
+            raise ConfigError(f"agent {item!r}: give (name, agent) pairs")
+        label, what = item
+        return agent_choice(f"{label}={what}") if isinstance(what, str) else _object_choice(_checked_name(label), what)
+    if not isinstance(item, str):
+        return _object_choice(None, item)
+    named = _NAME.match(item)
+    name, spec = (_checked_name(named.group(1)), named.group(2)) if named else (None, item)
+
+    def factory(tokenizer: str | None, options: dict[str, dict[str, Any]]) -> AgentFactory:
+        return agent_factory(spec, tokenizer, options)
+
+    return AgentChoice(name or display_spec(spec), spec, factory)
+
+
+def _checked_name(name: str) -> str:
+    if not name or slug(name) != name:
+        raise ConfigError(f"agent name {name!r}: use letters, digits, '.', '_' and '-' only (it names a folder)")
+    return name
+
+
+def agent_choices(items: Sequence[AgentLike]) -> list[AgentChoice]:
+    """The run's agents; refuses none, one given twice, or two that would share a folder."""
+    if not items:
+        raise ConfigError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
+    choices = [agent_choice(item) for item in items]
+    names = [c.name for c in choices]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"agent {twice[0]!r} is given twice; give each -a once (or name them: -a NAME=SPEC)")
+    folders: dict[str, str] = {}
+    for choice in choices:
+        other = folders.setdefault(slug(choice.name), choice.name)
+        if other != choice.name:
+            raise ConfigError(f"agents {other!r} and {choice.name!r} would write to the same folder "
+                              f"{slug(choice.name)!r}; name one of them differently (-a NAME=SPEC)")
+    return choices

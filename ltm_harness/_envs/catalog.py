@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import types
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -13,35 +14,56 @@ from ltm_harness._envs.base import Env
 from ltm_harness._envs.cipher import Cipher
 from ltm_harness._envs.guess import NumberGuess
 from ltm_harness._envs.keydoor import KeyDoor
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._registry.core import Entry, Registry
 
-ENVIRONMENTS: dict[str, type[Env]] = {cls.test_name: cls for cls in (Bandit, KeyDoor, NumberGuess, Cipher)}
+def _accept(obj: Any, where: str) -> Iterator[Entry[type[Env]]]:
+    """An environment class, or every environment class a module defines."""
+    if isinstance(obj, type) and issubclass(obj, Env):
+        if not obj.test_name:
+            raise DefinitionError(f"{where}: {obj.__qualname__} has no test_name; set the name it is known by")
+        yield Entry(obj.test_name, obj, where, _describe(obj))
+    elif isinstance(obj, types.ModuleType):
+        for value in vars(obj).values():
+            if isinstance(value, type) and issubclass(value, Env) and value.test_name and value.__module__ == obj.__name__:
+                yield from _accept(value, where)
+    else:
+        raise DefinitionError(f"{where}: {obj!r} is not an environment (an ActiveEnv or PassiveEnv subclass)")
+
+
+def _describe(cls: type[Env]) -> str:
+    """The header's info of the environment with its default params (the class's docstring if it needs others)."""
+    try:
+        return f"{cls.kind}: {cls().header.info}"
+    except Exception:
+        return f"{cls.kind}: " + (cls.__doc__ or "").strip().split("\n")[0]
+
+
+def _builtins() -> Iterator[Entry[type[Env]]]:
+    for cls in (Bandit, KeyDoor, NumberGuess, Cipher):
+        yield from _accept(cls, "built-in")
+
+
+ENVIRONMENTS: Registry[type[Env]] = Registry(
+    "environment", "ltm_harness.envs", _accept, builtins=_builtins, error=ConfigError,
+    hint="`aiq --list` shows them with their params; register yours, or name it as module:Class")
 
 
 def register_env(cls: type[Env]) -> type[Env]:
-    """Make `cls` known by its `test_name` to `make_env`, test specs, the AIQ runner and datasets
-    (usable as a class decorator). A name can only be given to one class (or to a new version of the
-    same class, when its module is loaded again)."""
-    if not cls.test_name:
-        raise ValueError(f"{cls.__name__} has no test_name; set the name it is known by")
-    known = ENVIRONMENTS.get(cls.test_name)
-    reloaded = known is not None and (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__)
-    if known is not None and known is not cls and not reloaded:
-        raise ValueError(f"environment name {cls.test_name!r} is already used by {known.__module__}.{known.__qualname__}")
-    ENVIRONMENTS[cls.test_name] = cls
+    """Make `cls` known by its `test_name` to `make_env`, test specs, the AIQ runner, syllabi and datasets (usable
+    as a class decorator). A name can only be given to one class (or to a new version of the same class, when its
+    module is loaded again)."""
+    ENVIRONMENTS.register(cls, f"code in {cls.__module__}")
     return cls
 
 
 def known_envs() -> list[str]:
-    return sorted(ENVIRONMENTS)
+    return list(ENVIRONMENTS.scope())
 
 
 def env_class(name: str) -> type[Env]:
-    try:
-        return ENVIRONMENTS[name]
-    except KeyError:
-        raise DefinitionError(f"unknown environment {name!r}; known environments: {', '.join(known_envs())}; "
-                        "use one of them (`aiq --list` shows their params)") from None
+    """The environment class `name` (or a spec, `module:Class` or `path/to/file.py:Class`) names."""
+    return ENVIRONMENTS.find(name)
 
 
 def describe_params_error(name: str, exc: ValidationError) -> str:

@@ -33,7 +33,7 @@ from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.definitions import Manifest, fingerprint, write_definitions
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import TestExample, Wait
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import RunFolder, definition_path
 
@@ -312,7 +312,7 @@ NOT_YET: dict[str, tuple[str, str]] = {
 
 
 def _dataset_module(name: str) -> Any:
-    cls = discover().get(name)
+    cls = known_datasets().get(name)
     if cls is None:
         raise DefinitionError(f"dataset {name!r} is not available; its importer needs it")
     return sys.modules[cls.__module__]
@@ -436,7 +436,7 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
         raise DefinitionError(f"{definitions} already exists; pass --force to replace it, or another --run-name")
 
     by_folder = {c.folder: c for c in CONVERTERS}
-    registry = discover()
+    registry = known_datasets()
     folders = sorted((p for p in source.iterdir() if p.is_dir()), key=lambda p: p.name)
     reports: list[FolderReport] = []
     converted: dict[str, tuple[Converter, list[TestExample]]] = {}

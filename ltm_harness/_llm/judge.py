@@ -15,11 +15,12 @@ import hashlib
 import json
 from collections import deque
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.client import LLMClient
 from ltm_harness._store.records import LLMCall
@@ -56,19 +57,60 @@ class JudgePrompt(BaseModel):
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def load_judge_prompt(name_or_path: str) -> JudgePrompt:
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = PROMPTS_DIR / f"{name_or_path}.json"
+def _read_prompt(path: Path) -> JudgePrompt:
     try:
         data = read_user_json(path)
-    except FileNotFoundError:
-        known = ", ".join(sorted(p.stem for p in PROMPTS_DIR.glob("*.json")))
-        raise DefinitionError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a path to a JSON file") from None
+    except OSError as exc:
+        raise DefinitionError(f"judge prompt {path}: cannot be read ({exc.strerror or exc}); check the path") from None
     try:
         return JudgePrompt.model_validate(data)
     except ValidationError as exc:
         raise DefinitionError(f"{path}: {first_error(exc)}; fix the file") from None
+
+
+def _accept(obj: Any, where: str) -> Iterator[Entry[JudgePrompt]]:
+    """A judge prompt: a JudgePrompt, its fields as a mapping, or the path of a JSON file holding them."""
+    if isinstance(obj, JudgePrompt):
+        yield Entry("", obj, where, obj.description)
+    elif isinstance(obj, dict):
+        try:
+            prompt = JudgePrompt.model_validate(obj)
+        except ValidationError as exc:
+            raise DefinitionError(f"{where}: {first_error(exc)}; fix the judge prompt") from None
+        yield Entry("", prompt, where, prompt.description)
+    elif isinstance(obj, (str, Path)):
+        prompt = _read_prompt(Path(obj))
+        yield Entry("", prompt, where, prompt.description)
+    else:
+        raise DefinitionError(f"{where}: {obj!r} is not a judge prompt (its fields, or a JSON file of them)")
+
+
+def _builtins() -> Iterator[Entry[JudgePrompt]]:
+    for path in sorted(PROMPTS_DIR.glob("*.json")):
+        prompt = _read_prompt(path)
+        yield Entry(path.stem, prompt, "built-in", prompt.description)
+
+
+JUDGE_PROMPTS: Registry[JudgePrompt] = Registry(
+    "judge prompt", "ltm_harness.judge_prompts", _accept, builtins=_builtins, error=ConfigError,
+    hint="or give a path to a JSON file")
+
+
+def register_judge_prompt(name: str, prompt: JudgePrompt | dict[str, Any] | str | Path) -> None:
+    """Make a judge prompt known by `name` (config.judge.prompt) to every run of this process."""
+    JUDGE_PROMPTS.register(prompt, f"code in {name}", name=name)
+
+
+def load_judge_prompt(name_or_path: str) -> JudgePrompt:
+    """A judge prompt by name (built-in, registered, from a package), or from a JSON file."""
+    if name_or_path.endswith(".json") or "/" in name_or_path or "\\" in name_or_path:
+        path = Path(name_or_path)
+        if not path.is_file():
+            known = ", ".join(JUDGE_PROMPTS.scope())
+            raise DefinitionError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a "
+                                  "path to a JSON file")
+        return _read_prompt(path)
+    return JUDGE_PROMPTS.find(name_or_path)
 
 
 class _Verdict(BaseModel):

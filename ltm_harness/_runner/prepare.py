@@ -14,7 +14,8 @@ from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.definitions import definitions_match, load_or_generate
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._errors import ConfigError, LTMError, RunFolderError
-from ltm_harness._registry.datasets import discover, get_dataset_class
+from ltm_harness._authoring.catalog import DatasetClass, dataset_class, known_datasets
+from ltm_harness._registry.core import Scope
 from ltm_harness._results.outputs import folder_state
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._store.files import write_model
@@ -64,15 +65,14 @@ def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
     return dirs
 
 
-def build_datasets(cfg: RunConfig, source: str = "config",
-                   registry: dict[str, type[DatasetInterface]] | None = None) -> BuiltDatasets:
+def build_datasets(cfg: RunConfig, source: str = "config", registry: Scope[DatasetClass] | None = None) -> BuiltDatasets:
     if registry is None:
-        registry = discover(dataset_dirs(cfg, source))
+        registry = known_datasets(dataset_dirs(cfg, source))
     built = []
     seen = set()
     for i, entry in enumerate(cfg.datasets.datasets):
         try:
-            cls = get_dataset_class(entry.name, registry)
+            cls = dataset_class(entry.name, registry)
         except LTMError as exc:
             raise ConfigError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
         if entry.name in seen:
@@ -138,7 +138,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     dirs = dataset_dirs(cfg, source)
     known: set[str]
     if datasets is None:
-        registry = discover(dirs)
+        registry = known_datasets(dirs)
         built = build_datasets(cfg, source, registry)
         known = set(registry)
     else:

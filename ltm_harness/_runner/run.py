@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ltm_harness._agents.base import Agent
-from ltm_harness._agents.specs import agent_factory, display_spec
+from ltm_harness._agents.specs import AgentLike, agent_choices
 from ltm_harness._authoring.dataset import DatasetInterface, as_program
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.channel import TurnPolicy
@@ -196,41 +196,29 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     return AgentRun(spec, results, summary, summary.error)
 
 
-def check_agent_specs(agent_specs: Sequence[str]) -> dict[str, str]:
-    """Each spec as runs show and store it; refuses none, twice, or two that would share a folder."""
-    if not agent_specs:
-        raise ConfigError("no agent given; pass -a AGENT (e.g. -a retrieval) or list `agents` in the config")
-    twice = sorted({display_spec(a) for a in agent_specs if agent_specs.count(a) > 1})
-    if twice:
-        raise ConfigError(f"agent {twice[0]!r} is given twice; give each -a once")
-    shown = {spec: display_spec(spec) for spec in agent_specs}  # never a URL's password: it is stored and shown
-    folders: dict[str, str] = {}
-    for spec in agent_specs:
-        other = folders.setdefault(slug(shown[spec]), spec)
-        if other != spec:
-            raise ConfigError(f"agents {shown[other]!r} and {shown[spec]!r} would write to the same folder "
-                              f"{slug(shown[spec])!r}; give one of them differently")
-    return shown
-
-
-async def run_all(prepared: PreparedRun, agent_specs: list[str], on_turn: OnTurn | None = None,
+async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: OnTurn | None = None,
                   judge_model: str | None = None, mode: RunMode | None = None) -> RunSummary:
+    """Every agent's sessions, concurrently; one agent failing does not lose the others' results."""
     mode = mode or Fresh()
-    shown = check_agent_specs(agent_specs)
+    choices = agent_choices(agents)
     cfg = prepared.config.config
+    if cfg.isolated and any(c.single for c in choices):
+        single = next(c.name for c in choices if c.single)
+        raise ConfigError(f"agent {single!r} was given as an instance, which holds one conversation; give its class "
+                          "(or a function making one) for an isolated run (a fresh agent per test)")
     llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model)
     replay = mode.every_turn_recorded
     deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
     try:
         if replay:
-            factories: dict[str, Callable[[], Agent]] = {spec: _no_agent(spec) for spec in agent_specs}
+            factories: dict[str, Callable[[], Agent]] = {c.name: _no_agent(c.name) for c in choices}
         else:
-            uses_openai = any(spec.startswith("openai:") for spec in agent_specs)  # its key is only needed then
+            uses_openai = any(c.uses_openai for c in choices)  # its key is only needed then
             options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime} if uses_openai else {},
                        "http": cfg.http.agent_kwargs()}
-            factories = {spec: agent_factory(spec, cfg.tokenizer, options) for spec in agent_specs}
-        outcomes = await asyncio.gather(*(run_agent(prepared, shown[spec], factories[spec], on_turn, llm, mode, deadline)
-                                          for spec in agent_specs), return_exceptions=True)
+            factories = {c.name: c.factory(cfg.tokenizer, options) for c in choices}
+        outcomes = await asyncio.gather(*(run_agent(prepared, c.name, factories[c.name], on_turn, llm, mode, deadline)
+                                          for c in choices), return_exceptions=True)
     finally:
         await llm.close()
     for outcome in outcomes:
@@ -241,9 +229,8 @@ async def run_all(prepared: PreparedRun, agent_specs: list[str], on_turn: OnTurn
         if failed is not None:
             raise failed
     runs = [o for o in outcomes if isinstance(o, AgentRun)]
-    # One agent failing does not lose the others' results: they are kept, and the failure is reported beside them.
-    errors = {shown[spec]: (str(o) if isinstance(o, AgentError) else f"agent {shown[spec]}: {o}")
-              for spec, o in zip(agent_specs, outcomes) if isinstance(o, LTMError)}
+    errors = {c.name: (str(o) if isinstance(o, AgentError) else f"agent {c.name}: {o}")
+              for c, o in zip(choices, outcomes) if isinstance(o, LTMError)}
     errors.update({r.spec: r.error for r in runs if r.error})
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,

@@ -157,12 +157,15 @@ def test_load_suite(tmp_path: Path):
         load_suite(f"{path}:not_a_suite")
     with pytest.raises(LTMError, match=r"made_wrong\(\) returned str, not a TestSuite"):
         load_suite(f"{path}:made_wrong")
-    with pytest.raises(LTMError, match="cannot import suite module 'no_such_module_here'"):
+    with pytest.raises(LTMError, match="suite 'no_such_module_here:suite': cannot import 'no_such_module_here'"):
         load_suite("no_such_module_here:suite")
-    with pytest.raises(LTMError, match="not found"):
+    with pytest.raises(LTMError, match="missing.py does not exist"):
         load_suite(str(tmp_path / "missing.py"))
-    with pytest.raises(LTMError, match="has no 'nothing'; suites in it: suite"):
+    with pytest.raises(LTMError, match="ltm_harness.aivle.examples has no 'nothing'; write MODULE:NAME"):
         load_suite("ltm_harness.aivle.examples:nothing")
+    with pytest.raises(LTMError, match="unknown suite 'nothing-here'; known suites: text-envs"):
+        load_suite("nothing-here")
+    assert load_suite("text-envs").suite_id == "text-envs"  # the built-in suite by name
     (tmp_path / "broken.py").write_text("raise RuntimeError('oops')\n", encoding="utf-8")
     with pytest.raises(LTMError, match="failed to import \\(RuntimeError: oops\\)"):
         load_suite(str(tmp_path / "broken.py"))
@@ -206,4 +209,4 @@ def test_suite_command_errors(tmp_path: Path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: unknown agent 'nobody'") and "Traceback" not in err
     assert main(["suite", "nowhere:suite", "--results", str(tmp_path)]) == 2
-    assert "cannot import suite module 'nowhere'" in capsys.readouterr().err
+    assert "suite 'nowhere:suite': cannot import 'nowhere'" in capsys.readouterr().err

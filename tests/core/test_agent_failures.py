@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import ltm_harness._runner.run as runner
+import ltm_harness._agents.specs as runner  # where agents are made from their specs
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._agents.baselines import RetrievalAgent
 from ltm_harness._errors import LTMError

@@ -122,8 +122,8 @@ def test_dataset_modules_do_not_clash_with_a_top_level_datasets_package(tmp_path
     code = textwrap.dedent("""
         import datasets
         assert datasets.MARKER == 'huggingface-datasets-stand-in'
-        from ltm_harness._registry.datasets import discover
-        found = discover()
+        from ltm_harness._authoring.catalog import known_datasets
+        found = known_datasets()
         assert 'colours' in found
         import datasets as again
         assert again is datasets and again.MARKER == 'huggingface-datasets-stand-in'
@@ -136,7 +136,7 @@ def test_dataset_modules_do_not_clash_with_a_top_level_datasets_package(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
     # And the other order: our datasets first, then the package.
-    code2 = "from ltm_harness._registry.datasets import discover; discover(); import datasets; assert datasets.MARKER; print('ok')"
+    code2 = "from ltm_harness._authoring.catalog import known_datasets; known_datasets(); import datasets; assert datasets.MARKER; print('ok')"
     done = subprocess.run([sys.executable, "-c", code2], cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
@@ -162,8 +162,8 @@ def test_huggingface_datasets_and_our_datasets_load_in_one_process():
     code = textwrap.dedent("""
         import datasets
         assert hasattr(datasets, "load_dataset"), datasets
-        from ltm_harness._registry.datasets import discover
-        found = discover()
+        from ltm_harness._authoring.catalog import known_datasets
+        found = known_datasets()
         assert {"colours", "kv", "jokes"} <= set(found)
         import datasets as again
         assert again is datasets and hasattr(again, "load_dataset")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import ltm_harness._runner.run as runner
+import ltm_harness._agents.specs as runner  # where agents are made from their specs
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._cli.main import main
 from ltm_harness._runner.config import RunConfig

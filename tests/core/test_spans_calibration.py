@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ltm_harness._runner.config import CONFIG_DIR, RunConfig, load_config
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import RunSummary, TestResult, gap_bin
 from ltm_harness._runner.prepare import prepare
 
@@ -34,7 +34,7 @@ SPANS = {"1k": 1000, "32k": 32000, "120k": 120000, "200k": 200000, "500k": 50000
 
 @pytest.fixture(scope="module")
 def chapterbreak_dir(tmp_path_factory) -> Path:
-    mod = sys.modules[discover()["chapterbreak"].__module__]
+    mod = sys.modules[known_datasets()["chapterbreak"].__module__]
     folder = tmp_path_factory.mktemp("chapterbreak")
     (folder / mod.DEFAULT_FILE).write_text(json.dumps(mod.synthetic_data(seed=0, books=2, chapters=2)))
     return folder

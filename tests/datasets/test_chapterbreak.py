@@ -11,12 +11,12 @@ import pytest
 from pydantic import ValidationError
 
 from ltm_harness._errors import LTMError
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import all_dataset_names, make_config, run_config
 from ltm_harness._engine.tokens import get_tokenizer
 from ltm_harness._scoring.verdict import JudgeVerdict
 
-ChapterBreak = discover()["chapterbreak"]
+ChapterBreak = known_datasets()["chapterbreak"]
 mod = sys.modules[ChapterBreak.__module__]
 count = get_tokenizer().count
 

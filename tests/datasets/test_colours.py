@@ -1,10 +1,10 @@
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-Colours = discover()["colours"]
+Colours = known_datasets()["colours"]
 
 
 def make(seed=0, **params):

@@ -14,17 +14,17 @@ from pydantic import ValidationError
 from ltm_harness._store.eventlog import read_events
 
 from ltm_harness._store.events import TurnEvent
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import TestResult
 from ltm_harness._runner.prepare import prepare
 from ltm_harness._runner.run import run_all
 from ltm_harness._scoring.rules import normalize
 from ltm_harness.testing import make_config
 
-Jokes = discover()["jokes"]
+Jokes = known_datasets()["jokes"]
 mod = sys.modules[Jokes.__module__]
 JOKES: list[str] = mod.JOKES
-QUOTES = sys.modules[discover()["prospective_memory"].__module__].QUOTES
+QUOTES = sys.modules[known_datasets()["prospective_memory"].__module__].QUOTES
 
 TOLD = [
     "My calendar left me for a planner. Apparently our days together were numbered.",

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import TestResult
 from ltm_harness.testing import make_config, run_config
 
-KeyValue = discover()["kv"]
+KeyValue = known_datasets()["kv"]
 EXPECTED = ["484664"]  # stored under KEY-9RXD; KEY-R9HZ holds 426611
 
 
@@ -124,7 +124,7 @@ async def test_end_to_end(tmp_path: Path):
 
 
 def test_a_hedge_naming_every_stored_value_scores_zero():
-    ds = discover()["kv"](memory_span=2000, seed=4, pairs=3)
+    ds = known_datasets()["kv"](memory_span=2000, seed=4, pairs=3)
     ex = ds.generate_examples(1)[0]
     values = ex.extra["values"]
     expected = ex.expected_responses[0]

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 
-Locations = discover()["locations"]
+Locations = known_datasets()["locations"]
 mod = sys.modules[Locations.__module__]
 
 FIRST = re.compile(r"^In the middle of my home town there is the ([\w ]+)\.$")

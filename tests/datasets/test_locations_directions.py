@@ -8,11 +8,11 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 
-LocationsDirections = discover()["locations_directions"]
+LocationsDirections = known_datasets()["locations_directions"]
 mod = sys.modules[LocationsDirections.__module__]
 STEP = {"North": (0, 1), "South": (0, -1), "East": (1, 0), "West": (-1, 0)}
 LINE = re.compile(r"(?P<d>\d) km (?:to the )?(?P<dir>North|South|East|West)")

@@ -9,10 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-NameList = discover()["name_list"]
+NameList = known_datasets()["name_list"]
 SHARED_DEFS = Path(__file__).resolve().parents[3] / "shared" / "goodai-v3-32k-definitions" / "NameList"
 EXPECTED = ["Katrina", "Esther", "Oscar", "Zachary", "Gordon"]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-Names = discover()["names"]
+Names = known_datasets()["names"]
 EXPECTED = ["Juliet"]  # the test stated Leonard, then Delphine, then Juliet
 
 

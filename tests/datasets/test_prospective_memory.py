@@ -13,14 +13,14 @@ from ltm_harness._store.eventlog import read_events
 
 from ltm_harness._store.events import TurnEvent
 from ltm_harness._engine.program import Heard
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._scoring.rules import normalize
 from ltm_harness.testing import make_config, run_config
 
-ProspectiveMemory = discover()["prospective_memory"]
+ProspectiveMemory = known_datasets()["prospective_memory"]
 mod = sys.modules[ProspectiveMemory.__module__]
 QUOTES = mod.QUOTES
-COLOURS = sys.modules[discover()["colours"].__module__].COLOURS
+COLOURS = sys.modules[known_datasets()["colours"].__module__].COLOURS
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
 QUOTE = "Rain does not ruin a walk; it only edits the route."

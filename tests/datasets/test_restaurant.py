@@ -11,7 +11,7 @@ import pytest
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._cli.main import main as cli
 from ltm_harness._llm.mock_server import MockLLMServer
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._runner.prepare import prepare
 from ltm_harness._runner.run import run_agent
 from ltm_harness.testing import make_config, run_config
@@ -22,7 +22,7 @@ MENU = {"drinks": ["ginger beer", "mint tea", "mango lassi"],
 
 
 def dataset():
-    return discover()["restaurant"](memory_span=4000, seed=3)
+    return known_datasets()["restaurant"](memory_span=4000, seed=3)
 
 
 def example_with_menu():

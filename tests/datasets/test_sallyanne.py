@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-SallyAnne = discover()["sallyanne"]
+SallyAnne = known_datasets()["sallyanne"]
 mod = sys.modules[SallyAnne.__module__]
 TYPES = ["theory_of_mind", "first_order", "reality", "memory"]
 

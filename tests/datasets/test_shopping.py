@@ -11,10 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-Shopping = discover()["shopping"]
+Shopping = known_datasets()["shopping"]
 ITEMS = sys.modules[Shopping.__module__].ITEMS
 SHARED_DEFS = Path(__file__).resolve().parents[3] / "shared" / "goodai-v3-32k-definitions" / "Shopping"
 EXPECTED = [["courgette", 3], ["bottle of shampoo", 1], ["muffin", 1], ["banana", 3]]

@@ -8,12 +8,12 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._scoring.rules import contains_phrase
 from ltm_harness.testing import make_config, run_config
 from ltm_harness._scoring.verdict import JudgeVerdict
 
-SpyMeeting = discover()["spy_meeting"]
+SpyMeeting = known_datasets()["spy_meeting"]
 mod = sys.modules[SpyMeeting.__module__]
 LINE = {
     "time": re.compile(r"^(?P<who>[\w' -]+): We meet (?P<code>.+)\.$"),

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
-TriggerResponse = discover()["trigger_response"]
+TriggerResponse = known_datasets()["trigger_response"]
 mod = sys.modules[TriggerResponse.__module__]
 TRIGGERS = mod.TRIGGERS
 PHRASE = "Stand up and stretch for a minute."

@@ -139,6 +139,7 @@ def test_header_is_checked_when_the_environment_is_built():
 
 
 def test_a_new_environment_is_registered_by_name_and_used_everywhere():
+    from ltm_harness._errors import DefinitionError
     from ltm_harness.envs import ENVIRONMENTS, register_env
     from ltm_harness._envs.play import evaluate_policy
 
@@ -152,13 +153,13 @@ def test_a_new_environment_is_registered_by_name_and_used_everywhere():
         class Other(Corridor):
             pass
 
-        with pytest.raises(ValueError, match="'corridor' is already used by"):
+        with pytest.raises(DefinitionError, match="environment name 'corridor' is used by code in "):
             register_env(Other)
 
         class Nameless(Corridor):
             test_name = ""
 
-        with pytest.raises(ValueError, match="has no test_name"):
+        with pytest.raises(DefinitionError, match="has no test_name"):
             register_env(Nameless)
     finally:
-        ENVIRONMENTS.pop("corridor", None)
+        ENVIRONMENTS.unregister("corridor")

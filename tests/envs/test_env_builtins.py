@@ -42,7 +42,7 @@ def test_aiq_score_is_the_mean_over_tests():
     assert aiq_score([]) == 0.0
 
 
-@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS.scope()))
 def test_same_seed_same_episode_other_seed_other_episode(name):
     def run(seed: int) -> list[str]:
         env = make_env(name, seed=seed)

@@ -17,7 +17,7 @@ from ltm_harness._envs.play import play_policy
 from ltm_harness._errors import LTMError
 from ltm_harness._store.eventlog import read_events
 from ltm_harness._store.events import TurnEvent
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._runner.prepare import build_datasets, prepare
 from ltm_harness._runner.run import run_agent
 from ltm_harness.testing import make_config, run_config
@@ -66,7 +66,7 @@ async def test_definitions_keep_the_episode_and_runs_are_reproducible(tmp_path: 
         for name in ENV_DATASETS:
             for ex in prepared.examples[name]:
                 d = EpisodeDefinition.model_validate(ex.extra)
-                assert d.env == discover()[name].env_test and d.label == f"{name} #{int(ex.example_id) + 1}"  # type: ignore[attr-defined]
+                assert d.env == known_datasets()[name].env_test and d.label == f"{name} #{int(ex.example_id) + 1}"  # type: ignore[attr-defined]
                 assert ex.is_question == [True] * (len(ex.script) - 1) + [False]
     assert logs[0] == logs[1]
 
@@ -202,7 +202,7 @@ def test_shipped_environments_config_and_default_config_unchanged():
 
 
 def test_definition_json_holds_no_rendered_answers_of_active_tests():
-    ds = discover()["env_guess"](memory_span=2000, seed=0)
+    ds = known_datasets()["env_guess"](memory_span=2000, seed=0)
     ex = ds.generate_examples(1)[0]
     data = json.loads(ex.model_dump_json())
     assert data["expected_responses"] == [] and set(data["extra"]) == {"env", "params", "seed", "label"}
@@ -285,4 +285,4 @@ def test_a_user_environment_runs_in_a_conversation_from_a_dataset_folder(tmp_pat
         scores = {a["agent"]: {d["dataset"]: d["score"] for d in a["datasets"]} for a in summary["agents"]}
         assert scores["oracle"]["env_stairs"] == 1.0 and scores["null"]["env_stairs"] == 0.0
     finally:
-        ENVIRONMENTS.pop("stairs_docs_example", None)
+        ENVIRONMENTS.unregister("stairs_docs_example")

@@ -18,7 +18,7 @@ from ltm_harness._authoring.definitions import Manifest, definitions_match
 from ltm_harness._errors import LTMError
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._interop.goodai import CONVERTERS, import_goodai
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import TestResult
 from ltm_harness._runner.prepare import build_datasets
 
@@ -255,7 +255,7 @@ def test_a_folder_with_nothing_importable_is_an_error(tmp_path):
 
 
 def test_every_converter_targets_an_existing_dataset():
-    registry = discover()
+    registry = known_datasets()
     assert all(c.dataset in registry for c in CONVERTERS)
     assert len({c.folder for c in CONVERTERS}) == len(CONVERTERS)
 

@@ -11,7 +11,7 @@ from ltm_harness._cli.main import main as cli
 from ltm_harness._errors import LTMError
 from ltm_harness._authoring.gpt_generated import load_prompt_file
 from ltm_harness._llm.generate import asked_count
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 
 from .gpt_fixture import write_gpt_dataset
@@ -42,7 +42,7 @@ async def test_generate_appends_checked_sets_that_runs_use(tmp_path, mock_llm, m
     assert await generate([str(prompt), "--model", "mock-generator", "-n", "1", "--cache-dir", cache]) == 0
     assert len(json.loads((tmp_path / "ds" / "fictional_facts.examples.json").read_text())["sets"]) == 4
     # the dataset shows up and runs: the oracle gets everything right, keyword scoring offline
-    assert "fictional_facts" in discover([tmp_path / "ds"])
+    assert "fictional_facts" in known_datasets([tmp_path / "ds"])
     cfg = make_config(["fictional_facts"], span=1500, examples=4, dataset_dirs=[str(tmp_path / "ds")])
     summary = await run_config(cfg, tmp_path / "results", ["oracle", "null"])
     assert [a.benchmark_score for a in summary.agents] == [1.0, 0.0]
@@ -63,7 +63,7 @@ def test_sets_with_unequal_counts_are_refused(tmp_path):
     bad = {"content": ["A fact."], "questions": ["Q1?", "Q2?"], "answers": ["a1"]}
     write_gpt_dataset(tmp_path / "ds", sets=[bad])
     with pytest.raises(LTMError, match=r"fictional_facts\.examples\.json: sets\.0: .*2 questions but 1 answers"):
-        discover([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
+        known_datasets([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -85,14 +85,14 @@ def test_an_invalid_prompt_file_names_file_and_field(tmp_path, change, message):
 def test_no_stored_sets_says_how_to_make_them(tmp_path):
     write_gpt_dataset(tmp_path / "ds", sets=[])
     with pytest.raises(LTMError, match="python -m ltm_harness generate .*fictional_facts.json --model"):
-        discover([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
+        known_datasets([tmp_path / "ds"])["fictional_facts"](memory_span=1000).generate_examples(1)
 
 
 def test_new_sets_regenerate_definitions(tmp_path):
     from ltm_harness._authoring.definitions import fingerprint
 
     write_gpt_dataset(tmp_path / "ds")
-    cls = discover([tmp_path / "ds"])["fictional_facts"]
+    cls = known_datasets([tmp_path / "ds"])["fictional_facts"]
     before = fingerprint([(cls(memory_span=1000), 1)])
     path = tmp_path / "ds" / "fictional_facts.examples.json"
     data = json.loads(path.read_text())

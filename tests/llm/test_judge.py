@@ -60,7 +60,7 @@ def test_judge_prompt_files_are_checked(tmp_path):
     path.write_text(json.dumps({"name": "j", "system": "s", "user": "{question} {expected} {response} {oops}"}))
     with pytest.raises(LTMError, match="stray brace or unknown field"):
         load_judge_prompt(str(path))
-    with pytest.raises(LTMError, match="use one of default"):
+    with pytest.raises(LTMError, match="unknown judge prompt 'nope'; known judge prompts: default"):
         load_judge_prompt("nope")
 
 

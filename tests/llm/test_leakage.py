@@ -45,7 +45,7 @@ from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, timestamp_pre
 from ltm_harness._cli.main import main as cli
 from ltm_harness._llm.endpoint import LOCAL_KEY
 from ltm_harness._llm.mock_server import MockLLMServer
-from ltm_harness._registry.datasets import discover
+from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._engine.session import INTRO
 from ltm_harness.testing import serve_local
 
@@ -288,7 +288,7 @@ class Markers:
 def fixed_texts() -> list[str]:
     """What the harness says besides the tests' scripts: the opening message and the datasets' reset messages,
     taken from the code (not from the run, so that a leak cannot whitelist itself)."""
-    return [INTRO, *(cls.reset_message for cls in discover().values() if cls.reset_message)]
+    return [INTRO, *(cls.reset_message for cls in known_datasets().values() if cls.reset_message)]
 
 
 def markers_of(run: Run) -> Markers:
@@ -372,7 +372,7 @@ def provenance_problems(run: Run, agent: Agent) -> list[str]:
     """Each message comes from the conversation's material: the opening message, a dataset's reset message,
     filler, or a line of its test's definition (verbatim, for tests whose messages are fixed in advance)."""
     problems = []
-    resets = {cls.reset_message for cls in discover().values()}
+    resets = {cls.reset_message for cls in known_datasets().values()}
     for turn in agent.turns:
         kind, text, test = turn["kind"], turn["user"], turn["test"]
         d = run.definitions.get(test) if test else None

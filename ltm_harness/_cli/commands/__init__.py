@@ -1,17 +1,20 @@
-"""CLI commands: one module per command, found by name.
+"""CLI commands: one module per command.
 
-A command module defines NAME, ORDER (its place in `--help`), HELP, DESCRIPTION,
-`add_arguments(parser)` and `main(args) -> exit code`. Adding a module here adds a command.
+A command module defines NAME, ORDER (its place in `--help`), HELP, DESCRIPTION, `add_arguments(parser)` and
+`main(args) -> exit code`; `COMMANDS` lists them.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from types import ModuleType
+
+from ltm_harness._cli.commands import aiq, compare, estimate, generate, import_goodai, mock_llm, report, rescore
+from ltm_harness._cli.commands import list as list_command
+from ltm_harness._cli.commands import run, suite, syllabus
+
+COMMANDS: tuple[ModuleType, ...] = (run, estimate, list_command, syllabus, rescore, aiq, suite, report, compare,
+                                    generate, import_goodai, mock_llm)
 
 
 def command_modules() -> list[ModuleType]:
-    mods = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
-            if not info.name.startswith("_")]
-    return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: (m.ORDER, m.NAME))
+    return sorted(COMMANDS, key=lambda m: (m.ORDER, m.NAME))

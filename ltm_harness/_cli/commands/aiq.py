@@ -39,7 +39,7 @@ def _list_tests() -> int:
     table = Table(title="AIQ tests", title_justify="left")
     for col in ("name", "kind", "env_name", "params"):
         table.add_column(col)
-    for name, cls in sorted(ENVIRONMENTS.items()):
+    for name, cls in ENVIRONMENTS.scope().items():
         params = ", ".join(f for f in cls.Params.model_fields if f != "env_name")
         table.add_row(name, cls.kind, ", ".join(cls.sub_tests) or "-", params)
     Console().print(table)

@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from ltm_harness._agents.specs import display_spec
+    from ltm_harness._agents.specs import agent_choices
     from ltm_harness._api import load, run_async
     from ltm_harness._cli.tables import print_run
     from ltm_harness._runner.claim import Claim
@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
     cfg, source = load(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
+    names = [choice.name for choice in agent_choices(agents)]
     started = time.perf_counter()
     progress = None
 
@@ -67,13 +68,13 @@ def main(args: argparse.Namespace) -> int:
         where = "reused from" if prepared.reused_definitions else "generated in"
         console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} "
                       f"datasets ({where} {escape(str(prepared.folder.definitions))}), agents "
-                      f"{escape(', '.join(map(display_spec, agents)))}{' (isolated)' if cfg.config.isolated else ''}")
+                      f"{escape(', '.join(names))}{' (isolated)' if cfg.config.isolated else ''}")
         if claim.resuming:
             console.print(claim.resuming)
         from ltm_harness._cli.progress import RunProgress
 
         span = max(d.memory_span for d, _ in prepared.datasets)
-        progress = RunProgress(console, [display_spec(a) for a in agents], n, span)  # live on a terminal, else lines
+        progress = RunProgress(console, names, n, span)  # live on a terminal, else log lines
         progress.__enter__()
 
     def on_turn(session: object) -> None:

@@ -7,12 +7,8 @@ that survives `json.dumps` / `json.loads` unchanged; errors are strings.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any, Callable, Sequence
+import types
+from typing import Any, Callable, Iterator, Sequence
 
 from pydantic import BaseModel
 
@@ -20,7 +16,8 @@ from ltm_harness._protocols.aivle.evaluator import EvaluationResult
 from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.testcase import CreateAgent, TestCase
 from ltm_harness._protocols.aivle.worker import run_sync
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._registry.core import Entry, Registry
 
 
 class CaseResult(BaseModel):
@@ -70,52 +67,48 @@ class TestSuite:
         return run_sync(lambda: self.run_async(create_agent)).to_json_data()
 
 
-def _load_module(target: str) -> Any:
-    if target.endswith(".py") or "/" in target or "\\" in target:
-        path = Path(target).resolve()
-        if not path.is_file():
-            raise DefinitionError(f"suite module {target!r} not found; give an importable module or a .py file")
-        name = "ltm_harness_suite_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise DefinitionError(f"{path}: cannot be loaded as a Python module; give a .py file")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[name]
-            raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the suite module") from exc
-        return module
-    try:
-        return importlib.import_module(target)
-    except ModuleNotFoundError as exc:
-        raise DefinitionError(f"cannot import suite module {target!r} ({exc}); give an importable module or a .py file") from None
-    except Exception as exc:
-        raise DefinitionError(f"suite module {target!r} failed to import ({type(exc).__name__}: {exc}); fix it") from exc
+def _accept(obj: Any, where: str) -> Iterator[Entry[Any]]:
+    """A TestSuite, a function without arguments returning one, or a module with a `suite` (or `build_suite`)."""
+    if isinstance(obj, TestSuite):
+        yield Entry(obj.suite_id, obj, where)
+    elif isinstance(obj, types.ModuleType):
+        found = getattr(obj, "suite", None) or getattr(obj, "build_suite", None)
+        if found is None:
+            raise DefinitionError(f"{where}: the module has no `suite`; write MODULE:NAME")
+        yield from _accept(found, where)
+    elif callable(obj):
+        yield Entry("", obj, where)
+    else:
+        raise DefinitionError(f"{where} is a {type(obj).__name__}, not a TestSuite or a function returning one; "
+                              "give MODULE:NAME of a suite")
+
+
+def _builtins() -> Iterator[Entry[Any]]:
+    from ltm_harness.aivle.examples import build_suite
+
+    yield Entry("text-envs", build_suite, "built-in", "three cases of the built-in text environments")
+
+
+SUITES: Registry[Any] = Registry("suite", "ltm_harness.suites", _accept, builtins=_builtins, spec_default="suite",
+                                 error=ConfigError, hint="or give MODULE:NAME or path/to/file.py:NAME")
+
+
+def register_suite(name: str, suite: "TestSuite | Callable[[], TestSuite]") -> None:
+    """Make a suite (or a function building it) known by `name` to the `suite` command of this process."""
+    SUITES.register(suite, f"code in {getattr(suite, '__module__', '?')}", name=name)
 
 
 def load_suite(spec: str) -> TestSuite:
-    """`MODULE:NAME` or `path/to/file.py:NAME` (NAME defaults to `suite`): a TestSuite object or a
-    function without arguments that returns one."""
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or "/" in attr or "\\" in attr or attr.endswith(".py"):
-        target, attr = spec, "suite"
-    module = _load_module(target)
-    if not hasattr(module, attr):
-        found = sorted(k for k, v in vars(module).items() if isinstance(v, TestSuite))
-        hint = f"; suites in it: {', '.join(found)}" if found else ""
-        raise DefinitionError(f"{target} has no {attr!r}{hint}; write MODULE:NAME")
-    obj = getattr(module, attr)
+    """A suite by name (built-in, registered, from a package) or by spec: `MODULE:NAME` or `path/to/file.py:NAME`
+    (NAME defaults to `suite`), a TestSuite object or a function without arguments that returns one."""
+    obj = SUITES.find(spec)
     if isinstance(obj, TestSuite):
         return obj
-    if callable(obj):
-        try:
-            made = obj()
-        except Exception as exc:
-            raise DefinitionError(f"{target}:{attr}() failed ({type(exc).__name__}: {exc}); fix the suite factory") from exc
-        if isinstance(made, TestSuite):
-            return made
-        raise DefinitionError(f"{target}:{attr}() returned {type(made).__name__}, not a TestSuite; make it return one")
-    raise DefinitionError(f"{target}:{attr} is a {type(obj).__name__}, not a TestSuite or a function returning one; "
-                    "give MODULE:NAME of a suite")
+    try:
+        made = obj()
+    except Exception as exc:
+        raise DefinitionError(f"{spec}: building the suite failed ({type(exc).__name__}: {exc}); fix the suite "
+                              "factory") from exc
+    if isinstance(made, TestSuite):
+        return made
+    raise DefinitionError(f"{spec}() returned {type(made).__name__}, not a TestSuite; make it return one")

@@ -1,0 +1,82 @@
+"""The datasets a run can name: the built-in ones, those registered in code or by installed packages
+(`ltm_harness.datasets` entry points), the modules and prompt files of a config's `dataset_dirs`, and specs
+(`module:Class`, `path/to/file.py:Class`).
+
+Dataset modules of a folder are loaded by file path under the private package `ltm_harness_datasets`, never as a
+top-level `datasets` package, so they cannot clash with HuggingFace `datasets` in one process. A prompt file (a JSON
+file with `content`, `question` and `answer` prompts) is a dataset of its own.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.gpt_generated import PROMPTS_DIR, dataset_from_prompt_file, prompt_files, why_not_a_prompt_file
+from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._registry.core import Entry, Registry, Scope
+from ltm_harness._registry.loading import load_module_file
+from ltm_harness._resources import shipped
+
+PACKAGE = "ltm_harness_datasets"
+DatasetClass = type[DatasetInterface]
+
+
+def _accept(obj: Any, where: str) -> Iterator[Entry[DatasetClass]]:
+    """A dataset class, or every dataset class a module defines."""
+    if isinstance(obj, type) and issubclass(obj, DatasetInterface):
+        if not obj.name:
+            raise DefinitionError(f"{where}: {obj.__qualname__} has no `name`; give the dataset a name")
+        yield Entry(obj.name, obj, where, obj.description)
+    elif isinstance(obj, types.ModuleType):
+        for value in vars(obj).values():
+            if (isinstance(value, type) and issubclass(value, DatasetInterface) and value.name
+                    and value.__module__ == obj.__name__):
+                yield Entry(value.name, value, where, value.description)
+    else:
+        raise DefinitionError(f"{where}: {obj!r} is not a dataset (a DatasetInterface subclass, or a module of them)")
+
+
+def _scan(folder: Path, source: str | None = None) -> Iterator[Entry[DatasetClass]]:
+    """The datasets of a folder: its modules (not starting with `_`) and its prompt files."""
+    for path in sorted(folder.glob("*.py")):
+        if not path.name.startswith("_"):
+            yield from _accept(load_module_file(path, PACKAGE), source or str(path))
+    for path in prompt_files(folder):
+        cls = dataset_from_prompt_file(path)
+        yield Entry(cls.name, cls, source or str(path), cls.description)
+
+
+def _builtins() -> Iterable[Entry[DatasetClass]]:
+    yield from _scan(shipped("datasets"), "built-in")
+    for path in prompt_files(PROMPTS_DIR):
+        cls = dataset_from_prompt_file(path)
+        yield Entry(cls.name, cls, "built-in", cls.description)
+
+
+DATASETS: Registry[DatasetClass] = Registry(
+    "dataset", "ltm_harness.datasets", _accept, builtins=_builtins, scan=_scan, error=ConfigError,
+    hint="add the folder holding it to config.dataset_dirs, name it as module:Class, or register it")
+
+
+def known_datasets(folders: Iterable[Path] = ()) -> Scope[DatasetClass]:
+    """Every dataset a run with these `dataset_dirs` can name."""
+    return DATASETS.scope(folders)
+
+
+def dataset_class(name: str, scope: Scope[DatasetClass]) -> DatasetClass:
+    """The dataset class `name` (or spec) names; a prompt file named like it that is not one says why."""
+    if name not in scope:
+        for folder in scope.folders:
+            meant = folder / f"{name}.json"  # a prompt file named like the dataset, passed over as not one
+            if meant.is_file():
+                raise DefinitionError(f"dataset {name!r}: {why_not_a_prompt_file(meant)}")
+    return scope.find(name)
+
+
+def register_dataset(cls: DatasetClass) -> DatasetClass:
+    """Make a dataset class known by its `name` to every run of this process (usable as a class decorator)."""
+    DATASETS.register(cls, f"code in {cls.__module__}")
+    return cls
