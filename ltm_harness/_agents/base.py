@@ -32,20 +32,26 @@ class Reply(BaseModel):
 
 
 class Agent(ABC):
-    """An agent under test. Adapters are async; one instance holds one conversation."""
+    """An agent under test: one instance holds one conversation. Implement `reply`; return a `Reply` (with token
+    usage and cost when known) or just the text. Implement `restore` for runs to be resumable.
+
+        class Echo(Agent):
+            async def reply(self, message, oracle_hint=None):
+                return f"You said: {message.text}"
+    """
 
     #: the oracle calibration agent is the only one handed the expected answers
     is_oracle: bool = False
 
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
+    def __init__(self, spec: str | None = None) -> None:
+        self.spec = spec or type(self).__name__
 
     @property
     def name(self) -> str:
         return self.spec
 
     @abstractmethod
-    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply | str:
         """Answer one user message. `oracle_hint` is only ever given to agents with is_oracle."""
 
     async def reset(self) -> None:

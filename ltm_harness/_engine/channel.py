@@ -159,7 +159,8 @@ class Channel:
                 await asyncio.sleep(policy.backoff * 2 ** (attempt - 1))
             try:
                 async with asyncio.timeout(policy.timeout) as within:
-                    return await agent.reply(message, hint if agent.is_oracle else None), errors
+                    reply = await agent.reply(message, hint if agent.is_oracle else None)
+                return (Reply(text=reply) if isinstance(reply, str) else reply), errors
             except TimeoutError as exc:
                 if not within.expired():
                     errors.append(_one_line(exc))
