@@ -32,7 +32,7 @@ from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._engine.program import TestOutcome
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 from ltm_harness._scoring.verdict import Judge
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "chapterbreak"

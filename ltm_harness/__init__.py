@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported when first used: `import ltm_harness` stays light 
     from ltm_harness._authoring.catalog import register_dataset
     from ltm_harness._envs.catalog import register_env
     from ltm_harness._llm.judge import register_judge_prompt
-    from ltm_harness._protocols.aivle.suite import register_suite
+    from ltm_harness._protocols.aivle.catalog import register_suite
     from ltm_harness._runner.config import RunConfig
 
 Dataset = DatasetInterface
@@ -40,7 +40,7 @@ _LAZY = {
     "rescore_async": "ltm_harness._api", "read_run": "ltm_harness._api", "RunOutput": "ltm_harness._api",
     "RunConfig": "ltm_harness._runner.config", "register_agent": "ltm_harness._agents.specs",
     "register_dataset": "ltm_harness._authoring.catalog", "register_env": "ltm_harness._envs.catalog",
-    "register_judge_prompt": "ltm_harness._llm.judge", "register_suite": "ltm_harness._protocols.aivle.suite",
+    "register_judge_prompt": "ltm_harness._llm.judge", "register_suite": "ltm_harness._protocols.aivle.catalog",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
-from ltm_harness._results.outputs import read_results, read_run_summary, read_summary
+from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
 from ltm_harness._runner.config import RunConfig, load_config, resolve_config_path
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
@@ -60,12 +60,7 @@ class RunOutput:
 def read_run(path: str | Path) -> RunOutput:
     """The run in folder `path` (one that `run` wrote); a folder that is not a finished run is a RunFolderError."""
     folder = RunFolder(Path(path))
-    if not folder.summary.is_file():
-        if folder.is_run():
-            raise RunFolderError(f"{folder.path} has no summary.json: the run did not finish; finish it with "
-                                 "`run --resume` (or run it again with --overwrite: its definitions are reused)")
-        raise RunFolderError(f"{folder.path} is not a run folder: it has no summary.json (a run writes "
-                             "results/<run-name>/summary.json); give a run folder or run name")
+    check_finished_run(folder)
     return RunOutput(folder.path, read_run_summary(folder))
 
 

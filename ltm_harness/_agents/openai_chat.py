@@ -7,7 +7,7 @@ The endpoint is ``OPENAI_BASE_URL`` (default: the SDK's, https://api.openai.com/
 The agent keeps the whole conversation and sends the system prompt plus the history on every turn.
 Each user message is sent as ``[2024-01-01 09:00 UTC] text`` so the model knows the (virtual) time.
 
-Context window (only with ``@MAX_CONTEXT``), counted with the harness tokenizer (ltm_harness._engine.tokens):
+Context window (only with ``@MAX_CONTEXT``), counted with the harness tokenizer (ltm_harness._tokens):
 
 * a message counts the tokens of its content (timestamp prefix included) plus ``MESSAGE_OVERHEAD``
   (3: its role and separators, as the OpenAI chat format counts them); the count is made once, when
@@ -35,7 +35,7 @@ from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, LTMError
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING, LLMSettings
 from ltm_harness._llm.endpoint import DEFAULT_BASE_URL, LOCAL_KEY, _Secret, display_url, is_local_url, resolve_endpoint
-from ltm_harness._engine.tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
+from ltm_harness._tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.client import LLMClient

@@ -59,6 +59,14 @@ def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], 
     return {uid.split("/", 1)[0] for uid in manifest.tests} == {d.name for d, _ in datasets}
 
 
+def definitions_fingerprint(folder: Path) -> str | None:
+    """The fingerprint of the definitions in `folder` (None: there are none, or the manifest cannot be read)."""
+    try:
+        return Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8")).fingerprint
+    except (OSError, ValidationError, UnicodeDecodeError):
+        return None
+
+
 def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
     """True when `folder` holds definitions made by these datasets (same config and code)."""
     try:

@@ -16,7 +16,7 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from ltm_harness._engine.tokens import Tokenizer
+from ltm_harness._tokens import Tokenizer
 
 SHORT_HEADERS = ('Please answer as JSON.\n', 'Please answer this one as JSON.\n', 'Answer the question as JSON, please.\n')
 HEADER = 'Arithmetic practice. Read the worked examples, then answer the last question as JSON, like {"answer": 12}.\n'

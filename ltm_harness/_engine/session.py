@@ -22,7 +22,7 @@ from ltm_harness._engine.program import (Heard, NextTurn, ProgramDriver, Request
                                          TestProgram, WaitFor)
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
-from ltm_harness._engine.tokens import Tokenizer
+from ltm_harness._tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._store.eventlog import Recorder

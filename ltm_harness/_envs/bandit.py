@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ltm_harness._envs.base import Action, ActiveEnv, EnvHeader, EnvParams, Observation, Space
+from ltm_harness._envs.base import ActiveEnv
+
+from ltm_harness._envs.header import Action, EnvHeader, EnvParams, Observation, Space
 
 
 class BanditParams(EnvParams):

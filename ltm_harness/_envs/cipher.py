@@ -19,7 +19,9 @@ from typing import Literal, Sequence
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ltm_harness._envs.base import EnvHeader, EnvParams, Example, PassiveEnv, Space
+from ltm_harness._envs.base import PassiveEnv
+
+from ltm_harness._envs.header import EnvHeader, EnvParams, Example, Space
 from ltm_harness._envs.words import WORDS
 from ltm_harness._errors import DefinitionError
 

@@ -16,7 +16,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Coroutine, Protocol, TypeVar, runtime_checkable
 
-from ltm_harness._envs.base import Action, ActiveEnv, GradedAnswers, InvalidAction, Observation, PassiveEnv
+from ltm_harness._envs.base import ActiveEnv, PassiveEnv
+
+from ltm_harness._envs.header import Action, GradedAnswers, InvalidAction, Observation
 
 T = TypeVar("T")
 

@@ -20,7 +20,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._envs.base import ActiveEnv, Env, InvalidAction, PassiveEnv
+from ltm_harness._envs.base import ActiveEnv, Env, PassiveEnv
+from ltm_harness._envs.header import InvalidAction
 from ltm_harness._envs.episode import ActiveText, Actor, ChatActor, InlineSteps, ProblemSet, Step, play_episode, run_inline
 from ltm_harness._envs.catalog import env_class, make_env
 from ltm_harness._authoring.example import TestExample, Wait

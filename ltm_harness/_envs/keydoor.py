@@ -16,7 +16,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from ltm_harness._envs.base import Action, ActiveEnv, EnvHeader, EnvParams, Observation, Space
+from ltm_harness._envs.base import ActiveEnv
+
+from ltm_harness._envs.header import Action, EnvHeader, EnvParams, Observation, Space
 
 Cell = tuple[int, int]
 State = tuple[Cell, bool]  # position, has the key

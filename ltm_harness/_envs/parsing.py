@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ltm_harness._envs.base import Action, InvalidAction, Space
+from ltm_harness._envs.header import Action, InvalidAction, Space
 
 _DECODER = json.JSONDecoder()
 _ACTION_LINE = re.compile(r"\baction\s*[:=]\s*[\"']?([A-Za-z]+|-?\d+)", re.IGNORECASE)
@@ -65,8 +64,6 @@ def _coerce(value: object, space: "Space") -> "Action | None":
 
 
 def _refuse(reply: str, reason: str) -> "InvalidAction":
-    from ltm_harness._envs.base import InvalidAction
-
     return InvalidAction(reply=reply, reason=reason)
 
 

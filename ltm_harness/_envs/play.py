@@ -16,7 +16,9 @@ from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
-from ltm_harness._envs.base import Action, ActiveEnv, Example, InvalidAction, Observation, PassiveEnv
+from ltm_harness._envs.base import ActiveEnv, PassiveEnv
+
+from ltm_harness._envs.header import Action, Example, InvalidAction, Observation
 from ltm_harness._envs.catalog import TestSpec, make_env, parse_test_spec
 from ltm_harness._envs.episode import (ActiveText, Actor, InlineSteps, Page, ProblemSet, Step, play_episode,
                                        run_inline)

@@ -31,7 +31,7 @@ from ltm_harness._errors import LLMError
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._store.records import LLMCall, Role
-from ltm_harness._engine.tokens import DEFAULT_ENCODING, get_tokenizer
+from ltm_harness._tokens import DEFAULT_ENCODING, get_tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 
 Outcome = Literal["ok", "429", "500", "drop", "malformed", "timeout"]
 _PREFIX = re.compile(r"^\[[^\]\n]*\]\s*")

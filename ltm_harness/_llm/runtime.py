@@ -8,7 +8,7 @@ from ltm_harness._llm.cache import LLMCache
 from ltm_harness._llm.client import Limits, LLMClient, LLMSettings
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import PriceTable
-from ltm_harness._engine.tokens import DEFAULT_ENCODING
+from ltm_harness._tokens import DEFAULT_ENCODING
 
 
 class LLMRuntime:

@@ -11,9 +11,8 @@ from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._report.load import RunData, load_run
 from ltm_harness._report.page import build_page
 from ltm_harness._report.tables import build_tables, entries, write_tables
-from ltm_harness._runner.run import slug
+from ltm_harness._store.layout import RunFolder, slug
 
-REPORT_NAME = "report.html"
 
 
 @dataclass
@@ -51,7 +50,7 @@ def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportF
         seen[key] = folder
     runs = [load_run(f) for f in folders]
     if output is None:
-        output = folders[0] / REPORT_NAME if len(folders) == 1 else default_compare_path(folders)
+        output = RunFolder(folders[0]).report if len(folders) == 1 else default_compare_path(folders)
     if output.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
     all_entries = entries(runs)

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 from ltm_harness._results.models import TestResult, measure_gaps
 from ltm_harness._store.events import SessionStart, TestEnd, TestStart, TurnEvent
 

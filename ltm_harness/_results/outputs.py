@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from ltm_harness._errors import RunFolderError
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
-from ltm_harness._store.files import read_run_file, read_run_json, validate_run_data, write_model, write_text
+from ltm_harness._store.files import first_error, read_run_file, read_run_json, write_model, write_text
 from ltm_harness._store.layout import AgentFolder, RunFolder
 
 _RESULTS = TypeAdapter(list[TestResult])
+_RESULT = TypeAdapter(TestResult)
 
 
 def write_agent_outputs(folder: AgentFolder, results: list[TestResult], summary: AgentSummary) -> None:
@@ -35,7 +36,14 @@ def read_results(folder: AgentFolder) -> list[TestResult]:
     data = read_run_json(folder.results)
     if not isinstance(data, list):
         raise RunFolderError(f"{folder.results}: expected a list of test results; run the run again to rewrite it")
-    return [validate_run_data(folder.results, item, TestResult) for item in data]
+    results = []
+    for i, item in enumerate(data):
+        try:
+            results.append(_RESULT.validate_python(item))
+        except ValidationError as exc:
+            raise RunFolderError(f"{folder.results}: test {i}: {first_error(exc)}; run the run again to rewrite "
+                                 "it") from None
+    return results
 
 
 @dataclass
@@ -98,3 +106,32 @@ def read_run_summary(run: RunFolder) -> RunSummary:
 
 def write_run_summary(run: RunFolder, summary: RunSummary) -> None:
     write_model(run.summary, summary)
+
+
+def check_finished_run(folder: RunFolder) -> None:
+    """`folder` holds a run that finished (its summary.json); else one line saying what it is and what to do."""
+    if folder.summary.is_file():
+        return
+    if folder.definitions.is_dir():
+        raise RunFolderError(f"{folder.path} has no summary.json: the run did not finish; finish it with `run --resume` "
+                             "(or run it again with --overwrite: its definitions are reused) to write summary.json")
+    runs = [RunFolder(p).name for p in sorted(folder.path.iterdir()) if p.is_dir() and RunFolder(p).is_run()] \
+        if folder.path.is_dir() else []
+    if runs:
+        raise RunFolderError(f"{folder.path} holds runs ({', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}), "
+                             f"not one run; give one of them, such as {folder.path / runs[0]}")
+    raise RunFolderError(f"{folder.path} is not a run folder: it has no summary.json (a run writes "
+                         "results/<run-name>/summary.json); give a run folder or run name")
+
+
+def find_run(arg: str | Path, results_root: Path = Path("results")) -> RunFolder:
+    """The finished run RUN names: a path to its folder, or a run name under `results_root`."""
+    direct = Path(arg)
+    candidates = [direct] + ([results_root / direct] if not direct.is_absolute() else [])
+    for path in candidates:
+        if path.is_dir():
+            check_finished_run(RunFolder(path))
+            return RunFolder(path)
+    tried = " and ".join(str(p) for p in dict.fromkeys(candidates))
+    raise RunFolderError(f"run {str(arg)!r} not found: there is no folder {tried}; give a run folder "
+                         f"(such as {results_root}/<run-name>) or the name of a run under {results_root}/")

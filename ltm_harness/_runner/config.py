@@ -135,7 +135,7 @@ class RunSection(_Strict):
     @field_validator("tokenizer")
     @classmethod
     def _offline_encoding(cls, v: str) -> str:
-        from ltm_harness._engine.tokens import SHIPPED_ENCODINGS
+        from ltm_harness._tokens import SHIPPED_ENCODINGS
 
         if v not in SHIPPED_ENCODINGS:
             raise ValueError(f"must be one of {', '.join(SHIPPED_ENCODINGS)} (the encodings available offline)")

@@ -55,7 +55,7 @@ class SimulatedChatAgent(OpenAIChatAgent):
         self._reply = self._make_reply(reply_tokens)
 
     def _make_reply(self, n: int) -> str:
-        from ltm_harness._engine.tokens import get_encoding
+        from ltm_harness._tokens import get_encoding
 
         enc = get_encoding(self._tokenizer.encoding_name)
         return enc.decode(enc.encode_ordinary(_REPLY_TEXT)[:n]).strip()

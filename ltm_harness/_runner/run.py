@@ -17,7 +17,7 @@ from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestProgram
 from ltm_harness._engine.session import Session, SessionSettings
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
-from ltm_harness._engine.tokens import Tokenizer, get_tokenizer
+from ltm_harness._tokens import Tokenizer, get_tokenizer
 from ltm_harness._errors import AgentError, ConfigError, LTMError
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt

@@ -8,7 +8,8 @@ thread and results that are always JSON (docs/environments.md).
 
 from ltm_harness._protocols.aivle.agent import Agent, ChatAgents, chat_agent_factory
 from ltm_harness._protocols.aivle.evaluator import EpisodeEvaluator, EvaluationResult, Evaluator, RewardEvaluator, StepCountEvaluator
-from ltm_harness._protocols.aivle.suite import CaseResult, SuiteResult, TestSuite, load_suite, register_suite
+from ltm_harness._protocols.aivle.catalog import load_suite, register_suite
+from ltm_harness._protocols.aivle.suite import CaseResult, SuiteResult, TestSuite
 from ltm_harness._protocols.aivle.testcase import EnvDriver, ReinforcementLearningTestCase, TestCase
 from ltm_harness._protocols.aivle.worker import CaseFailure, Worker, run_sync
 

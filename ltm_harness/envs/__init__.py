@@ -5,20 +5,9 @@ write new ones (docs/environments.md). Built in: bandit, keydoor (5x5, 6x6, 7x7)
 (shift, substitution).
 """
 
-from ltm_harness._envs.base import (
-    Action,
-    ActiveEnv,
-    Env,
-    EnvHeader,
-    EnvParams,
-    Example,
-    GradedAnswers,
-    InvalidAction,
-    Observation,
-    PassiveEnv,
-    Space,
-    StepResult,
-)
+from ltm_harness._envs.base import ActiveEnv, Env, PassiveEnv
+from ltm_harness._envs.header import (Action, EnvHeader, EnvParams, Example, GradedAnswers, InvalidAction, Observation,
+                                      Space, StepResult)
 from ltm_harness._envs.parsing import parse_action, parse_answers
 from ltm_harness._envs.catalog import (
     ENVIRONMENTS,

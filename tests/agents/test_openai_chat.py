@@ -21,7 +21,7 @@ from ltm_harness._agents.openai_chat import (
     parse_spec,
 )
 from ltm_harness._errors import LTMError
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 SECRET = "sk-test-SECRET123"

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from ltm_harness._engine.filler import FillerGenerator
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 
 tok = get_tokenizer()
 

@@ -17,7 +17,7 @@ from ltm_harness._authoring.example import TestExample, Wait
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestContext, TestOutcome
 from ltm_harness._engine.session import Session, SessionSettings
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 
 tok = get_tokenizer()
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)

@@ -2,7 +2,7 @@ import hashlib
 
 import pytest
 
-from ltm_harness._engine import tokens
+from ltm_harness import _tokens as tokens
 from ltm_harness._errors import LTMError
 
 

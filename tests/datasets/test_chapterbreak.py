@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ltm_harness._errors import LTMError
 from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import all_dataset_names, make_config, run_config
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 ChapterBreak = known_datasets()["chapterbreak"]

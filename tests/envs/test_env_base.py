@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from ltm_harness.envs import ActiveEnv, EnvHeader, InvalidAction, Space, make_env
-from ltm_harness._envs.base import Action, Observation
+from ltm_harness._envs.header import Action, Observation
 
 
 def header(min_score: float, max_score: float) -> EnvHeader:

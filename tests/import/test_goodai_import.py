@@ -17,7 +17,8 @@ from ltm_harness._runner.config import load_config
 from ltm_harness._authoring.definitions import Manifest, definitions_match
 from ltm_harness._errors import LTMError
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._interop.goodai import CONVERTERS, import_goodai
+from ltm_harness._interop.goodai import import_goodai
+from ltm_harness._interop.goodai_converters import CONVERTERS
 from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import TestResult
 from ltm_harness._runner.prepare import build_datasets

@@ -16,7 +16,8 @@ import pytest
 
 from ltm_harness._errors import LTMError
 from ltm_harness._protocols.l2m.logger import L2Logger, LogRecord, ScenarioInfo, ScenarioLog, read_scenario
-from ltm_harness._protocols.l2m.metrics import MetricsReport, compute_metrics, load_ste, scenario_dirs, write_metrics
+from ltm_harness._protocols.l2m.metrics import compute_metrics, load_ste, scenario_dirs, write_metrics
+from ltm_harness._protocols.l2m.metrics_report import MetricsReport
 
 Rows = list[tuple[int, str, str, dict[str, Any], list[float]]]
 T = datetime(2024, 1, 1)

@@ -28,6 +28,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", default="results", help="folder for run outputs (default: results)")
     p.add_argument("--list", action="store_true", help="list the tests, their sub-tests and params, and exit")
     p.add_argument("--quiet", action="store_true", help="print only the final table")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the interrupted run in results/<run-name>/ (same tests, trials and seed): "
+                            "finished agents are kept, turns already answered are replayed, never asked again")
+    again.add_argument("--overwrite", action="store_true", help="discard the results in results/<run-name>/ and run "
+                                                                 "again (its definitions are reused)")
 
 
 def _list_tests() -> int:
@@ -54,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ltm_harness._protocols.aiq import run_aiq
-    from ltm_harness._runner.run import slug
+    from ltm_harness._store.layout import slug
 
     if args.trials < 1:
         raise ConfigError(f"--trials {args.trials}: --trials must be at least 1; give 1 or more")
@@ -62,7 +68,8 @@ def main(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
     if args.quiet or not console.is_terminal:
         report = asyncio.run(run_aiq(args.tests, agents, trials=args.trials, seed=args.seed,
-                                     results_root=Path(args.results), run_name=args.run_name))
+                                     results_root=Path(args.results), run_name=args.run_name, resume=args.resume,
+                                     overwrite=args.overwrite))
     else:
         from ltm_harness._protocols.aiq import default_tests
         from ltm_harness._envs.catalog import env_class, parse_test_spec
@@ -73,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         with RunProgress(console, agents, n) as progress:
             report = asyncio.run(run_aiq(specs, agents, trials=args.trials, seed=args.seed,
                                          results_root=Path(args.results), run_name=args.run_name,
-                                         on_turn=progress.on_turn))
+                                         on_turn=progress.on_turn, resume=args.resume, overwrite=args.overwrite))
     table = Table(title=f"AIQ: mean normalised score per test ({args.trials} trials per active test)",
                   title_justify="left")
     table.add_column("test")

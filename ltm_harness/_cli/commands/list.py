@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._authoring.catalog import known_datasets
     from ltm_harness._envs.catalog import ENVIRONMENTS
     from ltm_harness._llm.judge import JUDGE_PROMPTS
-    from ltm_harness._protocols.aivle.suite import SUITES
+    from ltm_harness._protocols.aivle.catalog import SUITES
     from ltm_harness._resources import shipped
 
     console = Console()

@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._protocols.aivle.run import run_suite
-    from ltm_harness._protocols.aivle.suite import load_suite
+    from ltm_harness._protocols.aivle.catalog import load_suite
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     suite = load_suite(args.suite)

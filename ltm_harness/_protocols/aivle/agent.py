@@ -22,7 +22,7 @@ from ltm_harness._engine.channel import TurnPolicy
 from ltm_harness._engine.program import TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._engine.session import SessionSettings
-from ltm_harness._engine.tokens import DEFAULT_ENCODING, get_tokenizer
+from ltm_harness._tokens import DEFAULT_ENCODING, get_tokenizer
 from ltm_harness._envs.base import ActiveEnv
 from ltm_harness._envs.episode import ActiveText, ChatActor, Step
 from ltm_harness._protocols.aivle.worker import CaseFailure, Worker

@@ -42,7 +42,7 @@ from ltm_harness._agents.base import Agent
 from ltm_harness._engine.program import TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._engine.session import SessionSettings
-from ltm_harness._engine.tokens import get_tokenizer
+from ltm_harness._tokens import get_tokenizer
 from ltm_harness._envs.episode import ChatActor, InlineSteps, Step, TextEnv, play_episode
 from ltm_harness._errors import AgentError, DefinitionError, LTMError
 from ltm_harness._protocols.l2m.logger import L2Logger, LogRecord, ScenarioInfo, worker_slug

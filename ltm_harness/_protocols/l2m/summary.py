@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from pydantic import JsonValue
 
-from ltm_harness._protocols.l2m.metrics import MetricsReport
+from ltm_harness._protocols.l2m.metrics_report import MetricsReport
 
 
 def _num(value: float | int | None, digits: int = 2) -> str:
