@@ -95,3 +95,12 @@ class Tokenizer:
 @lru_cache(maxsize=4)
 def get_tokenizer(encoding: str = DEFAULT_ENCODING) -> Tokenizer:
     return Tokenizer(encoding)
+
+
+def short_count(n: float) -> str:
+    """A token count for people: 950, 1.5k, 500k, 1.36M."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.3g}M"
+    if n >= 1000:
+        return f"{n / 1000:.3g}k"
+    return f"{n:.0f}"

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from ltm_harness._tokens import short_count
+
 if TYPE_CHECKING:
     from ltm_harness._engine.session import Session
 
@@ -82,20 +84,13 @@ def duration(seconds: float) -> str:
     return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s" if m else f"{s}s"
 
 
-def tokens(n: float) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.2f}M"
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    return f"{n:,.0f}"
-
 
 def describe(p: AgentProgress, span: int | None) -> str:
     """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`."""
     parts = [f"{p.tests_done}/{p.tests_total} tests", f"{p.turns:,} turns"]
-    size = f"{tokens(p.tokens)} tokens"
+    size = f"{short_count(p.tokens)} tokens"
     if span:
-        size += f" ({p.tokens / span:.1f}x span {tokens(span)})"
+        size += f" ({p.tokens / span:.1f}x span {short_count(span)})"
     parts.append(size)
     parts.append("score -" if p.score is None else f"score {p.score:.2f}")
     parts.append(f"cost ${p.cost_usd:.4f}")

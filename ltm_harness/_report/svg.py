@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
+from ltm_harness._tokens import short_count
+
 PALETTE = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00",
            "#b82e2e", "#316395", "#994499", "#22aa99"]
 INK = "#333"
@@ -34,13 +36,6 @@ def _text(x: float, y: float, text: str, anchor: str = "middle", extra: str = ""
     return f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" fill="{INK}"{extra}>{escape(text)}</text>'
 
 
-def tokens_label(n: float) -> str:
-    """1500 -> 1.5k, 500000 -> 500k, 2000000 -> 2M."""
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.3g}M"
-    if n >= 1000:
-        return f"{n / 1000:.3g}k"
-    return f"{n:.0f}"
 
 
 def money(x: float) -> str:
@@ -168,7 +163,7 @@ def gap_chart(title: str, series: list[Series], width: float = 640, height: floa
     for t in _log_ticks(lo, hi, plot_w):
         x = sx(t)
         body.append(f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
-        body.append(_text(x, base + 14, tokens_label(t)))
+        body.append(_text(x, base + 14, short_count(t)))
     body.append(_text(left + plot_w / 2, height - 6, "achieved information gap (tokens, log scale)"))
     body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
     n = len(series)
@@ -190,7 +185,7 @@ def gap_chart(title: str, series: list[Series], width: float = 640, height: floa
             mg = 10 ** (sum(math.log10(g) for g, _ in members) / len(members))
             mv = sum(v for _, v in members) / len(members)
             tip = (f"{s.label}: mean score {mv:.2f} over {len(members)} test(s) with gaps "
-                   f"{tokens_label(min(g for g, _ in members))}–{tokens_label(max(g for g, _ in members))}")
+                   f"{short_count(min(g for g, _ in members))}–{short_count(max(g for g, _ in members))}")
             means.append((sx(mg), sy(mv), tip))
         if len(means) > 1:
             path = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in means)

@@ -45,23 +45,24 @@ class TurnEvent(BaseModel):
     errors: list[str] = Field(default_factory=list)  # why each failed attempt of this turn failed
 
 
-class TestStart(BaseModel):
+class _TestMoment(BaseModel):
+    """Where in the conversation something happened to a test (its `type` is set by each kind)."""
+
     __test__ = False
-    type: Literal["test_start"] = "test_start"
+    type: str
     test: str
     turn: int
     pos: int
     time: datetime
+
+
+class TestStart(_TestMoment):
+    type: Literal["test_start"] = "test_start"
     span: int  # the memory span the test's waits refer to
 
 
-class TestEnd(BaseModel):
-    __test__ = False
+class TestEnd(_TestMoment):
     type: Literal["test_end"] = "test_end"
-    test: str
-    turn: int
-    pos: int
-    time: datetime
     score: float
     max_score: float
     status: Literal["ok", "unscored", "errored"]

@@ -26,6 +26,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ltm_harness._store.lock import RunLock
 
@@ -52,6 +53,16 @@ DATA_LOG = "data-log.tsv"
 METRICS = "metrics.json"
 
 
+class _File:
+    """A file (or folder) of a folder by its name: `summary = _File(SUMMARY)` reads as `folder.summary`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: Any, owner: Any = None) -> Path:
+        return Path(folder.path) / self.name
+
+
 def slug(text: str) -> str:
     """A safe folder name: no separators, no leading dots (so never `.` or `..`)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
@@ -67,26 +78,24 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
 
 
 @dataclass(frozen=True)
-class AgentFolder:
-    """One agent's outputs: its event logs (one per session), and its results and summary once it finished."""
-
+class _Folder:
     path: Path
 
     @property
     def name(self) -> str:
         return self.path.name
 
-    @property
-    def results(self) -> Path:
-        return self.path / RESULTS
+    def lock(self) -> RunLock:
+        return RunLock(self.path / LOCK, self.path)
 
-    @property
-    def summary(self) -> Path:
-        return self.path / SUMMARY
 
-    @property
-    def events_dir(self) -> Path:
-        return self.path / EVENTS_DIR
+@dataclass(frozen=True)
+class AgentFolder(_Folder):
+    """One agent's outputs: its event logs (one per session), and its results and summary once it finished."""
+
+    results = _File(RESULTS)
+    summary = _File(SUMMARY)
+    events_dir = _File(EVENTS_DIR)
 
     def session_log(self, session_id: str) -> Path:
         """The event log of a session: `events.jsonl` for the one conversation, else `events/<session>.jsonl`."""
@@ -130,42 +139,19 @@ class AgentFolder:
 
 
 @dataclass(frozen=True)
-class RunFolder:
+class RunFolder(_Folder):
     """A run's folder (see the module's docstring for its layout)."""
-
-    path: Path
 
     @classmethod
     def named(cls, results_root: Path, run_name: str) -> "RunFolder":
         return cls(results_root / slug(run_name))
 
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def definitions(self) -> Path:
-        return self.path / DEFINITIONS
-
-    @property
-    def run_config(self) -> Path:
-        return self.path / RUN_CONFIG
-
-    @property
-    def imported_config(self) -> Path:
-        return self.path / IMPORTED_CONFIG
-
-    @property
-    def summary(self) -> Path:
-        return self.path / SUMMARY
-
-    @property
-    def report(self) -> Path:
-        return self.path / REPORT
-
-    @property
-    def aiq_report(self) -> Path:
-        return self.path / AIQ_REPORT
+    definitions = _File(DEFINITIONS)
+    run_config = _File(RUN_CONFIG)
+    imported_config = _File(IMPORTED_CONFIG)
+    summary = _File(SUMMARY)
+    report = _File(REPORT)
+    aiq_report = _File(AIQ_REPORT)
 
     @property
     def llm_cache(self) -> Path:
@@ -190,9 +176,6 @@ class RunFolder:
         """A folder a run wrote (finished or not)."""
         return self.summary.is_file() or self.definitions.is_dir()
 
-    def lock(self) -> RunLock:
-        return RunLock(self.path / LOCK, self.path)
-
     def clear(self) -> None:
         """Remove agent outputs, the summary, the saved config and the report of earlier runs in this folder, never
         anything else: the definitions stay (reused if they match)."""
@@ -210,27 +193,18 @@ class RunFolder:
 
 
 @dataclass(frozen=True)
-class ScenarioFolder:
+class ScenarioFolder(_Folder):
     """A syllabus run for one agent, in the l2logger layout."""
 
-    path: Path
     worker: str
 
     @classmethod
     def of(cls, out: Path, syllabus: str, worker: str) -> "ScenarioFolder":
         return cls(out / f"{syllabus}-{worker}", worker)
 
-    @property
-    def logger_info(self) -> Path:
-        return self.path / LOGGER_INFO
-
-    @property
-    def scenario_info(self) -> Path:
-        return self.path / SCENARIO_INFO
-
-    @property
-    def metrics(self) -> Path:
-        return self.path / METRICS
+    logger_info = _File(LOGGER_INFO)
+    scenario_info = _File(SCENARIO_INFO)
+    metrics = _File(METRICS)
 
     @property
     def data_log(self) -> Path:
@@ -240,9 +214,6 @@ class ScenarioFolder:
     def agent(self) -> AgentFolder:
         """The worker's folder, holding its conversation's event log beside its data log."""
         return AgentFolder(self.path / self.worker)
-
-    def lock(self) -> RunLock:
-        return RunLock(self.path / LOCK, self.path)
 
     def finished(self) -> bool:
         return self.data_log.is_file()

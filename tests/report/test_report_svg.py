@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ltm_harness._report.svg import (Bar, Series, _log_bounds, _log_ticks, bar_chart, cost_chart, gap_chart, money,
-                                    nice_ticks, tokens_label)
+                                    nice_ticks)
+from ltm_harness._tokens import short_count
 
 
 def test_ticks_and_labels():
@@ -16,7 +17,7 @@ def test_ticks_and_labels():
     assert _log_bounds(1000, 1000) == (1000, 2000)
     assert _log_ticks(500, 500_000, 1000) == [500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000]
     assert _log_ticks(500, 500_000, 200) == [1000, 10_000, 100_000]  # thinned to fit
-    assert [tokens_label(n) for n in (950, 1500, 500_000, 2_000_000)] == ["950", "1.5k", "500k", "2M"]
+    assert [short_count(n) for n in (950, 1500, 500_000, 2_000_000)] == ["950", "1.5k", "500k", "2M"]
     assert [money(x) for x in (0, 0.0042, 0.25, 3.5, 1234)] == ["$0", "$0.0042", "$0.25", "$3.50", "$1,234"]
 
 

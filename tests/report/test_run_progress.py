@@ -28,7 +28,7 @@ class FakeClock:
 def test_the_line_says_tests_turns_tokens_against_the_span_score_cost_and_eta():
     p = AgentProgress("a", 21, tests_done=12, turns=340, tokens=1_204_000, scored=12, score_sum=10.0, cost_usd=0.0123,
                       fraction=0.5, elapsed=80.0)
-    assert describe(p, 500_000) == ("12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), score 0.83, "
+    assert describe(p, 500_000) == ("12/21 tests, 340 turns, 1.2M tokens (2.4x span 500k), score 0.83, "
                                     "cost $0.0123, ETA 1m20s")
     fresh = AgentProgress("a", 21)
     assert describe(fresh, None) == "0/21 tests, 0 turns, 0 tokens, score -, cost $0.0000, ETA -"
@@ -46,7 +46,7 @@ async def test_live_display_counts_each_agents_tests_score_and_span(tmp_path, mo
     assert tasks["oracle"].completed == tasks["null"].completed == progress_module.BAR_STEPS
     assert tasks["oracle"].fields["detail"].startswith("4/4 tests, ")
     assert "score 1.00" in tasks["oracle"].fields["detail"] and "score 0.00" in tasks["null"].fields["detail"]
-    assert "x span 1,500)" in tasks["oracle"].fields["detail"] and "ETA 0s" in tasks["oracle"].fields["detail"]
+    assert "x span 1.5k)" in tasks["oracle"].fields["detail"] and "ETA 0s" in tasks["oracle"].fields["detail"]
 
 
 async def test_measure_follows_running_tests_through_their_plan(tmp_path):

@@ -1,4 +1,5 @@
-"""Options shared by commands that build a run from a config (`run`, `estimate`)."""
+"""Options shared by commands: agents, where results go and what to do with an earlier run there, and the run
+settings of commands that build a run from a config (`run`, `estimate`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,31 @@ from ltm_harness._runner.config import RunConfig
 from ltm_harness._errors import ConfigError
 
 
+AGENT_HELP = ("agent, repeatable: a spec (retrieval, recent:2000, openai:gpt-4o-mini@8k, http://127.0.0.1:8080/chat, "
+              "my_agent.py:MyAgent), or NAME=SPEC to name it")
+
+
+def add_agent_arguments(p: argparse.ArgumentParser, default: str | None = None, required: bool = False) -> None:
+    p.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT", required=required,
+                   help=AGENT_HELP + (f" (default: {default})" if default else ""))
+
+
+def add_results_arguments(p: argparse.ArgumentParser, where: str, option: str = "--results",
+                          default: str = "results") -> None:
+    """Where outputs go, and --resume / --overwrite for an earlier run there (`where` names the run's folder)."""
+    p.add_argument(option, default=default, help=f"folder for the outputs, which go to {where} (default: {default})")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help=f"continue the interrupted run in {where} (given as when it started): agents that finished "
+                            "are kept, turns already answered are replayed from the event logs, never asked again "
+                            "(with nothing to resume, the run starts)")
+    again.add_argument("--overwrite", action="store_true",
+                       help=f"discard the results in {where} and run again (test definitions are reused)")
+
+
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--config", default="default", help="YAML config path or shipped config name (default: default)")
-    p.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT",
-                   help="agent spec, repeatable (e.g. retrieval, recent:2000, openai:gpt-4o-mini, http://127.0.0.1:8080/chat)")
+    add_agent_arguments(p)
     p.add_argument("--span", type=int, help="memory span in tokens for every dataset (overrides the config)")
     p.add_argument("--examples", type=int, help="examples per dataset (overrides the config)")
     p.add_argument("--seed", type=int, help="seed for test generation and filler")
@@ -23,15 +45,11 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
     if args.span is not None:
         if args.span < 500:
             raise ConfigError(f"--span {args.span}: the span must be at least 500 tokens; give a larger --span")
-        cfg.datasets.args.memory_span = args.span
-        for entry in cfg.datasets.datasets:
-            entry.args.pop("memory_span", None)
+        _every_dataset(cfg, "memory_span", args.span)
     if args.examples is not None:
         if args.examples < 1:
             raise ConfigError(f"--examples {args.examples}: there must be at least 1 example per dataset; give --examples 1 or more")
-        cfg.datasets.args.dataset_examples = args.examples
-        for entry in cfg.datasets.datasets:
-            entry.args.pop("dataset_examples", None)
+        _every_dataset(cfg, "dataset_examples", args.examples)
     if args.seed is not None:
         cfg.config.seed = args.seed
     if getattr(args, "run_name", None):
@@ -40,3 +58,10 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
         cfg.config.isolated = True
     if getattr(args, "judge", None):
         cfg.config.judge.model = args.judge
+
+
+def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:
+    """`arg` for every dataset: the common value, and no dataset's own."""
+    setattr(cfg.datasets.args, arg, value)
+    for entry in cfg.datasets.datasets:
+        entry.args.pop(arg, None)

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
 from ltm_harness._errors import ConfigError
 
 NAME = "aiq"
@@ -18,22 +19,16 @@ DESCRIPTION = ("Play named tests with params, each trial in a fresh session, and
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT",
-                   help="agent spec, repeatable (default: retrieval)")
+    add_agent_arguments(p, default="retrieval")
     p.add_argument("--test", action="append", dest="tests", metavar="TEST",
-                   help="NAME[,KEY=VALUE...], repeatable, e.g. keydoor,env_name=7x7 (default: every built-in test)")
+                   help="NAME[,KEY=VALUE...], repeatable, e.g. keydoor,env_name=7x7 or my_env.py:MyEnv,steps=5 "
+                        "(default: every built-in test)")
     p.add_argument("--trials", type=int, default=10, help="episodes per active test (default 10; passive tests run once)")
     p.add_argument("--seed", type=int, default=0, help="seed the trials' seeds are drawn from (default 0)")
     p.add_argument("--run-name", default="aiq", help="results go to results/<run-name>/ (default aiq)")
-    p.add_argument("--results", default="results", help="folder for run outputs (default: results)")
+    add_results_arguments(p, "results/<run-name>/")
     p.add_argument("--list", action="store_true", help="list the tests, their sub-tests and params, and exit")
     p.add_argument("--quiet", action="store_true", help="print only the final table")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the interrupted run in results/<run-name>/ (same tests, trials and seed): "
-                            "finished agents are kept, turns already answered are replayed, never asked again")
-    again.add_argument("--overwrite", action="store_true", help="discard the results in results/<run-name>/ and run "
-                                                                 "again (its definitions are reused)")
 
 
 def _list_tests() -> int:

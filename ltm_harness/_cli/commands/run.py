@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import add_config_arguments, apply_overrides
+from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, apply_overrides
 from ltm_harness._errors import LTMError
 
 NAME = "run"
@@ -24,17 +24,10 @@ DEFAULT_AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 def add_arguments(run: argparse.ArgumentParser) -> None:
     add_config_arguments(run)
     run.add_argument("--run-name", help="name of the run; results go to results/<run-name>/")
-    run.add_argument("--results", default="results", help="folder for run outputs (default: results)")
+    add_results_arguments(run, "results/<run-name>/")
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
-    again = run.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the interrupted run in results/<run-name>/ (same config and options): finished "
-                            "agents are kept, turns already answered are replayed from the event log, never asked again "
-                            "(with nothing to resume, the run starts)")
-    again.add_argument("--overwrite", action="store_true",
-                       help="discard the results in results/<run-name>/ and run again (its definitions are reused)")
 
 
 def main(args: argparse.Namespace) -> int:

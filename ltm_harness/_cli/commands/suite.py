@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -25,16 +27,11 @@ DESCRIPTION = ("Load a TestSuite (or a function returning one) from an importabl
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("suite", metavar="MODULE:SUITE", help="e.g. ltm_harness.aivle.examples:suite or my_suite.py:build")
-    p.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT",
-                   help="agent spec, repeatable (default: retrieval)")
-    p.add_argument("--results", default="results", help="outputs go to <results>/suites/<suite_id>/ (default: results)")
+    p.add_argument("suite", metavar="SUITE", help="a suite's name (text-envs), or MODULE:NAME or path/to/file.py:NAME "
+                                                  "of a TestSuite or a function returning one")
+    add_agent_arguments(p, default="retrieval")
+    add_results_arguments(p, "<results>/suites/<suite-id>/")
     p.add_argument("--quiet", action="store_true", help="print only the tables")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue an interrupted run of this suite: agents that finished are kept, cases already "
-                            "played are replayed from their event logs, never asked again")
-    again.add_argument("--overwrite", action="store_true", help="discard the earlier results of this suite and run again")
 
 
 def _table(suite_id: str, spec: str, outcome: "SuiteResult") -> "Table":
@@ -78,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
     for spec, outcome in run.results.items():
         console.print(_table(suite.suite_id, spec, outcome))
         n_errors += sum(c.result.error is not None for c in outcome.results)
-    for spec in agents:
+    for spec in run.results:
         console.print(f"results of {escape(spec)}: {escape(str(run.folder.suite_results(spec)))} "
                       f"(chat turns in {escape(str(run.folder.agent(spec).events_dir))}/)")
     if n_errors:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
 
 if TYPE_CHECKING:
@@ -37,9 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        description="Play a syllabus to each agent (one conversation per agent), write l2logger "
                                    "logs and metrics.json, and print a summary.")
     r.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
-    r.add_argument("-a", "--agent", action="append", dest="agents", metavar="AGENT", required=True,
-                   help="agent spec, repeatable (e.g. retrieval, null, recent:2000, openai:gpt-4o-mini)")
-    r.add_argument("--out", default="results/l2m", help="folder for the logs (default: results/l2m)")
+    add_agent_arguments(r, required=True)
+    add_results_arguments(r, "<out>/<syllabus>-<agent>/", option="--out", default="results/l2m")
     r.add_argument("--seed", type=int, default=0, help="seed of the episodes (default: 0)")
     r.add_argument("--type", choices=TYPES, help="syllabus type whose rules must hold (default: the file's \"type\")")
     r.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs for relative performance "
@@ -47,11 +47,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--run-ste", action="store_true",
                    help="also run a fresh agent on each trained task alone (its training episodes only) and "
                         "use those runs as single-task experts")
-    again = r.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue an interrupted run of this syllabus (same syllabus, agents and --seed): turns "
-                            "already answered are replayed from its event log, never asked again")
-    again.add_argument("--overwrite", action="store_true", help="discard the earlier run's logs and run again")
     r.add_argument("--perf-measure", choices=("reward", "score"), default="reward",
                    help="metric column the metrics use: reward (sum of rewards) or score (the task's own "
                         "episode score); default: reward")
@@ -105,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ltm_harness._agents.specs import agent_factory
+    from ltm_harness._agents.specs import agent_choices
     from ltm_harness._protocols.l2m.logger import read_scenario, worker_slug
     from ltm_harness._protocols.l2m.metrics import compute_metrics, load_ste, write_metrics
     from ltm_harness._protocols.l2m.runner import RunSettings, run_syllabus
@@ -124,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.ste and args.run_ste:
         raise ConfigError("give either --ste DIR (existing expert logs) or --run-ste (run them now), not both")
     ste_given = load_ste(Path(args.ste), args.perf_measure) if args.ste else None
-    factories = {spec: agent_factory(spec) for spec in dict.fromkeys(args.agents)}
+    factories = {c.name: c.factory(None, {}) for c in agent_choices(args.agents)}
     settings = RunSettings(seed=args.seed)
     mode: RunMode = Resume() if args.resume else Fresh()
     out = Path(args.out)
@@ -150,14 +145,14 @@ def _run(args: argparse.Namespace) -> int:
 
         try:
             run.outcome = await run_syllabus(syllabus, make(), folder, settings, scenario_type=scenario_type,
-                                             on_experience=tick, mode=mode)
+                                             on_experience=tick, mode=mode, name=spec)
             if args.run_ste:
                 run.ste_dir = folder.path.with_name(f"{folder.path.name}-ste")
                 for task in trained:
                     expert = ScenarioFolder(run.ste_dir / task, folder.worker)
                     with expert.lock():
                         await run_syllabus(single_task_syllabus(syllabus, task), make(), expert, settings,
-                                           scenario_type="STE", mode=mode)
+                                           scenario_type="STE", mode=mode, name=spec)
         except AgentError as exc:  # an agent that fails must not take the others down
             run.error = str(exc)
         return run

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ltm_harness._agents.specs import agent_factory
-from ltm_harness._errors import ConfigError
+from ltm_harness._agents.specs import AgentLike, agent_choices
 from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.evaluator import EvaluationResult
 from ltm_harness._protocols.aivle.suite import SuiteResult, TestSuite
@@ -31,13 +30,13 @@ class SuiteRun:
     kept: list[str] = field(default_factory=list)  # agents that had finished before (resume): read back
 
 
-async def run_suite(suite: TestSuite, specs: Sequence[str], results_root: Path, *, resume: bool = False,
+async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: Path, *, resume: bool = False,
                     overwrite: bool = False,
                     on_case: Callable[[str, TestCase, EvaluationResult], None] | None = None) -> SuiteRun:
-    """Run `suite` with every chat agent in `specs`; results under results_root/suites/<suite-id>/."""
-    if len(set(specs)) != len(specs):
-        raise ConfigError("an agent is given twice; give each -a once")
-    factories = {spec: agent_factory(spec) for spec in specs}  # every spec checked before anything runs
+    """Run `suite` with every chat agent in `specs` (specs, NAME=SPEC, or agents as the library takes them);
+    results under results_root/suites/<suite-id>/."""
+    choices = agent_choices(specs)
+    factories = {c.name: c.factory(None, {}) for c in choices}  # every spec checked before anything runs
     root = suites_root(results_root)
     probe = RunFolder.named(root, suite.suite_id)
     claim = claim_folder(root, suite.suite_id, resume=resume, overwrite=overwrite,
@@ -46,7 +45,7 @@ async def run_suite(suite: TestSuite, specs: Sequence[str], results_root: Path, 
     mode: RunMode = Resume() if resume else Fresh()
     run = SuiteRun(folder, {}, list(claim.notes))
     try:
-        for spec in specs:
+        for spec in factories:
             path = folder.suite_results(spec)
             if resume and path.is_file():
                 run.results[spec] = read_run_file(path, SuiteResult)

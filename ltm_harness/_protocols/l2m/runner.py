@@ -195,20 +195,22 @@ class _Syllabus:
 async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | ScenarioFolder,
                        settings: RunSettings | None = None, factory: TaskFactory | None = None,
                        scenario_type: str = "custom", on_experience: Callable[[int, int], None] | None = None,
-                       mode: RunMode | None = None) -> RunOutcome:
+                       mode: RunMode | None = None, name: str | None = None) -> RunOutcome:
     """Play `syllabus` to `agent` (one conversation) and write its logs in the scenario folder (a Path: the worker
-    is named after the agent). `mode`: a fresh run (default), or `Resume()` to continue an interrupted one."""
+    is named after the agent). `mode`: a fresh run (default), or `Resume()` to continue an interrupted one; `name`:
+    the agent's name in the logs (default: its spec)."""
     settings = settings or RunSettings()
+    name = name or agent.name
     regimes = expand(syllabus)
     tasks = make_tasks(regimes, factory or env_task_factory, settings.seed, syllabus.source)
     folder = scenario_dir if isinstance(scenario_dir, ScenarioFolder) else ScenarioFolder(scenario_dir,
-                                                                                          worker_slug(agent.name))
+                                                                                          worker_slug(name))
     score_ranges: dict[str, list[float]] = {}
     for regime in regimes:
         low, high = tasks[_variant(regime.task, regime.params)].score_range
         known = score_ranges.setdefault(regime.task, [low, high])
         known[:] = [min(known[0], low), max(known[1], high)]
-    info = ScenarioInfo(scenario_type=scenario_type, syllabus=syllabus.name, agent=agent.name, seed=settings.seed,
+    info = ScenarioInfo(scenario_type=scenario_type, syllabus=syllabus.name, agent=name, seed=settings.seed,
                         ranges={"score": score_ranges})
     program = _Syllabus(syllabus, regimes, tasks, folder.worker, settings, on_experience)
     plan = (mode or Fresh()).agent(folder.agent, per_session=False)
@@ -216,16 +218,16 @@ async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | Sc
     io = plan.open(MAIN_SESSION, lambda: agent, lambda event: None)
     test = TestProgram(id=f"syllabus/{syllabus.name}", group="syllabus", span=0, script=("",), pauses=(Pause(),),
                        program=program)
-    settings_ = SessionSettings(agent_name=agent.name, session_id=MAIN_SESSION, start_time=settings.start_time,
+    settings_ = SessionSettings(agent_name=name, session_id=MAIN_SESSION, start_time=settings.start_time,
                                 seconds_per_turn=settings.seconds_per_turn, intro=None)
     session = await play_session(io, [test], settings_, get_tokenizer(settings.tokenizer), None)
     plan.check_used_up()
     if not program.finished:
         why = session.failure or session.channel.failed_reason or "the syllabus did not finish"
-        raise AgentError(f"agent {agent.name}: {why}; the log so far is in {io.log.path}")
+        raise AgentError(f"agent {name}: {why}; the log so far is in {io.log.path}")
     with L2Logger(folder.path, folder.worker, METRIC_COLUMNS, info) as logger:
         for record in program.records:
             logger.log(record)
-    return RunOutcome(syllabus=syllabus.name, agent=agent.name, scenario_dir=str(folder.path),
+    return RunOutcome(syllabus=syllabus.name, agent=name, scenario_dir=str(folder.path),
                       experiences=program.total, turns=session.stats().turns, invalid_replies=program.invalid,
                       incomplete_episodes=program.incomplete)
