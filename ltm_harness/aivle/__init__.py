@@ -7,6 +7,7 @@ thread and results that are always JSON (docs/environments.md).
 """
 
 from ltm_harness._protocols.aivle.agent import Agent, ChatAgents, chat_agent_factory
+from ltm_harness._protocols.aivle.run import run_suite
 from ltm_harness._protocols.aivle.evaluator import EpisodeEvaluator, EvaluationResult, Evaluator, RewardEvaluator, StepCountEvaluator
 from ltm_harness._protocols.aivle.catalog import load_suite, register_suite
 from ltm_harness._protocols.aivle.suite import CaseResult, SuiteResult, TestSuite
@@ -16,5 +17,5 @@ from ltm_harness._protocols.aivle.worker import CaseFailure, Worker, run_sync
 __all__ = [
     "Agent", "ChatAgents", "chat_agent_factory", "EpisodeEvaluator", "EvaluationResult", "Evaluator",
     "RewardEvaluator", "StepCountEvaluator", "CaseResult", "SuiteResult", "TestSuite", "load_suite", "CaseFailure",
-    "EnvDriver", "ReinforcementLearningTestCase", "TestCase", "Worker", "run_sync", "register_suite",
+    "EnvDriver", "ReinforcementLearningTestCase", "TestCase", "Worker", "run_sync", "register_suite", "run_suite",
 ]

@@ -23,11 +23,13 @@ ENVS = {
     "Action", "ActiveEnv", "Env", "EnvHeader", "EnvParams", "Example", "GradedAnswers", "InvalidAction",
     "Observation", "PassiveEnv", "Space", "StepResult", "parse_action", "parse_answers", "ENVIRONMENTS",
     "TestSpec", "env_class", "known_envs", "make_env", "parse_test_spec", "register_env",
+    "EnvDataset", "InConversation", "PassiveInConversation", "run_aiq", "evaluate_policy", "aiq_score",
+    "optimal_policy", "random_policy", "play_policy",
 }
 AIVLE = {
     "Agent", "ChatAgents", "chat_agent_factory", "EpisodeEvaluator", "EvaluationResult", "Evaluator",
     "RewardEvaluator", "StepCountEvaluator", "CaseResult", "SuiteResult", "TestSuite", "load_suite", "CaseFailure",
-    "EnvDriver", "ReinforcementLearningTestCase", "TestCase", "Worker", "run_sync", "register_suite",
+    "EnvDriver", "ReinforcementLearningTestCase", "TestCase", "Worker", "run_sync", "register_suite", "run_suite",
 }
 PUBLIC_MODULES = {"ltm_harness", "ltm_harness.__main__", "ltm_harness.envs", "ltm_harness.aivle",
                   "ltm_harness.aivle.examples", "ltm_harness.testing"}
