@@ -139,7 +139,7 @@ def _facts(n: int, seed_text: str) -> list[tuple[str, str, str]]:
 
 def generator_reply(messages: list[dict[str, Any]], short: bool = False) -> str:
     """Stages are told apart by the JSON key the request asks for: content, questions or answers."""
-    from ltm_harness._llm.generate import asked_count
+    from ltm_harness._llm.counted import asked_count
 
     prompt = _text(messages[-1])
     first = next(_text(m) for m in messages if m.get("role") == "user")  # the content step: the set's seed

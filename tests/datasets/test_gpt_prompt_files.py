@@ -24,7 +24,7 @@ from ltm_harness._authoring.gpt_generated import (
     load_prompt_file,
     prompt_files,
 )
-from ltm_harness._llm.generate import asked_count
+from ltm_harness._llm.counted import asked_count
 from ltm_harness._scoring.rules import contains_phrase, normalize
 
 

@@ -10,7 +10,7 @@ import pytest
 from ltm_harness._cli.main import main as cli
 from ltm_harness._errors import LTMError
 from ltm_harness._authoring.gpt_generated import load_prompt_file
-from ltm_harness._llm.generate import asked_count
+from ltm_harness._llm.counted import asked_count
 from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness.testing import make_config, run_config
 

@@ -19,8 +19,9 @@ def add_agent_arguments(p: argparse.ArgumentParser, default: str | None = None, 
 
 
 def add_results_arguments(p: argparse.ArgumentParser, where: str, option: str = "--results",
-                          default: str = "results") -> None:
-    """Where outputs go, and --resume / --overwrite for an earlier run there (`where` names the run's folder)."""
+                          default: str = "results", definitions: bool = True) -> None:
+    """Where outputs go, and --resume / --overwrite for an earlier run there (`where` names the run's folder;
+    `definitions`: the run saves test definitions, which --overwrite keeps)."""
     p.add_argument(option, default=default, help=f"folder for the outputs, which go to {where} (default: {default})")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
@@ -28,7 +29,8 @@ def add_results_arguments(p: argparse.ArgumentParser, where: str, option: str = 
                             "are kept, turns already answered are replayed from the event logs, never asked again "
                             "(with nothing to resume, the run starts)")
     again.add_argument("--overwrite", action="store_true",
-                       help=f"discard the results in {where} and run again (test definitions are reused)")
+                       help=f"discard the results in {where} and run again"
+                            + (" (test definitions are reused)" if definitions else ""))
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._errors import ConfigError
     from ltm_harness._authoring.gpt_generated import examples_path, load_prompt_file
     from ltm_harness._llm.endpoint import resolve_endpoint
-    from ltm_harness._llm.generate import generate
+    from ltm_harness._authoring.generate import generate
     from ltm_harness._llm.runtime import LLMRuntime
 
     if args.n < 1 or args.attempts < 1:

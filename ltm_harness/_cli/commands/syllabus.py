@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "logs and metrics.json, and print a summary.")
     r.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
     add_agent_arguments(r, required=True)
-    add_results_arguments(r, "<out>/<syllabus>-<agent>/", option="--out", default="results/l2m")
+    add_results_arguments(r, "<out>/<syllabus>-<agent>/", option="--out", default="results/l2m",
+                          definitions=False)
     r.add_argument("--seed", type=int, default=0, help="seed of the episodes (default: 0)")
     r.add_argument("--type", choices=TYPES, help="syllabus type whose rules must hold (default: the file's \"type\")")
     r.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs for relative performance "

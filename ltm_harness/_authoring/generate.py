@@ -12,9 +12,6 @@ runs reuse them and never call the generator.
 from __future__ import annotations
 
 import json
-import os
-import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,26 +20,13 @@ from pydantic import ValidationError
 from ltm_harness._errors import LLMError
 from ltm_harness._authoring.gpt_generated import ExamplesFile, GeneratedSet, PromptFile, examples_path, load_examples
 from ltm_harness._llm.client import LLMClient
+from ltm_harness._llm.counted import asked_count
+from ltm_harness._store.files import write_text
 from ltm_harness._store.records import LLMCall, UsageTotals
 from ltm_harness._scoring.rules import extract_json
 
 SYSTEM = ("You write test material for a memory benchmark. Follow the instructions exactly and reply with only the "
           "JSON object asked for, with no other text.")
-_NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                       "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
-_COUNTED = re.compile(r"\b(\d{1,2}|" + "|".join(_NUMBERS) + r")\b(?:\s+[a-z-]+){0,3}?\s+"
-                      r"(facts|questions|answers|items|steps|statements|sentences|pieces)\b", re.I)
-
-
-def asked_count(prompt: str) -> int | None:
-    """The number of items a prompt asks for ("ten distinct facts" -> 10), if it names one."""
-    found = _COUNTED.search(prompt)
-    if not found:
-        return None
-    word = found.group(1).lower()
-    return int(word) if word.isdigit() else _NUMBERS[word]
-
-
 @dataclass
 class GenerationReport:
     kept: int = 0
@@ -94,11 +78,7 @@ async def generate_set(client: LLMClient, model: str, prompt: PromptFile, index:
 
 
 def save_examples(path: Path, examples: ExamplesFile) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(examples.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(examples.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n")
 
 
 async def generate(client: LLMClient, model: str, prompt_path: Path, prompt: PromptFile, n: int,
