@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError
+from ltm_harness._agents.specs import check_agents
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
@@ -98,6 +99,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
     if judge:
         cfg.config.judge.model = judge
     chosen = list(agents or cfg.config.agents)
+    check_agents(chosen)  # a wrong agent is said before any folder is touched
     root = Path(results)
     claim = claim_folder(root, cfg.config.run_name, resume=resume, overwrite=overwrite)
     try:
@@ -105,6 +107,10 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
         prepared = prepare(cfg, root, source, resume=resume)
         if on_prepared is not None:
             on_prepared(prepared, claim)
+    except BaseException:
+        claim.give_up()
+        raise
+    try:
         mode: RunMode = Resume() if resume else Fresh()
         summary = await run_all(prepared, chosen, on_turn, mode=mode)
     finally:

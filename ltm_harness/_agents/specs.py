@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterator, Sequence, Union
 from ltm_harness._agents.base import Agent
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
-from ltm_harness._registry.loading import is_object_spec, load_object
+from ltm_harness._registry.loading import code_source, is_object_spec, load_object
 from ltm_harness._store.layout import slug
 
 AgentFactory = Callable[[], Agent]
 AgentLike = Union[str, Agent, type[Agent], Callable[[], Agent], tuple[str, Any]]
-_NAME = re.compile(r"^([A-Za-z0-9_.-]+)=(.+)$")
+NAMED = re.compile(r"^([A-Za-z0-9_.-]+)=(.+)$")  # NAME=SPEC
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _builtins() -> Iterator[Entry[AgentKind]]:
         def make(spec: str, module: str = module, cls: str = cls, **options: Any) -> Agent:
             import importlib  # an adapter's module (and its client library) is imported when it is used
 
-            return _construct(getattr(importlib.import_module(f"ltm_harness._agents.{module}"), cls), spec, options)
+            return make_with(getattr(importlib.import_module(f"ltm_harness._agents.{module}"), cls), spec, options)
 
         yield Entry(name, AgentKind(make, description, argument), "built-in", description)
 
@@ -67,10 +67,10 @@ def _accept(obj: Any, where: str) -> Iterator[Entry[AgentKind]]:
         yield Entry("", obj, where, obj.description)
     elif isinstance(obj, type) and issubclass(obj, Agent):
         description = getattr(obj, "description", "") or (obj.__doc__ or "").strip().split("\n")[0]
-        yield Entry("", AgentKind(lambda spec, **options: _construct(obj, spec, options), description), where,
+        yield Entry("", AgentKind(lambda spec, **options: make_with(obj, spec, options), description), where,
                     description)
     elif callable(obj):
-        yield Entry("", AgentKind(lambda spec, **options: _call(obj, spec, options), ""), where, "")
+        yield Entry("", AgentKind(lambda spec, **options: make_with(obj, spec, options), ""), where, "")
     else:
         raise DefinitionError(f"{where}: {obj!r} is not an agent (an ltm_harness.Agent subclass, or a function "
                               "returning one)")
@@ -85,7 +85,7 @@ def register_agent(name: str, agent: type[Agent] | Callable[..., Agent], descrip
     with `agent(spec)` (an Agent subclass, or a function of the spec returning an agent)."""
     kind = next(_accept(agent, name)).value
     AGENTS.register(AgentKind(kind.make, description or kind.description, kind.argument),
-                    f"code in {getattr(agent, '__module__', '?')}", name=name)
+                    code_source(agent), name=name)
 
 
 def _takes(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -98,14 +98,25 @@ def _takes(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in params}
 
 
-def _construct(cls: type[Agent], spec: str, options: dict[str, Any]) -> Agent:
-    return cls(spec, **_takes(cls, options))
-
-
-def _call(fn: Callable[..., Agent], spec: str, options: dict[str, Any]) -> Agent:
-    made = fn(spec, **_takes(fn, options))
+def make_with(make: Callable[..., Any], spec: str, options: dict[str, Any] | None = None) -> Agent:
+    """An agent from an Agent subclass or a function returning one: given the spec (or the agent's name) when it
+    takes an argument, and the options its signature names. Whatever goes wrong is an AgentError."""
+    try:
+        params = list(inspect.signature(make).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: give it nothing
+        params = []
+    takes_spec = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+                     and p.name not in (options or {}) for p in params)
+    what = getattr(make, "__qualname__", None) or repr(make)
+    try:
+        made = make(spec, **_takes(make, options or {})) if takes_spec else make(**_takes(make, options or {}))
+    except (AgentError, ConfigError, DefinitionError):
+        raise
+    except Exception as exc:
+        raise AgentError(f"agent {spec!r}: making it with {what} failed ({type(exc).__name__}: {exc}); fix it") from exc
     if not isinstance(made, Agent):
-        raise AgentError(f"agent {spec!r}: {fn!r} returned {type(made).__name__}, not an ltm_harness.Agent")
+        raise AgentError(f"agent {spec!r}: {what} returned {type(made).__name__}, not an ltm_harness.Agent; return "
+                         "an agent")
     return made
 
 
@@ -143,10 +154,6 @@ def agent_factory(spec: str, tokenizer: str | None = None,
         return checked.pop() if checked else kind.make(spec, **kwargs)
 
     return make
-
-
-def make_agent(spec: str) -> Agent:
-    return agent_factory(spec)()
 
 
 def display_spec(spec: str) -> str:
@@ -193,11 +200,10 @@ def _object_choice(name: str | None, obj: Any) -> AgentChoice:
         label = name or getattr(obj, "__name__", None) or type(obj).__name__
 
         def each(tokenizer: str | None, options: dict[str, dict[str, Any]]) -> AgentFactory:
+            checked = [make_with(obj, label)]  # made now, so that one that cannot be made stops the run before it starts
+
             def make() -> Agent:
-                made = obj() if isinstance(obj, type) else obj()
-                if not isinstance(made, Agent):
-                    raise AgentError(f"agent {label!r}: {obj!r} returned {type(made).__name__}, not an ltm_harness.Agent")
-                return made
+                return checked.pop() if checked else make_with(obj, label)
 
             return make
 
@@ -215,7 +221,7 @@ def agent_choice(item: AgentLike) -> AgentChoice:
         return agent_choice(f"{label}={what}") if isinstance(what, str) else _object_choice(_checked_name(label), what)
     if not isinstance(item, str):
         return _object_choice(None, item)
-    named = _NAME.match(item)
+    named = NAMED.match(item)
     name, spec = (_checked_name(named.group(1)), named.group(2)) if named else (None, item)
 
     def factory(tokenizer: str | None, options: dict[str, dict[str, Any]]) -> AgentFactory:
@@ -246,3 +252,20 @@ def agent_choices(items: Sequence[AgentLike]) -> list[AgentChoice]:
             raise ConfigError(f"agents {other!r} and {choice.name!r} would write to the same folder "
                               f"{slug(choice.name)!r}; name one of them differently (-a NAME=SPEC)")
     return choices
+
+
+def check_agents(items: Sequence[AgentLike]) -> None:
+    """Refuse, before a run starts, agents it cannot make: none, names given twice, unknown kinds, code that does not
+    load or is not an agent. (Whether an endpoint answers is only known when the run calls it.)"""
+    for choice in agent_choices(items):
+        if choice.spec is None:
+            continue
+        kind_name = _kind_name(choice.spec)
+        scope = AGENTS.scope()
+        if kind_name in scope:
+            continue
+        if is_object_spec(choice.spec):
+            next(_accept(load_object(choice.spec, "agent"), choice.spec))
+        else:
+            scope.find(choice.spec)  # unknown: the registry's error, listing the known kinds
+

@@ -17,7 +17,7 @@ from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.gpt_generated import PROMPTS_DIR, dataset_from_prompt_file, prompt_files, why_not_a_prompt_file
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry, Scope
-from ltm_harness._registry.loading import load_module_file
+from ltm_harness._registry.loading import code_source, load_module_file
 from ltm_harness._resources import shipped
 
 PACKAGE = "ltm_harness_datasets"
@@ -78,5 +78,5 @@ def dataset_class(name: str, scope: Scope[DatasetClass]) -> DatasetClass:
 
 def register_dataset(cls: DatasetClass) -> DatasetClass:
     """Make a dataset class known by its `name` to every run of this process (usable as a class decorator)."""
-    DATASETS.register(cls, f"code in {cls.__module__}")
+    DATASETS.register(cls, code_source(cls))
     return cls

@@ -1,4 +1,4 @@
-"""Command line: `python -m ltm_harness COMMAND` (commands live in ltm_harness/commands/)."""
+"""Command line: `python -m ltm_harness COMMAND` (each command is a module of ltm_harness/_cli/commands/, listed in its COMMANDS)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from ltm_harness._envs.guess import NumberGuess
 from ltm_harness._envs.keydoor import KeyDoor
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
+from ltm_harness._registry.loading import code_source
 
 def _accept(obj: Any, where: str) -> Iterator[Entry[type[Env]]]:
     """An environment class, or every environment class a module defines."""
@@ -53,7 +54,7 @@ def register_env(cls: type[Env]) -> type[Env]:
     """Make `cls` known by its `test_name` to `make_env`, test specs, the AIQ runner, syllabi and datasets (usable
     as a class decorator). A name can only be given to one class (or to a new version of the same class, when its
     module is loaded again)."""
-    ENVIRONMENTS.register(cls, f"code in {cls.__module__}")
+    ENVIRONMENTS.register(cls, code_source(cls))
     return cls
 
 

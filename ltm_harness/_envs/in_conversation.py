@@ -151,7 +151,7 @@ class EnvDataset(DatasetInterface):
 
         def record(step: Step) -> None:
             ctx.record_step(0, step.t, step.reward + 0.0, step.done, truncated=step.truncated, invalid=step.invalid,
-                            reason=step.info.get("reason"))
+                            reason=None if step.info.get("reason") is None else str(step.info["reason"]))
 
         await play_episode(InlineSteps(text), ChatActor(ctx.ask, text, record), on_step=between)
 

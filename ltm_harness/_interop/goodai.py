@@ -191,16 +191,19 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
         raise DefinitionError(describe_validation_error("the imported config", exc)) from None
     built = [(registry[d](memory_span=memory_span, seed=0, **a), counts[d]) for d, a in entries]
 
-    # Write: definitions (replacing an older import when forced, with the results made from it), manifest, config.
-    if definitions.exists():
-        shutil.rmtree(definitions)
-    target.clear()
-    every = [example for dataset in order for example in converted[dataset][1]]
-    write_definitions(definitions, every, Manifest(fingerprint=fingerprint(built), tests=[e.unique_id for e in every],
-                                                   imported_from=str(source.resolve())))
+    # Write, holding the folder (no run may be writing there): definitions (replacing an older import when forced,
+    # with the results made from it), manifest, config.
     config_path = target.imported_config
-    header = (f"# Written by `ltm-harness import-goodai` from {source.resolve()}.\n"
-              f"# The tests are the imported ones in {definitions}; run them with:\n"
-              f"#   python -m ltm_harness run -c {config_path}\n")
-    write_text(config_path, header + yaml.safe_dump(raw_config, sort_keys=False))
+    with target.lock():
+        if definitions.exists():
+            shutil.rmtree(definitions)
+        target.clear()
+        every = [example for dataset in order for example in converted[dataset][1]]
+        write_definitions(definitions, every, Manifest(fingerprint=fingerprint(built),
+                                                       tests=[e.unique_id for e in every],
+                                                       imported_from=str(source.resolve())))
+        header = (f"# Written by `ltm-harness import-goodai` from {source.resolve()}.\n"
+                  f"# The tests are the imported ones in {definitions}; run them with:\n"
+                  f"#   python -m ltm_harness run -c {config_path}\n")
+        write_text(config_path, header + yaml.safe_dump(raw_config, sort_keys=False))
     return ImportResult(run_dir, config_path, reports, dropped)

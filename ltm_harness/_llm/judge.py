@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
+from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.client import LLMClient
 from ltm_harness._store.records import LLMCall
@@ -98,12 +100,13 @@ JUDGE_PROMPTS: Registry[JudgePrompt] = Registry(
 
 def register_judge_prompt(name: str, prompt: JudgePrompt | dict[str, Any] | str | Path) -> None:
     """Make a judge prompt known by `name` (config.judge.prompt) to every run of this process."""
-    JUDGE_PROMPTS.register(prompt, f"code in {name}", name=name)
+    caller = sys._getframe(1).f_globals.get("__name__")  # a prompt has no module of its own: the registering code's
+    JUDGE_PROMPTS.register(prompt, code_source(None, caller), name=name)
 
 
 def load_judge_prompt(name_or_path: str) -> JudgePrompt:
     """A judge prompt by name (built-in, registered, from a package), or from a JSON file."""
-    if name_or_path.endswith(".json") or "/" in name_or_path or "\\" in name_or_path:
+    if name_or_path.endswith(".json") or "/" in name_or_path or "\\" in name_or_path or Path(name_or_path).is_file():
         path = Path(name_or_path)
         if not path.is_file():
             known = ", ".join(JUDGE_PROMPTS.scope())

@@ -106,17 +106,21 @@ def _datasets(tests: Sequence[TestSpec], trials: int, seed: int) -> list[tuple[D
 async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str], *, trials: int = DEFAULT_TRIALS,
                   seed: int = 0, results_root: Path = Path("results"), run_name: str = "aiq", concurrency: int = 8,
                   on_turn: Callable[[Session], None] | None = None, resume: bool = False,
-                  overwrite: bool = False) -> AIQReport:
+                  overwrite: bool = False, on_note: Callable[[str], None] | None = None) -> AIQReport:
     """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
     and return the AIQ report (also written to results/<run_name>/aiq.json). The run folder follows the rules of
     any run: a finished one is kept (the new run goes to `<name>-2`), an interrupted one is continued with `resume`
-    or discarded with `overwrite`."""
+    or discarded with `overwrite`; `on_note` hears what was done with an existing folder. The report's `run_name` is
+    the folder's name."""
     if trials < 1:
         raise ConfigError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
     claim = claim_folder(results_root, run_name, resume=resume, overwrite=overwrite)
     try:
+        if on_note is not None:  # what was done with an existing folder, or found in it
+            for note in [*claim.notes, *([claim.resuming] if claim.resuming else [])]:
+                on_note(note)
         cfg = RunConfig.model_validate({
             "config": {"run_name": claim.run_name, "seed": seed, "isolated": True,
                        "isolated_concurrency": concurrency},

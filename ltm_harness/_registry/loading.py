@@ -101,3 +101,15 @@ def group_entry_points(group: str) -> list[EntryPoint]:
 def entry_point_source(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
     return f"package {dist.name}" if dist is not None else f"entry point {ep.value}"
+
+
+def code_source(obj: object, caller: str | None = None) -> str:
+    """Where registered code comes from, as `list` shows it: its module, or its file when the module was loaded
+    from a file (a dataset folder's module, a `file.py:Name` spec), whose private module name says nothing."""
+    module_name = getattr(obj, "__module__", None) or caller or "?"
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if path and module_name.split(".")[0] in (USER_PACKAGE, "ltm_harness_datasets"):
+        return f"code in {path}"
+    return f"code in {module_name}"
+

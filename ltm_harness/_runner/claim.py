@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +22,14 @@ class Claim:
     lock: RunLock
     notes: list[str]  # what was done with an existing folder, or found in it
     resuming: str | None = None  # what a resume found: agents finished (kept) and interrupted
+    created: bool = False  # the folder did not exist before this claim
+
+    def give_up(self) -> None:
+        """Let go of the folder after a run that failed before any agent was called: a folder this claim created
+        holds nothing of value then (definitions are made again the same way), so it is removed."""
+        if self.created:
+            shutil.rmtree(self.folder.path, ignore_errors=True)
+        self.lock.release()
 
 
 def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, overwrite: bool = False,
@@ -29,6 +38,7 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
     to `<name>-2` (and so on); an interrupted one needs `resume` or `overwrite`. `finished` tells an agent that
     finished (default: as a run's; a suite's agents are finished when their results are written)."""
     folder = RunFolder.named(results_root, run_name)
+    created = not folder.path.exists()
     lock = folder.lock().acquire()
     notes = [f"a lock left by process {lock.took_over} (no longer running) was taken over"] if lock.took_over else []
     resuming = None
@@ -38,14 +48,17 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
         elif not resume:
             state = folder_state(folder, finished)
             if state.interrupted:
+                ended = f"; {_ended(lock)}" if lock.took_over else ""
                 raise RunFolderError(f"{folder.path} holds an interrupted run ({', '.join(state.interrupted)} did not "
-                                     "finish); pass --resume to continue it, or --overwrite to discard it and start again")
+                                     f"finish{ended}); pass --resume to continue it, or --overwrite to discard it and "
+                                     "start again")
             if state.finished:
                 lock.release()
                 name = free_run_name(results_root, run_name)
                 notes.append(f"{folder.path} holds a finished run, kept as it is; this run writes to "
                              f"{RunFolder.named(results_root, name).path} (--overwrite replaces the finished run instead)")
                 folder, run_name = RunFolder.named(results_root, name), name
+                created = not folder.path.exists()
                 lock = folder.lock().acquire()
         elif resume:
             state = folder_state(folder, finished)
@@ -57,7 +70,7 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
     except BaseException:
         lock.release()
         raise
-    return Claim(folder, run_name, lock, notes, resuming)
+    return Claim(folder, run_name, lock, notes, resuming, created)
 
 
 def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = False,
@@ -71,7 +84,8 @@ def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = Fals
         if overwrite:
             folder.clear()
         elif not resume and folder.agent.has_logs() and not folder.finished():
-            raise RunFolderError(f"{folder.path} holds an interrupted run; pass --resume to continue it, or "
+            ended = f" ({_ended(lock)})" if lock.took_over else ""
+            raise RunFolderError(f"{folder.path} holds an interrupted run{ended}; pass --resume to continue it, or "
                                  "--overwrite to discard it and start again")
         elif not resume and folder.finished():
             lock.release()
@@ -87,3 +101,8 @@ def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = Fals
         lock.release()
         raise
     return folder, lock, notes
+
+
+def _ended(lock: RunLock) -> str:
+    """Said of an interrupted run whose process was killed while it held the folder."""
+    return f"its process {lock.took_over} ended while it ran"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ltm_harness._agents.base import AgentMessage, Reply
+from ltm_harness._agents.specs import NAMED
 from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, OpenAIChatAgent, parse_spec, timestamp_prefix
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
@@ -77,7 +78,10 @@ class SimulatedChatAgent(OpenAIChatAgent):
 
 async def estimate(cfg: RunConfig, agent_spec: str, source: str = "config", max_context: int | None = None,
                    reply_tokens: int = DEFAULT_REPLY_TOKENS) -> list[Estimate]:
-    """Estimates for full context and, when given (as `@N` in the spec or `max_context`), for a window of N tokens."""
+    """Estimates for full context and, when given (as `@N` in the spec or `max_context`), for a window of N tokens.
+    `agent_spec` may name the agent (`NAME=openai:MODEL`): rows show the name, the spec sets model and window."""
+    named = NAMED.match(agent_spec)
+    shown, agent_spec = (named.group(1), named.group(2)) if named else (agent_spec, agent_spec)
     model, spec_context = parse_spec(agent_spec) if agent_spec.startswith("openai:") else (agent_spec, None)
     windows: list[int | None] = [None]
     if spec_context or max_context:
@@ -95,7 +99,7 @@ async def estimate(cfg: RunConfig, agent_spec: str, source: str = "config", max_
 
             run = await run_agent(prepared, spec, make)
             s = run.summary
-            out.append(Estimate(agent=agent_spec, model=model, max_context=window, agent_calls=s.turns,
+            out.append(Estimate(agent=shown, model=model, max_context=window, agent_calls=s.turns,
                                 filler_calls=s.filler_turns, conversation_tokens=s.conversation_tokens,
                                 prompt_tokens=s.agent_prompt_tokens, completion_tokens=s.agent_completion_tokens,
                                 cost_usd=prices.cost(model, s.agent_prompt_tokens, s.agent_completion_tokens)))

@@ -52,9 +52,23 @@ class PreparedRun:
         return out
 
 
+def config_base(source: str) -> Path:
+    """Where a config's relative paths start: the config file's folder (the current folder for a config in code)."""
+    return Path(source).parent if Path(source).is_file() else Path.cwd()
+
+
+def dataset_spec(name: str, base: Path) -> str:
+    """A dataset's name as the config gives it; a `path/to/file.py:Class` spec with its relative path taken from
+    `base`, as `dataset_dirs` are."""
+    target, sep, attr = name.rpartition(":")
+    if sep and target.endswith(".py") and not Path(target).is_absolute():
+        return f"{(base / target).resolve()}:{attr}"
+    return name
+
+
 def dataset_dirs(cfg: RunConfig, source: str) -> list[Path]:
     """`config.dataset_dirs`, relative paths taken from the config file's folder."""
-    base = Path(source).parent if Path(source).is_file() else Path.cwd()
+    base = config_base(source)
     dirs = []
     for i, d in enumerate(cfg.config.dataset_dirs):
         path = (base / d).resolve()
@@ -70,9 +84,10 @@ def build_datasets(cfg: RunConfig, source: str = "config", registry: Scope[Datas
         registry = known_datasets(dataset_dirs(cfg, source))
     built = []
     seen = set()
+    base = config_base(source)
     for i, entry in enumerate(cfg.datasets.datasets):
         try:
-            cls = dataset_class(entry.name, registry)
+            cls = dataset_class(dataset_spec(entry.name, base), registry)
         except LTMError as exc:
             raise ConfigError(f"{source}: datasets.datasets[{i}].name: {exc}") from None
         if entry.name in seen:
@@ -121,9 +136,11 @@ def _config_difference(saved: dict[str, Any], now: dict[str, Any], where: str = 
     return None
 
 
-def _saved_config(cfg: RunConfig, dirs: list[Path]) -> RunConfig:
-    saved = cfg.model_copy(deep=True)
-    saved.config.dataset_dirs = [str(d) for d in dirs]  # absolute: the saved config has no folder of its own
+def _saved_config(cfg: RunConfig, dirs: list[Path], source: str) -> RunConfig:
+    saved = cfg.model_copy(deep=True)  # paths absolute: the saved config has no folder of its own
+    saved.config.dataset_dirs = [str(d) for d in dirs]
+    for entry in saved.datasets.datasets:
+        entry.name = dataset_spec(entry.name, config_base(source))
     return saved
 
 
@@ -144,7 +161,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     else:
         built, known = list(datasets), {d.name for d, _ in datasets}
     folder = folder or RunFolder.named(results_root, cfg.config.run_name)
-    saved = _saved_config(cfg, dirs)
+    saved = _saved_config(cfg, dirs, source)
     resuming = resume and _check_resumable(folder, saved)
     if (existing_only or resuming) and not definitions_match(folder.definitions, built):
         raise RunFolderError(f"{folder.definitions}: the datasets' code or settings changed since the run, so its "
@@ -178,6 +195,6 @@ def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
         raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
     if differs:
-        raise ConfigError(f"{path}: {differs} differs from the run being resumed; give the same config and options "
-                          "as when it started (-c, --span, --examples, --seed ...), or run it again with --overwrite")
+        raise ConfigError(f"{path}: {differs} differs from the run being resumed; resume it with the config and "
+                          "options it was started with, or run it again with --overwrite")
     return has_outputs

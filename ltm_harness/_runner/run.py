@@ -24,7 +24,8 @@ from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult, summarize_agent
-from ltm_harness._results.outputs import AgentOutputs, read_summary, write_agent_outputs, write_run_summary
+from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
+                                          write_run_summary)
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.modes import Fresh, RunMode, SessionIO
 from ltm_harness._runner.prepare import PreparedRun
@@ -177,8 +178,15 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         if not cfg.isolated:
             results = await one_session(MAIN_SESSION, tests)
         else:
-            parts = await asyncio.gather(*(one_session(slug(f"{e.dataset_name}__{e.example_id}"), [(d, e)], limit)
-                                           for d, e in tests))
+            tasks = [asyncio.ensure_future(one_session(slug(f"{e.dataset_name}__{e.example_id}"), [(d, e)], limit))
+                     for d, e in tests]
+            try:
+                parts = await asyncio.gather(*tasks)
+            except BaseException:  # one session failed: stop the others before the folder is given up
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
             results = [r for part in parts for r in part]
     except BaseException:
         plan.abandon()
@@ -232,9 +240,11 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
     errors = {c.name: (str(o) if isinstance(o, AgentError) else f"agent {c.name}: {o}")
               for c, o in zip(choices, outcomes) if isinstance(o, LTMError)}
     errors.update({r.spec: r.error for r in runs if r.error})
+    given = {slug(c.name) for c in choices}  # agents that finished in this folder before, not given now, stay in it
+    kept = [o.summary for f in prepared.folder.agent_folders() if f.name not in given and (o := finished_outputs(f))]
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,
-                         agents=[r.summary for r in runs], errors=errors)
+                         agents=[r.summary for r in runs] + kept, errors=errors)
     write_run_summary(prepared.folder, summary)
     return summary
 

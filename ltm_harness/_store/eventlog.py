@@ -119,11 +119,42 @@ def check_session_start(path: Path, event: Event) -> None:
 
 
 def read_events(path: Path) -> list[Event]:
-    with path.open(encoding="utf-8") as f:
-        events = [event_adapter.validate_json(line) for line in f if line.strip()]
-    if events:
-        check_session_start(path, events[0])
-    return events
+    """Every event of a log, checked (a damaged or foreign log is a RunFolderError)."""
+    return _read_log(path, resume=False)[1]
+
+
+def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[int]]:
+    """The log's lines, their events and the byte offset where each ends; with `resume`, a last line cut short by a
+    crash is left out rather than refused."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
+                             "the run folder is damaged") from None
+    lines: list[str] = []
+    events: list[Event] = []
+    offsets: list[int] = []  # the byte offset where each kept line ends
+    at = 0
+    for chunk in raw.splitlines(keepends=True):
+        end = at + len(chunk)
+        complete = chunk.endswith(b"\n")
+        text = chunk.decode("utf-8", errors="replace").strip()
+        at = end
+        if not text:
+            continue
+        try:
+            event = parse_event(text)
+        except (ValidationError, ValueError):
+            if resume and not complete:  # the last line, cut short by a crash
+                break
+            raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
+                                 "(run it again with --overwrite)") from None
+        if not lines:
+            check_session_start(path, event)
+        lines.append(text)
+        events.append(event)
+        offsets.append(end)
+    return lines, events, offsets
 
 
 class SessionRecord:
@@ -136,34 +167,7 @@ class SessionRecord:
 
     def __init__(self, path: Path, resume: bool = False) -> None:
         self.path = path
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
-                            "the run folder is damaged") from None
-        lines: list[str] = []
-        events: list[Event] = []
-        offsets: list[int] = []  # the byte offset where each kept line ends
-        at = 0
-        for chunk in raw.splitlines(keepends=True):
-            end = at + len(chunk)
-            complete = chunk.endswith(b"\n")
-            text = chunk.decode("utf-8", errors="replace").strip()
-            at = end
-            if not text:
-                continue
-            try:
-                event = parse_event(text)
-            except (ValidationError, ValueError):
-                if resume and not complete:  # the last line, cut short by a crash
-                    break
-                raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
-                                "(run it again with --overwrite)") from None
-            if not lines:
-                check_session_start(path, event)
-            lines.append(text)
-            events.append(event)
-            offsets.append(end)
+        lines, events, offsets = _read_log(path, resume)
         if resume and events:
             start = events[0]
             check_format(path, getattr(start, "format", 0), EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, "event log (to resume)")

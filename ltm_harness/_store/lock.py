@@ -69,20 +69,28 @@ class RunLock:
         except OSError as exc:
             raise RunFolderError(f"cannot write results under {self.folder.parent}: {exc.strerror or exc} "
                                  f"({self.folder}); give another results folder") from None
-        if not _try_lock(fd):
-            holder = _holder(fd)
+        try:
+            locked = _try_lock(fd)
+            if not locked:
+                holder = _holder(fd)
+                who = f"process {holder}" if holder is not None else "another process"
+                if holder == os.getpid():
+                    who = "this process (another run in it)"
+                raise RunFolderError(f"{self.folder} is in use by {who}; wait for it to finish (or stop it), or "
+                                     "write this run to another folder (another run name or results folder)")
+            previous = _holder(fd)
+            if previous is not None and previous != os.getpid():
+                self.took_over = previous  # it held the lock and ended without letting go: killed
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except OSError as exc:  # e.g. a network file system without locks, or a full disk
             os.close(fd)
-            who = f"process {holder}" if holder is not None else "another process"
-            if holder == os.getpid():
-                who = "this process (another run in it)"
-            raise RunFolderError(f"{self.folder} is in use by {who}; wait for it to finish (or stop it), or give "
-                                 "another --run-name")
-        previous = _holder(fd)
-        if previous is not None and previous != os.getpid():
-            self.took_over = previous  # it held the lock and ended without letting go: killed
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+            raise RunFolderError(f"cannot lock {self.path}: {exc.strerror or exc}; give a results folder on a file "
+                                 "system that supports file locks (a local disk)") from None
+        except BaseException:
+            os.close(fd)
+            raise
         self._fd = fd
         return self
 

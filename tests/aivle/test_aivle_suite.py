@@ -210,3 +210,31 @@ def test_suite_command_errors(tmp_path: Path, capsys):
     assert err.startswith("error: unknown agent 'nobody'") and "Traceback" not in err
     assert main(["suite", "nowhere:suite", "--results", str(tmp_path)]) == 2
     assert "suite 'nowhere:suite': cannot import 'nowhere'" in capsys.readouterr().err
+
+
+def test_an_agent_that_cannot_resume_a_suite_stops_with_one_line_and_stays_resumable(tmp_path: Path, capsys):
+    """An agent error (here: no restore) is not a result of the case: the agent's results are not written, the
+    other agents still play, the command says why in one line, and a later resume can continue it."""
+    agent_file = tmp_path / "forgetful.py"
+    agent_file.write_text(textwrap.dedent("""
+        from ltm_harness import Agent
+
+        class Forgetful(Agent):
+            async def reply(self, message, oracle_hint=None):
+                return '{"action": 50}'
+    """), encoding="utf-8")
+    args = ["suite", "text-envs", "-a", f"f={agent_file}:Forgetful", "-a", "oracle", "--results", str(tmp_path),
+            "--quiet"]
+    assert main(args) == 0
+    folder = tmp_path / "suites" / "text-envs"
+    (folder / "f.json").unlink()  # as if killed in the middle of its last case
+    log = folder / "f" / "events" / "guess-1-100.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(lines[:6]), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be resumed" in err and "no results written for f; --resume continues it" in err
+    assert "Traceback" not in err
+    assert not (folder / "f.json").exists() and (folder / "oracle.json").is_file()
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 6  # nothing was played live in its place

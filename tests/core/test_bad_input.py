@@ -378,10 +378,6 @@ CASES = [
     Case("syllabus-bad-phase-label",
          lambda tmp: ["syllabus", "validate", str(put(tmp / "s.json", json.dumps([{"$phase": "train-1"}])))],
          ("s.json", "instruction 0", "phase")),
-    Case("syllabus-run-unknown-task",
-         lambda tmp: ["syllabus", "run", str(put(tmp / "s.json", json.dumps(
-             [{"$phase": "1.train"}, {"$repeat": {"$episode": "maze"}, "count": 1}]))), "-a", "null", "--out", "l2m"],
-         ("s.json", "instruction 1", "maze")),
     Case("syllabus-run-ste-missing", lambda tmp: ["syllabus", "run", "cl-bandit", "-a", "null", "--ste", "noexperts",
                                                   "--out", "l2m"], ("noexperts",)),
     Case("syllabus-metrics-missing-folder", lambda tmp: ["syllabus", "metrics", "nologs"], ("nologs",)),
@@ -496,10 +492,13 @@ RULE_BREAKERS: list[tuple[str, str | None, list[dict[str, Any]]]] = [
     ("ant-test-phases", "ANT_C", [P("1.train"), R("bandit"), R("guess")]),
     ("ant-several-tasks", "ANT_C", [P("1.train"), R("bandit"), P("1.test"), R("bandit")]),
     ("ant-no-variation", "ANT_A", [P("1.train"), R("bandit", horizon=5), R("bandit", horizon=6), P("1.test"), R("guess")]),
+    ("task", None, [P("1.train"), R("maze")]),  # not an environment
+    ("task", None, [P("1.train"), R("bandit", horizn=5)]),  # not a param of the bandit
+    ("task", None, [P("1.train"), R("bandit", seed=5)]),  # seeds come from --seed
 ]
 
 
-@pytest.mark.parametrize("rule, kind, instructions", RULE_BREAKERS, ids=[r[0] for r in RULE_BREAKERS])
+@pytest.mark.parametrize("rule, kind, instructions", RULE_BREAKERS, ids=[f"{r[0]}-{i}" for i, r in enumerate(RULE_BREAKERS)])
 def test_syllabus_rule_violations(rule: str, kind: str | None, instructions: list[dict[str, Any]], tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     path = put(tmp_path / f"{rule}.json", json.dumps(instructions))

@@ -75,3 +75,36 @@ def test_rescore_takes_the_lock_too(tmp_path: Path, capsys: pytest.CaptureFixtur
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock is the POSIX lock")
+def test_a_file_system_without_locks_is_one_line_and_leaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    opened_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    folder = RunFolder(tmp_path / "run")
+    with pytest.raises(RunFolderError, match=r"cannot lock .*\.lock: No locks available; give a results folder on a "
+                                             r"file system that supports file locks"):
+        folder.lock().acquire()
+    if opened_before is not None:
+        assert len(os.listdir("/proc/self/fd")) == opened_before  # the lock file was closed
+
+
+def test_an_interrupted_run_whose_process_was_killed_says_so_when_refused(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]):
+    args = ["run", "--quiet", "--no-report", "-a", "null", "--results", str(tmp_path), "--examples", "1"]
+    assert main(args) == 0
+    (tmp_path / "default" / "null" / "summary.json").unlink()  # as if killed before the end
+    holder = hold(tmp_path / "default")
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"holds an interrupted run (null did not finish; its process {holder.pid} ended while it ran)" in err
+    assert main([*args, "--resume"]) == 0

@@ -146,6 +146,10 @@ def test_agents_given_as_objects_from_the_library(tmp_path: Path):
     assert {r.dataset for r in out.results("cls")} == {"colours", "kv"}
     assert out.events("factory")["main"][0].type == "session_start"
     assert ltm_harness.read_run(out.path).summary == out.summary
+    log = out.path / "cls" / "events.jsonl"
+    log.write_text(log.read_text(encoding="utf-8") + '{"type": "turn", "i": "x"}\n', encoding="utf-8")
+    with pytest.raises(ltm_harness.RunFolderError, match=r"events.jsonl: line \d+ is not a valid event"):
+        ltm_harness.read_run(out.path).events("cls")
     isolated = make_config(["kv"], span=1000, isolated=True, examples=2)
     with pytest.raises(ltm_harness.ConfigError, match="given as an instance, which holds one conversation"):
         ltm_harness.run(isolated, agents=[Parrot()], results=tmp_path)
@@ -168,6 +172,9 @@ def test_names_belong_to_one_thing_and_unknown_names_list_the_known(tmp_path: Pa
         ltm_harness.run(make_config(["colour"]), agents=["null"], results=tmp_path / "r")
     with pytest.raises(ltm_harness.AgentError, match="unknown agent 'orcale'; known agents: http, null, openai, oracle"):
         ltm_harness.run(make_config(["kv"]), agents=["orcale"], results=tmp_path / "r")
+    with pytest.raises(ltm_harness.ConfigError, match="nowhere.py does not exist"):
+        ltm_harness.run(make_config(["kv"]), agents=[f"{tmp_path / 'nowhere.py'}:Agent"], results=tmp_path / "r")
+    assert not (tmp_path / "r" / "t").exists()  # a run refused before it started leaves no folder behind
     with pytest.raises(ltm_harness.ConfigError, match="agent 'a' is given twice"):
         ltm_harness.run(make_config(["kv"]), agents=["a=null", "a=oracle"], results=tmp_path / "r")
     from ltm_harness.envs import make_env
@@ -257,3 +264,98 @@ def test_aiq_plays_a_user_environment_named_by_its_file(tmp_path: Path, capsys):
     assert report["tests"] == [spec]
     scores = {a["agent"]: a["aiq"] for a in report["agents"]}
     assert scores == {"oracle": 1.0, "null": 0.0}
+
+
+def test_a_dataset_named_by_its_file_is_found_from_the_configs_folder(tmp_path: Path):
+    """`- name: mine/capitals.py:Capitals` is read from the config file's folder (as dataset_dirs are), whatever the
+    current folder; the saved config names the file absolutely, so the run is re-scored from anywhere."""
+    project = tmp_path / "project"
+    (project / "mine").mkdir(parents=True)
+    (project / "mine" / "capitals.py").write_text(textwrap.dedent('''
+        from ltm_harness import Dataset
+
+        class Capitals(Dataset):
+            name = "capitals"
+
+            def generate_examples(self, n):
+                return [self.make_example(i, ["The capital of Zembla is Quorn.", "What is the capital of Zembla?"],
+                                          [False, True], ["Quorn"], oracle_answers=["Quorn"]) for i in range(n)]
+
+            def evaluate_correct(self, questions, responses, expected):
+                ok = "quorn" in responses[0].lower()
+                return float(ok), 1.0, ["recalled" if ok else "forgot"]
+    '''))
+    config = project / "config.yml"
+    config.write_text("datasets:\n  args: {memory_span: 1000, dataset_examples: 1}\n"
+                      "  datasets:\n    - name: mine/capitals.py:Capitals\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = cli(["run", "-c", str(config), "-a", "oracle", "--results", str(tmp_path / "r"), "--quiet"], elsewhere)
+    assert run.returncode == 0, run.stderr
+    saved = json.loads((tmp_path / "r" / "default" / "run_config.json").read_text())
+    assert saved["datasets"]["datasets"][0]["name"] == f"{project / 'mine' / 'capitals.py'}:Capitals"
+    again = cli(["rescore", str(tmp_path / "r" / "default")], tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert ltm_harness.read_run(tmp_path / "r" / "default").results("oracle")[0].score == 1.0
+
+
+def test_functions_making_agents_with_or_without_the_spec(tmp_path: Path, capsys, monkeypatch):
+    """A function returning an agent works everywhere a class does: given the spec (or the agent's name) when it
+    takes an argument; one that fails or returns something else is one AgentError."""
+    (tmp_path / "makers.py").write_text(textwrap.dedent('''
+        from ltm_harness import Agent
+
+        class Said(Agent):
+            async def reply(self, message, oracle_hint=None):
+                return f"{self.spec} heard you"
+
+        def plain():
+            return Said("plain-made")
+
+        def with_spec(spec):
+            return Said(spec)
+
+        def broken(spec):
+            raise KeyError("no model")
+
+        def not_an_agent():
+            return 42
+    '''))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--examples", "1", "--span", "1000", "-a", "makers.py:plain", "-a", "w=makers.py:with_spec",
+                 "--results", str(tmp_path / "r"), "--quiet", "--no-report"]) == 0
+    replies = {agent: json.loads((tmp_path / "r" / "default" / folder / "events.jsonl").read_text().splitlines()[1])
+               ["reply"] for agent, folder in (("plain", "makers.py_plain"), ("w", "w"))}
+    assert replies == {"plain": "plain-made heard you", "w": "makers.py:with_spec heard you"}
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import makers  # type: ignore[import-not-found]  # from the current folder, as a library user would
+
+    out = ltm_harness.run(make_config(["kv"], span=1000), agents=[("a", makers.plain), ("b", makers.with_spec)],
+                          results=tmp_path / "lib")
+    assert out.results("b")[0].responses[0] == "b heard you"
+    for maker, message in (("broken", r"making it with broken failed \(KeyError: 'no model'\)"),
+                           ("not_an_agent", "not_an_agent returned int, not an ltm_harness.Agent")):
+        with pytest.raises(ltm_harness.AgentError, match=message):
+            ltm_harness.run(make_config(["kv"], span=1000), agents=[getattr(makers, maker)], results=tmp_path / "x")
+
+
+def test_list_names_the_file_of_code_registered_by_a_loaded_file(tmp_path: Path):
+    """Registered from a module loaded by path (a dataset folder's, a file spec's), the source is that file, not the
+    private module name it was loaded under."""
+    from ltm_harness._envs.catalog import ENVIRONMENTS
+
+    (tmp_path / "games.py").write_text(textwrap.dedent('''
+        from ltm_harness.envs import env_class, register_env
+
+        @register_env
+        class Coins(env_class("guess")):
+            test_name = "coins_for_the_list_test"
+    '''))
+    from ltm_harness._registry.loading import load_module_file
+
+    load_module_file(tmp_path / "games.py")
+    try:
+        entry = ENVIRONMENTS.scope().entry("coins_for_the_list_test")
+        assert entry.source == f"code in {(tmp_path / 'games.py').resolve()}"
+    finally:
+        ENVIRONMENTS.unregister("coins_for_the_list_test")

@@ -189,6 +189,11 @@ def test_cli_existing_folder_behaviour(tmp_path, capsys):
     assert (tmp_path / "fresh" / "null" / "results.json").is_file()
     assert main(base + ["--resume", "--seed", "5"]) == 2
     assert "config.seed differs from the run being resumed" in capsys.readouterr().err
+    # an agent added on resume joins the agents that finished; the run's summary lists them all, as the report does
+    assert main(["run", "--run-name", "fresh", "--resume", "--examples", "1", "--span", "1000", "-a", "oracle",
+                 "--results", str(tmp_path), "--quiet", "--no-report"]) == 0
+    summary = json.loads((tmp_path / "fresh" / "summary.json").read_text())
+    assert [a["agent"] for a in summary["agents"]] == ["oracle", "null"]
 
 
 async def test_an_agent_that_cannot_rebuild_its_memory_is_not_resumed(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,19 @@ def test_aiq_command(tmp_path: Path, capsys):
     assert main(["aiq", "--list"]) == 0
     listed = capsys.readouterr().out
     assert "keydoor" in listed and "5x5, 6x6, 7x7" in listed and "passive" in listed
+
+
+def test_aiq_command_names_agents_and_keeps_a_finished_run(tmp_path: Path, capsys, monkeypatch):
+    """With a live display (a terminal), a named agent is shown by its name; a second run beside a finished one says
+    where it writes and prints that folder."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws the live display as on a terminal
+    args = ["aiq", "-a", "mine=oracle", "--test", "guess,high=20", "--trials", "1", "--results", str(tmp_path)]
+    assert main(args) == 0
+    first = capsys.readouterr()
+    assert "mine" in first.out and "Traceback" not in first.err
+    assert main(args) == 0
+    second = capsys.readouterr()
+    said = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", second.out + second.err).replace("\n", "")  # the display's codes out
+    assert "holds a finished run, kept as it is" in said
+    assert f"results in {tmp_path / 'aiq-2'}/" in said
+    assert json.loads((tmp_path / "aiq-2" / "aiq.json").read_text())["run_name"] == "aiq-2"

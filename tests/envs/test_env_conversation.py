@@ -72,9 +72,9 @@ async def test_definitions_keep_the_episode_and_runs_are_reproducible(tmp_path: 
 
 
 def discover_agent(spec: str) -> Agent:
-    from ltm_harness._agents.specs import make_agent
+    from ltm_harness._agents.specs import agent_factory
 
-    return make_agent(spec)
+    return agent_factory(spec)()
 
 
 async def test_the_score_is_the_environments_normalised_score(tmp_path: Path):

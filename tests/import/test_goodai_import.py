@@ -16,6 +16,7 @@ from ltm_harness._cli.main import main
 from ltm_harness._runner.config import load_config
 from ltm_harness._authoring.definitions import Manifest, definitions_match
 from ltm_harness._errors import LTMError
+from ltm_harness._store.layout import RunFolder
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._interop.goodai import import_goodai
 from ltm_harness._interop.goodai_converters import CONVERTERS
@@ -202,6 +203,10 @@ def test_an_existing_import_is_replaced_only_with_force(reference, tmp_path):
     with pytest.raises(LTMError, match="already exists; pass --force"):
         import_goodai(reference, tmp_path, run_name="x")
     (tmp_path / "x" / "definitions" / "colours" / "stale.def.json").write_text("{}")
+    assert (tmp_path / "x" / "null" / "results.json").is_file()
+    with RunFolder(tmp_path / "x").lock():  # a run is writing there: nothing is replaced under it
+        with pytest.raises(LTMError, match="is in use by this process"):
+            import_goodai(reference, tmp_path, run_name="x", force=True)
     assert (tmp_path / "x" / "null" / "results.json").is_file()
     import_goodai(reference, tmp_path, run_name="x", force=True)
     assert not (tmp_path / "x" / "definitions" / "colours" / "stale.def.json").exists()

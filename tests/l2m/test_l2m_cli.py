@@ -25,7 +25,7 @@ def test_validate_prints_every_violation_on_its_own_line(tmp_path: Path, capsys:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([{"$phase": "1.test"}, {"$repeat": {"$episode": "a", "k": 1}, "count": 1},
                                 {"$phase": "2.train"}, {"$repeat": {"$episode": "a", "k": 2}, "count": 1}]))
-    assert main(["syllabus", "validate", str(path), "--type", "ANT_A"]) == 1
+    assert main(["syllabus", "validate", str(path), "--type", "ANT_A", "--no-tasks"]) == 1
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert [line.rsplit("[", 1)[1] for line in lines] == [
@@ -38,9 +38,9 @@ def test_validate_without_a_type_checks_the_general_rules(tmp_path: Path, capsys
     path = tmp_path / "two.json"
     path.write_text(json.dumps([{"$phase": "1.train"}, {"$repeat": {"$episode": "a"}, "count": 1},
                                 {"$repeat": {"$episode": "b"}, "count": 1}]))
-    assert main(["syllabus", "validate", str(path)]) == 0
+    assert main(["syllabus", "validate", str(path), "--no-tasks"]) == 0
     assert "valid (general rules only; give --type for CL or ANT rules)" in capsys.readouterr().out
-    assert main(["syllabus", "validate", str(path), "--type", "CL"]) == 1
+    assert main(["syllabus", "validate", str(path), "--type", "CL", "--no-tasks"]) == 1
 
 
 def test_malformed_syllabus_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,3 +134,40 @@ def test_an_agent_that_fails_keeps_its_partial_log_and_spares_the_others(
     assert len([e for e in events if e["type"] == "env_step"]) == 12
     assert not (out / "cl-bandit-flaky" / "flaky" / "data-log.tsv").exists()
     assert not (out / "cl-bandit-flaky" / "metrics.json").exists()
+
+
+def test_a_refused_folder_lets_go_of_the_others_and_agents_are_closed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """When one agent's folder holds an interrupted run, the command refuses in one line and holds no other agent's
+    folder afterwards; an agent whose syllabus stops before its session starts is still closed."""
+    out = tmp_path / "out"
+    assert main(["syllabus", "run", "cl-bandit", "-a", "oracle", "-a", "null", "--out", str(out)]) == 0
+    (out / "cl-bandit-null" / "null" / "data-log.tsv").unlink()  # null's run is now an interrupted one
+    capsys.readouterr()
+    assert main(["syllabus", "run", "cl-bandit", "-a", "oracle", "-a", "null", "--out", str(out)]) == 2
+    assert "cl-bandit-null holds an interrupted run; pass --resume" in capsys.readouterr().err
+    from ltm_harness._store.layout import ScenarioFolder
+
+    taken = ScenarioFolder(out / "cl-bandit-oracle-2", "oracle")  # where oracle's new run was to go
+    assert taken.path.is_dir()
+    taken.lock().acquire().release()  # free: the refused command let go of it
+
+    import asyncio
+
+    import ltm_harness._protocols.l2m.runner as runner
+    from ltm_harness._agents.baselines import NullAgent
+    from ltm_harness._protocols.l2m.syllabus import load_syllabus
+
+    closed: list[str] = []
+
+    class Closing(NullAgent):
+        async def close(self) -> None:
+            closed.append(self.spec)
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ValueError("no such task")
+
+    monkeypatch.setattr(runner, "make_tasks", broken)
+    with pytest.raises(ValueError):
+        asyncio.run(runner.run_syllabus(load_syllabus("cl-bandit"), Closing("null"), tmp_path / "x"))
+    assert closed == ["null"]

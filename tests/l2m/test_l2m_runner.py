@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 from pydantic import JsonValue
 
-from ltm_harness._agents.specs import make_agent
+from ltm_harness._agents.specs import agent_factory
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import LTMError
 from ltm_harness._protocols.l2m.logger import read_scenario
@@ -183,10 +183,10 @@ async def test_runs_are_byte_identical_for_the_same_seed(tmp_path: Path) -> None
     syl = parse_syllabus(json.loads((Path(__file__).resolve().parents[2] / "syllabi" / "ant-a-bandit-guess.json")
                                     .read_text())["instructions"], "ant.json")
     for name in ("one", "two"):
-        await run_syllabus(syl, make_agent("oracle"), tmp_path / name, RunSettings(seed=5))
+        await run_syllabus(syl, agent_factory("oracle")(), tmp_path / name, RunSettings(seed=5))
     for file in ("oracle/data-log.tsv", "oracle/events.jsonl", "scenario_info.json", "logger_info.json"):
         assert (tmp_path / "one" / file).read_bytes() == (tmp_path / "two" / file).read_bytes()
-    await run_syllabus(syl, make_agent("oracle"), tmp_path / "other", RunSettings(seed=6))
+    await run_syllabus(syl, agent_factory("oracle")(), tmp_path / "other", RunSettings(seed=6))
     # another seed: other secret numbers and bandit draws
     assert (tmp_path / "one" / "oracle/data-log.tsv").read_bytes() != \
         (tmp_path / "other" / "oracle/data-log.tsv").read_bytes()
@@ -250,7 +250,7 @@ async def test_the_oracle_plays_the_real_environments_perfectly(tmp_path: Path) 
                     {"$repeat": {"$episode": "bandit", "probabilities": [0.2, 0.9], "horizon": 4}, "count": 2},
                     {"$repeat": {"$episode": "keydoor", "env_name": "5x5"}, "count": 2},
                     {"$phase": "1.test"}, {"$repeat": {"$episode": "guess", "low": 1, "high": 20}, "count": 2}]
-    outcome = await run_syllabus(syllabus(instructions), make_agent("oracle"), tmp_path)
+    outcome = await run_syllabus(syllabus(instructions), agent_factory("oracle")(), tmp_path)
     assert (outcome.invalid_replies, outcome.incomplete_episodes) == (0, 0)
     log = read_scenario(tmp_path)
     ranges = log.scenario_info["ranges"]["score"]

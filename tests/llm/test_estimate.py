@@ -35,3 +35,13 @@ async def test_the_estimate_command_calls_nothing(tmp_path, monkeypatch, capsys)
     assert code == 0 and [r["max_context"] for r in rows] == [None, 2000]
     assert rows[0]["prompt_tokens"] > rows[1]["prompt_tokens"] > 0 and rows[0]["cost_usd"] > 0
     assert not (tmp_path / "results").exists()  # a dry run leaves nothing behind
+
+
+async def test_a_named_agent_is_estimated_by_its_spec(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = await asyncio.to_thread(cli, ["estimate", "-a", "mini=openai:gpt-4o-mini@2k", "-a", "openai:gpt-4o-mini@2k",
+                                         "--span", "2000", "--json"])
+    rows = json.loads(capsys.readouterr().out)[1::2]  # each agent's row for its 2k window
+    assert code == 0 and [r["agent"] for r in rows] == ["mini", "openai:gpt-4o-mini@2k"]
+    assert all(r["model"] == "gpt-4o-mini" and r["max_context"] == 2000 and r["cost_usd"] > 0 for r in rows)
+    assert rows[0]["prompt_tokens"] == rows[1]["prompt_tokens"]

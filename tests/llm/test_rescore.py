@@ -111,3 +111,30 @@ async def test_isolated_runs_rescore_too(tmp_path, mock_llm, monkeypatch, isolat
     calls = mock_llm.stats["requests"]
     assert await rescore(["rescore", str(run_dir)]) == 0
     assert results_of(run_dir, "openai_mock") == before and mock_llm.stats["requests"] == calls
+
+
+async def test_a_tampered_log_of_an_isolated_run_is_refused_and_leaves_nothing(tmp_path):
+    """Isolated sessions re-score concurrently: when one log is refused, the run stays as it was and no side folder
+    is left behind, also when the caller's event loop goes on."""
+    from ltm_harness.testing import make_config, run_config
+
+    cfg = make_config(["colours", "kv", "shopping", "names"], span=2000, examples=3, isolated=True,
+                      isolated_concurrency=4)
+    await run_config(cfg, tmp_path, ["retrieval"])
+    run_dir = tmp_path / "t"
+    logs = sorted((run_dir / "retrieval" / "events").glob("*.jsonl"))
+    first = logs[0]
+    lines = first.read_text().splitlines()
+    turn = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "turn")
+    event = json.loads(lines[turn])
+    event["user"] = "something else"
+    lines[turn] = json.dumps(event)
+    first.write_text("\n".join(lines) + "\n")
+    before = (run_dir / "retrieval" / "results.json").read_text()
+    import ltm_harness
+
+    with pytest.raises(ltm_harness.RunFolderError, match="differs from the recorded one"):
+        await ltm_harness.rescore_async(run_dir)  # in this event loop, which goes on running
+    await asyncio.sleep(0.1)
+    assert not (run_dir / "retrieval.rescoring").exists()
+    assert (run_dir / "retrieval" / "results.json").read_text() == before

@@ -61,21 +61,28 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"--trials {args.trials}: --trials must be at least 1; give 1 or more")
     agents = args.agents or ["retrieval"]
     console = Console(width=None if sys.stdout.isatty() else 120)
+
+    def note(text: str) -> None:
+        print(f"note: {text}", file=sys.stderr)
+
     if args.quiet or not console.is_terminal:
         report = asyncio.run(run_aiq(args.tests, agents, trials=args.trials, seed=args.seed,
                                      results_root=Path(args.results), run_name=args.run_name, resume=args.resume,
-                                     overwrite=args.overwrite))
+                                     overwrite=args.overwrite, on_note=note))
     else:
         from ltm_harness._protocols.aiq import default_tests
         from ltm_harness._envs.catalog import env_class, parse_test_spec
+        from ltm_harness._agents.specs import agent_choices
         from ltm_harness._cli.progress import RunProgress
 
         specs = [parse_test_spec(t) for t in args.tests] if args.tests else default_tests()
         n = sum(args.trials if env_class(s.name).kind == "active" else 1 for s in specs)
-        with RunProgress(console, agents, n) as progress:
+        names = [choice.name for choice in agent_choices(agents)]
+        with RunProgress(console, names, n) as progress:
             report = asyncio.run(run_aiq(specs, agents, trials=args.trials, seed=args.seed,
                                          results_root=Path(args.results), run_name=args.run_name,
-                                         on_turn=progress.on_turn, resume=args.resume, overwrite=args.overwrite))
+                                         on_turn=progress.on_turn, resume=args.resume, overwrite=args.overwrite,
+                                         on_note=note))
     table = Table(title=f"AIQ: mean normalised score per test ({args.trials} trials per active test)",
                   title_justify="left")
     table.add_column("test")
@@ -87,7 +94,7 @@ def main(args: argparse.Namespace) -> int:
         table.add_row(escape(test), kind, *[f"{a.tests[i].score:.2f} ± {a.tests[i].std:.2f}" for a in report.agents])
     table.add_row("[b]AIQ[/b]", "", *[f"[b]{a.aiq:.3f}[/b]" for a in report.agents])
     console.print(table)
-    console.print(f"results in {escape(str(Path(args.results) / slug(args.run_name)))}/ (aiq.json)")
+    console.print(f"results in {escape(str(Path(args.results) / slug(report.run_name)))}/ (aiq.json)")
     for error in report.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0

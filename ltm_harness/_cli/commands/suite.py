@@ -78,6 +78,8 @@ def main(args: argparse.Namespace) -> int:
     for spec in run.results:
         console.print(f"results of {escape(spec)}: {escape(str(run.folder.suite_results(spec)))} "
                       f"(chat turns in {escape(str(run.folder.agent(spec).events_dir))}/)")
+    for spec, why in run.failed.items():
+        print(f"error: {why} (no results written for {spec}; --resume continues it)", file=sys.stderr)
     if n_errors:
         print(f"error: {n_errors} case result(s) have an error (see the tables)", file=sys.stderr)
-    return 1 if n_errors else 0
+    return 1 if n_errors or run.failed else 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
-from ltm_harness._errors import AgentError, ConfigError, DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError, LTMError
 
 if TYPE_CHECKING:
     from ltm_harness._protocols.l2m.runner import RunOutcome
@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        description="Check a syllabus; prints every broken rule, one per line (exit 1 if any).")
     v.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
     v.add_argument("--type", choices=TYPES, help="syllabus type whose rules apply (default: the file's \"type\")")
+    v.add_argument("--no-tasks", action="store_true",
+                   help="check the structure only, not that each task is a known environment with params it takes "
+                        "(for syllabi written for another harness)")
 
     r = sub.add_parser("run", help="run a syllabus against agents; writes logs and metrics",
                        description="Play a syllabus to each agent (one conversation per agent), write l2logger "
@@ -71,11 +74,12 @@ def main(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace) -> tuple[Syllabus, SyllabusType | None, list[Violation]]:
     """The syllabus, the type whose rules apply (--type, else the file's) and the rules it breaks."""
     from ltm_harness._protocols.l2m.syllabus import SyllabusType, load_syllabus
+    from ltm_harness._protocols.l2m.tasks import env_task_factory
     from ltm_harness._protocols.l2m.validate import validate
 
     syllabus = load_syllabus(args.file)
     kind = SyllabusType(args.type) if args.type else syllabus.declared_type
-    return syllabus, kind, validate(syllabus, kind)
+    return syllabus, kind, validate(syllabus, kind, tasks=None if getattr(args, "no_tasks", False) else env_task_factory)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -110,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
     from ltm_harness._runner.claim import claim_scenario
     from ltm_harness._runner.modes import Fresh, Resume, RunMode
     from ltm_harness._store.layout import ScenarioFolder
+    from ltm_harness._store.lock import RunLock
 
     syllabus, kind, violations = _load(args)
     if violations:
@@ -130,8 +135,15 @@ def _run(args: argparse.Namespace) -> int:
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
                         disable=not console.is_terminal)
     bars = {spec: progress.add_task(escape(spec), total=None) for spec in factories}
-    claims = {spec: claim_scenario(out, syllabus.name, worker_slug(spec), resume=args.resume,
-                                   overwrite=args.overwrite) for spec in factories}
+    claims: dict[str, tuple[ScenarioFolder, RunLock, list[str]]] = {}
+    try:
+        for spec in factories:
+            claims[spec] = claim_scenario(out, syllabus.name, worker_slug(spec), resume=args.resume,
+                                          overwrite=args.overwrite)
+    except BaseException:  # one folder refused: let go of those already held
+        for _, lock, _ in claims.values():
+            lock.release()
+        raise
     for _, _, notes in claims.values():
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
@@ -154,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
                     with expert.lock():
                         await run_syllabus(single_task_syllabus(syllabus, task), make(), expert, settings,
                                            scenario_type="STE", mode=mode, name=spec)
-        except AgentError as exc:  # an agent that fails must not take the others down
+        except LTMError as exc:  # an agent that fails (or its folder) must not take the others down
             run.error = str(exc)
         return run
 

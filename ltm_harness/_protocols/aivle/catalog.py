@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._protocols.aivle.suite import TestSuite
 from ltm_harness._registry.core import Entry, Registry
+from ltm_harness._registry.loading import code_source
 from ltm_harness._protocols.aivle.examples import build_suite
 
 
@@ -38,7 +39,7 @@ SUITES: Registry[Any] = Registry("suite", "ltm_harness.suites", _accept, builtin
 
 def register_suite(name: str, suite: "TestSuite | Callable[[], TestSuite]") -> None:
     """Make a suite (or a function building it) known by `name` to the `suite` command of this process."""
-    SUITES.register(suite, f"code in {getattr(suite, '__module__', '?')}", name=name)
+    SUITES.register(suite, code_source(suite), name=name)
 
 
 def load_suite(spec: str) -> TestSuite:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ltm_harness._agents.specs import AgentLike, agent_choices
+from ltm_harness._errors import AgentError
 from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.evaluator import EvaluationResult
 from ltm_harness._protocols.aivle.suite import SuiteResult, TestSuite
@@ -28,6 +29,7 @@ class SuiteRun:
     results: dict[str, SuiteResult]  # agent -> its results
     notes: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # agents that had finished before (resume): read back
+    failed: dict[str, str] = field(default_factory=dict)  # agent -> why its run stopped (resumable; no results)
 
 
 async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: Path, *, resume: bool = False,
@@ -60,7 +62,11 @@ async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: 
                 if on_case is not None:
                     on_case(spec, case, result)
 
-            outcome = await suite.run_async(chat, case_done)
+            try:
+                outcome = await suite.run_async(chat, case_done)
+            except AgentError as exc:  # e.g. an agent that cannot rebuild its memory: the others still play
+                run.failed[spec] = str(exc)
+                continue
             plan.check_used_up()
             write_model(path, outcome)
             run.results[spec] = outcome

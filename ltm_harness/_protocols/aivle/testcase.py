@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ltm_harness._protocols.aivle.evaluator import EvaluationResult, Evaluator
 from ltm_harness._envs.episode import Actor, Step, play_episode
+from ltm_harness._errors import LTMError
 from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.worker import CaseFailure, Worker, guarded, run_sync
 
@@ -80,6 +81,8 @@ class TestCase(ABC):
         except CaseFailure as exc:
             error = str(exc)
         except Exception as exc:  # a bug in the case itself: still a result, never a crash
+            if isinstance(exc, LTMError) and isinstance(create_agent, ChatAgents):
+                raise  # the harness's agent or run folder failed, not the case: the agent's run stops, resumable
             error = f"the test case failed: {type(exc).__name__}: {exc}"
         finally:
             close = getattr(self.agent, "close", None)

@@ -173,10 +173,6 @@ class ScenarioLog(BaseModel):
         return list(dict.fromkeys(r.task_name for r in self.records))
 
 
-def is_scenario_dir(path: Path) -> bool:
-    return path.is_dir() and ((path / LOGGER_INFO).is_file() or any(path.rglob(DATA_LOG)))
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -199,6 +199,17 @@ async def run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | Sc
     """Play `syllabus` to `agent` (one conversation) and write its logs in the scenario folder (a Path: the worker
     is named after the agent). `mode`: a fresh run (default), or `Resume()` to continue an interrupted one; `name`:
     the agent's name in the logs (default: its spec)."""
+    try:
+        return await _run_syllabus(syllabus, agent, scenario_dir, settings, factory, scenario_type, on_experience,
+                                   mode, name)
+    finally:
+        await agent.close()  # also when the syllabus, its tasks or the folder refused before the session started
+
+
+async def _run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | ScenarioFolder,
+                        settings: RunSettings | None, factory: TaskFactory | None, scenario_type: str,
+                        on_experience: Callable[[int, int], None] | None, mode: RunMode | None,
+                        name: str | None) -> RunOutcome:
     settings = settings or RunSettings()
     name = name or agent.name
     regimes = expand(syllabus)

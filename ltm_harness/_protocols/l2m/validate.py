@@ -9,6 +9,8 @@ Rules for every syllabus (the phase annotations the metrics rely on):
 - `empty-phase`: every phase annotation is followed by at least one episode.
 - `updates-left-disabled`: `{"$info": {"disable_updates": true}}` is closed with `{"$info": {}}` before
   the next train phase starts (otherwise that training would give no feedback).
+- `task`: every task is a known environment (built-in, registered, installed, or `file.py:Class`) and its params
+  are ones the environment takes (checked by making it, as the run does).
 
 Rules by type:
 
@@ -20,9 +22,13 @@ Rules by type:
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict
 
+from ltm_harness._errors import LTMError
 from ltm_harness._protocols.l2m.syllabus import InfoInstruction, PhaseInstruction, Syllabus, SyllabusType
+from ltm_harness._protocols.l2m.tasks import TaskFactory, env_task_factory
 
 
 class Violation(BaseModel):
@@ -148,7 +154,24 @@ def _by_type(syllabus: Syllabus, kind: SyllabusType) -> list[Violation]:
     return out
 
 
-def validate(syllabus: Syllabus, kind: SyllabusType | None = None) -> list[Violation]:
-    """Every rule the syllabus breaks (general rules, and those of `kind` when given), in file order."""
-    found = _general(syllabus) + (_by_type(syllabus, kind) if kind is not None else [])
+def _tasks(syllabus: Syllabus, factory: TaskFactory) -> list[Violation]:
+    out: list[Violation] = []
+    checked: set[tuple[str, str]] = set()
+    for index, task, params, _ in _episodes(syllabus):
+        if (task, params) in checked:
+            continue
+        checked.add((task, params))
+        try:
+            factory(task, json.loads(params), 0)
+        except LTMError as exc:
+            out.append(Violation(rule="task", instruction=index, message=str(exc)))
+    return out
+
+
+def validate(syllabus: Syllabus, kind: SyllabusType | None = None,
+             tasks: TaskFactory | None = env_task_factory) -> list[Violation]:
+    """Every rule the syllabus breaks (general rules, and those of `kind` when given), in file order; `tasks` makes
+    each task variant once to check its name and params (None: the structure only)."""
+    found = (_general(syllabus) + (_by_type(syllabus, kind) if kind is not None else [])
+             + (_tasks(syllabus, tasks) if tasks is not None else []))
     return sorted(found, key=lambda v: (v.instruction is None, v.instruction or 0))
