@@ -27,12 +27,16 @@ DESCRIPTION = ("Lifelong-learning runs in the L2M style: a syllabus of train and
 TYPES = ("CL", "ANT_A", "ANT_B", "ANT_C")
 
 
+def _syllabus_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
+    p.add_argument("--type", choices=TYPES, help="syllabus type whose rules apply (default: the file's \"type\")")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="syllabus_command", metavar="ACTION", required=True)
     v = sub.add_parser("validate", help="check a syllabus against the L2M rules",
                        description="Check a syllabus; prints every broken rule, one per line (exit 1 if any).")
-    v.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
-    v.add_argument("--type", choices=TYPES, help="syllabus type whose rules apply (default: the file's \"type\")")
+    _syllabus_arguments(v)
     v.add_argument("--no-tasks", action="store_true",
                    help="check the structure only, not that each task is a known environment with params it takes "
                         "(for syllabi written for another harness)")
@@ -40,12 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("run", help="run a syllabus against agents; writes logs and metrics",
                        description="Play a syllabus to each agent (one conversation per agent), write l2logger "
                                    "logs and metrics.json, and print a summary.")
-    r.add_argument("file", metavar="FILE", help="syllabus JSON file, or the name of a shipped syllabus in syllabi/")
+    _syllabus_arguments(r)
     add_agent_arguments(r, required=True)
     add_results_arguments(r, "<out>/<syllabus>-<agent>/", option="--out", default="results/l2m",
                           definitions=False)
     r.add_argument("--seed", type=int, default=0, help="seed of the episodes (default: 0)")
-    r.add_argument("--type", choices=TYPES, help="syllabus type whose rules must hold (default: the file's \"type\")")
     r.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs for relative performance "
                                                 "and sample efficiency")
     r.add_argument("--run-ste", action="store_true",
