@@ -82,16 +82,21 @@ def load(config: ConfigLike) -> tuple[RunConfig, str]:
 
 async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None = None, *,
                     results: str | Path = RESULTS_ROOT, run_name: str | None = None, resume: bool = False,
-                    overwrite: bool = False, judge: str | None = None, on_turn: OnTurn | None = None,
+                    overwrite: bool = False, retry_errored: bool = False, judge: str | None = None,
+                    on_turn: OnTurn | None = None,
                     on_prepared: Callable[[PreparedRun, Claim], None] | None = None,
                     source: str | None = None) -> RunOutput:
     """Run a benchmark config against agents (specs such as "retrieval", "openai:gpt-4o-mini@8k"; default: the
     config's `agents`). A finished run in the folder is kept (the new run goes to `<name>-2`); an interrupted one
-    is continued with `resume=True` or discarded with `overwrite=True`. `on_prepared` is called with the prepared
+    is continued with `resume=True` or discarded with `overwrite=True`; `retry_errored=True` resumes and also does
+    the errored tests of agents that finished again (each session replayed up to its first failed turn or errored
+    test, then live), so that their results are those of a run in which they never failed. `on_prepared` is called with the prepared
     run and its claim on the folder (with what was said about it) before any agent is called; `source` names where a config given as an
     object came from (its folder is where relative `dataset_dirs` start)."""
-    if resume and overwrite:
-        raise ConfigError("resume and overwrite exclude each other; give one of them")
+    if (resume or retry_errored) and overwrite:
+        raise ConfigError(f"{'retry_errored' if retry_errored else 'resume'} and overwrite exclude each other; give "
+                          "one of them")
+    resume = resume or retry_errored
     cfg, loaded_from = load(config)
     source = source or loaded_from
     if run_name:
@@ -101,7 +106,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
     root = Path(results)
-    claim = claim_folder(root, cfg.config.run_name, resume=resume, overwrite=overwrite)
+    claim = claim_folder(root, cfg.config.run_name, resume=resume, overwrite=overwrite, retry_errored=retry_errored)
     try:
         cfg.config.run_name = claim.run_name
         prepared = prepare(cfg, root, source, resume=resume)
@@ -111,7 +116,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
         claim.give_up()
         raise
     try:
-        mode: RunMode = Resume() if resume else Fresh()
+        mode: RunMode = Resume(retry_errored) if resume else Fresh()
         summary = await run_all(prepared, chosen, on_turn, mode=mode)
     finally:
         claim.lock.release()

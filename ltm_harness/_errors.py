@@ -44,3 +44,8 @@ class LLMError(LTMError):
 class RunFolderError(LTMError):
     """A results folder is missing, damaged, written by another version, in use by another process, or not
     writable."""
+
+
+class RunFolderWriteError(RunFolderError):
+    """A file of a results folder could not be written (a full disk, a read-only folder): nothing was left half
+    written, and the run can be continued with `--resume` once the cause is fixed."""

@@ -41,11 +41,21 @@ class LLMCache:
         return entry
 
     def put(self, key: str, text: str, prompt_tokens: int, completion_tokens: int, usage_counted: bool) -> None:
+        """Keep a response. The cache only saves calls: a write that fails (a full disk, a read-only folder) leaves
+        no entry, not even a temporary file, and the run goes on."""
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = CacheEntry(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                           usage_counted=usage_counted).model_dump_json()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        tmp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass

@@ -193,7 +193,8 @@ class LLMClient:
             if hit is not None:
                 call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test, request_hash=key,
                                prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
-                               usage_counted=hit.usage_counted, latency_ms=0.0, cost_usd=0.0, cached=True,
+                               usage_counted=hit.usage_counted, latency_ms=0.0, cached=True,
+                               cost_usd=self.prices.cost(model, hit.prompt_tokens, hit.completion_tokens),
                                response=hit.text if keep_response else None)
                 return ChatResult(hit.text, call)
         attempts = 0

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ltm_harness._results.models import TestResult
+from ltm_harness._store.eventlog import read_wall_facts
 
 MAX_OTHERS = 12  # other tests' lines listed in one collapsed stretch; the rest are counted
 
@@ -191,6 +192,7 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
     except OSError as exc:
         return log, [f"cannot read {path}: {exc.strerror or exc}"]
     bad = 0
+    facts = read_wall_facts(path)
     with f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -203,6 +205,8 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
                     problems.append(f"{path}: line {n} is not valid JSON (a run killed while writing?); skipped")
                 continue
             if isinstance(event, dict):
+                if event.get("type") == "llm_call" and n in facts:  # latency, retries, cache: from the side file
+                    event.update(facts[n].model_dump(exclude={"line", "role"}))
                 _take(log, event)
     if bad > 1:
         problems.append(f"{path}: {bad} lines in all could not be read")

@@ -11,6 +11,7 @@ from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._report.load import RunData, load_run
 from ltm_harness._report.page import build_page
 from ltm_harness._report.tables import build_tables, entries, write_tables
+from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import RunFolder, slug
 
 
@@ -57,8 +58,7 @@ def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportF
     tables = build_tables(all_entries)
     page = build_page(_title(runs), runs, all_entries, tables)
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(page, encoding="utf-8")
+        write_text(output, page)  # whole or not at all; a failure is one line (RunFolderWriteError)
         written = write_tables(tables, output)
     except OSError as exc:
         raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; "

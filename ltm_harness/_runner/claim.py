@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from ltm_harness._errors import RunFolderError
-from ltm_harness._results.outputs import folder_state, free_run_name
+from ltm_harness._results.outputs import finished_outputs, folder_state, free_run_name
 from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder
 from ltm_harness._store.lock import RunLock
 
@@ -33,10 +33,12 @@ class Claim:
 
 
 def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, overwrite: bool = False,
-                 finished: Callable[[AgentFolder], bool] | None = None) -> Claim:
+                 finished: Callable[[AgentFolder], bool] | None = None, retry_errored: bool = False) -> Claim:
     """Lock the run's folder and apply the rules for one that exists: a finished run is kept and the new run goes
     to `<name>-2` (and so on); an interrupted one needs `resume` or `overwrite`. `finished` tells an agent that
-    finished (default: as a run's; a suite's agents are finished when their results are written)."""
+    finished (default: as a run's; a suite's agents are finished when their results are written). `retry_errored`
+    resumes, and also takes up the errored tests of agents that finished."""
+    resume = resume or retry_errored
     folder = RunFolder.named(results_root, run_name)
     created = not folder.path.exists()
     lock = folder.lock().acquire()
@@ -67,6 +69,8 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
             else:
                 resuming = (f"resuming: {len(state.finished)} agents finished (kept), {len(state.interrupted)} "
                             "interrupted (replayed from their event logs, then continued)")
+                if retry_errored:
+                    resuming = _retrying(folder, state.finished, state.interrupted)
     except BaseException:
         lock.release()
         raise
@@ -101,6 +105,22 @@ def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = Fals
         lock.release()
         raise
     return folder, lock, notes
+
+
+def _retrying(folder: RunFolder, finished: list[str], interrupted: list[str]) -> str:
+    """What `--retry-errored` found: the errored tests of the agents that finished, and the agents interrupted."""
+    errored: dict[str, int] = {}
+    for name in finished:
+        outputs = finished_outputs(folder.agent(name))
+        count = sum(r.status == "errored" for r in outputs.results) if outputs else 0
+        if count:
+            errored[name] = count
+    kept = len(finished) - len(errored)
+    said = ", ".join(f"{n} of {name}" for name, n in errored.items())
+    return (f"retrying errored tests: {said or 'none among the agents that finished'}"
+            f"{' (each session replayed up to its first failure, then live)' if errored else ''}; {kept} agents "
+            f"finished without errored tests (kept), {len(interrupted)} interrupted (replayed from their event logs, "
+            "then continued)")
 
 
 def _ended(lock: RunLock) -> str:

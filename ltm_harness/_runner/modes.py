@@ -7,7 +7,11 @@ the agent's outputs are committed:
 * `Fresh`: every session starts from nothing; the agent's earlier outputs are replaced.
 * `Resume`: a finished agent is read back as it is; an interrupted session is played again from its event log
   (each event checked against the one recorded, the file only appended to), the live agent's memory is rebuilt
-  from the replayed turns, and the session goes on live from where the log ends.
+  from the replayed turns, and the session goes on live from where the log ends, or from the first of the failed
+  turns it ends with (an agent that was down is asked those turns again). With `retry_errored`, a finished agent
+  with errored tests is taken up too: each of its sessions with a failed turn or an errored test is played again
+  up to the first of them and goes on live from there (`SessionRecord`), so the errored tests are done again
+  as if they had never failed; sessions without one are replayed whole.
 * `Rescore`: every session is played again from its log with no agent at all, into a new folder that replaces
   the old outputs only once it is complete; only the scoring (rules, or a new judge) is new.
 """
@@ -108,16 +112,20 @@ class Fresh(RunMode):
 class Resume(RunMode):
     name, verb = "resume", "resumed"
 
+    def __init__(self, retry_errored: bool = False) -> None:
+        self.retry_errored = retry_errored
+
     def agent(self, folder: AgentFolder, per_session: bool) -> AgentPlan | AgentOutputs:
         done = finished_outputs(folder)
-        if done is not None:
+        if done is not None and not (self.retry_errored and any(r.status == "errored" for r in done.results)):
             return done
         logs = folder.session_logs()
         if logs and folder.per_session != per_session:
             raise ConfigError(f"{folder.path}: the run was made with isolated: {not per_session}; resume it with the "
                               "same config")
         folder.forget_results()  # a damaged leftover, or the outputs of a stopped agent: made again at the end
-        return AgentPlan(self, folder, folder, {sid: SessionRecord(path, resume=True) for sid, path in logs.items()})
+        return AgentPlan(self, folder, folder, {sid: SessionRecord(path, resume=True, retry_errored=self.retry_errored)
+                                                for sid, path in logs.items()})
 
     def open(self, plan: AgentPlan, session_id: str, make_agent: Callable[[], Agent], on_event: OnEvent) -> SessionIO:
         path = plan.out.session_log(session_id)

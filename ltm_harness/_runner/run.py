@@ -18,7 +18,7 @@ from ltm_harness._engine.program import TestProgram
 from ltm_harness._engine.session import Session, SessionSettings
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
-from ltm_harness._errors import AgentError, ConfigError, LTMError
+from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
@@ -232,6 +232,9 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, LTMError):
             raise outcome  # a bug, not a user's problem: let it show
+    for outcome in outcomes:
+        if isinstance(outcome, RunFolderWriteError):  # the folder's problem, not the agent's: said once, resumable
+            raise outcome
     if replay:  # a re-scoring that fails changes nothing: the run's summary stays as it was
         failed = next((o for o in outcomes if isinstance(o, LTMError)), None)
         if failed is not None:

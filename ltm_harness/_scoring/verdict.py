@@ -21,7 +21,7 @@ class JudgeVerdict(BaseModel):
     model: str
     prompt_hash: str  # sha256 (16 hex) of the judge prompt template in use
     raw: str  # the judge's reply as received
-    cached: bool = False
+    cached: bool = Field(default=False, exclude=True)  # this run's disk cache answered it (never written: it varies)
 
 
 class JudgeUnparseable(Exception):

@@ -2,21 +2,30 @@
 as a session's record to resume or re-score it.
 
 Events are the single source of truth of a session: results and reports are derived from them. They hold no
-wall-clock data but an LLM call's latency and retries, so the same config, seed and agent replies give the same log.
+wall-clock data and nothing that depends on the disk cache, so the same config, seed and agent replies give the same
+log, byte for byte. What does vary (each LLM call's latency, retries, and whether the cache answered it) goes to the
+log's side file (`<log>.wall`, one `WallFacts` line per `llm_call` event, keyed by its line number).
+
+Every write is one `os.write` of a whole line: a write that fails (a full disk, a read-only folder) is taken back to
+the last whole line and raised as one `RunFolderWriteError` line, so the log stays resumable.
 """
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from pathlib import Path
-from typing import BinaryIO, Callable, Protocol
+from typing import Callable, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from ltm_harness._errors import RunFolderError
-from ltm_harness._store.events import Event, SessionAborted, SessionStart, TurnEvent, event_adapter, parse_event
+from ltm_harness._store.events import (Event, SessionAborted, SessionStart, TestEnd, TurnEvent, event_adapter,
+                                       parse_event)
+from ltm_harness._store.files import write_text, writing
 from ltm_harness._store.formats import EVENT_FORMAT, OLDEST_EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
-from ltm_harness._store.records import LLMCall
+from ltm_harness._store.layout import wall_log
+from ltm_harness._store.records import LLMCall, WallFacts
 
 
 class Recorder(Protocol):
@@ -54,29 +63,71 @@ class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 
 
+class _LineFile:
+    """A file appended to one whole line at a time (one `os.write` each, so the OS has it before the next turn);
+    a failed write is cut back to the last whole line and raised as one RunFolderWriteError line."""
+
+    def __init__(self, path: Path, keep_bytes: int | None) -> None:
+        self.path = path
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if keep_bytes is None:
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                self._size = 0
+            else:
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+                os.ftruncate(self._fd, keep_bytes)
+                self._size = keep_bytes
+
+    def write(self, data: bytes) -> None:
+        with writing(self.path):
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.pwrite(self._fd, view, self._size + len(data) - len(view)):]
+            except OSError:
+                try:
+                    os.ftruncate(self._fd, self._size)  # no half line is left behind
+                except OSError:
+                    pass
+                raise
+        self._size += len(data)
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
 class EventLog:
-    """Append-only JSONL writer; every event is flushed to the OS as it is written.
+    """Append-only JSONL writer; every event is handed to the OS as it is written.
 
     Resuming (`recorded`): the file's first `keep_bytes` bytes hold the events of the interrupted run. The
     session is played again from the start; while recorded events remain, each new event must equal the next
     recorded one and is not written again, so the file only ever grows, and a crash at any moment loses at most
-    the event being written. Once the recorded events are used up, new events are appended.
+    the event being written. Once the recorded events are used up, new events are appended. The side file of
+    wall-clock facts (`wall_log`) keeps the entries of the lines kept and is appended to the same way.
     """
 
     def __init__(self, path: Path, recorded: list[str] | None = None, keep_bytes: int = 0,
                  on_event: Callable[[BaseModel], None] | None = None) -> None:
         self.path = path
         self.on_event = on_event  # sees every event of the session, replayed or new (e.g. to build its results)
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._recorded = recorded or []
         self._cursor = 0
-        self._file: BinaryIO
+        self._lines = len(self._recorded)  # lines in the file
+        self._wall_path = wall_log(path)
         if recorded is None:
-            self._file = path.open("wb")
+            self._file = _LineFile(path, None)
+            with writing(self._wall_path):
+                self._wall_path.unlink(missing_ok=True)
         else:
-            self._file = path.open("r+b")
-            self._file.truncate(keep_bytes)  # a torn last line, or agent calls of a turn never recorded
-            self._file.seek(keep_bytes)
+            self._file = _LineFile(path, keep_bytes)  # cut: a torn last line, or events to be made again
+            kept = [f for f in read_wall_facts(path).values() if f.line <= self._lines]
+            if kept or self._wall_path.exists():
+                write_text(self._wall_path, "".join(f.model_dump_json() + "\n" for f in kept))
+        self._wall: _LineFile | None = None
 
     @property
     def replaying(self) -> bool:
@@ -93,12 +144,36 @@ class EventLog:
             self._cursor += 1
         else:
             self._file.write(line.encode("utf-8") + b"\n")
-            self._file.flush()
+            self._lines += 1
+            if isinstance(event, LLMCall):
+                if self._wall is None:
+                    self._wall = _LineFile(self._wall_path, self._wall_path.stat().st_size
+                                           if self._wall_path.exists() else 0)
+                self._wall.write(event.wall_facts(self._lines).model_dump_json().encode("utf-8") + b"\n")
         if self.on_event is not None:
             self.on_event(event)
 
     def close(self) -> None:
         self._file.close()
+        if self._wall is not None:
+            self._wall.close()
+
+
+def read_wall_facts(event_log: Path) -> dict[int, WallFacts]:
+    """The wall-clock side file of an event log, by line number of the `llm_call` event (the last entry of a line
+    wins; unreadable lines, such as one torn by a crash, are skipped: these facts are only reported)."""
+    facts: dict[int, WallFacts] = {}
+    try:
+        raw = wall_log(event_log).read_bytes()
+    except OSError:
+        return facts
+    for chunk in raw.splitlines():
+        try:
+            entry = WallFacts.model_validate_json(chunk)
+        except ValueError:
+            continue
+        facts[entry.line] = entry
+    return facts
 
 
 def _kind(line: str) -> str:
@@ -134,6 +209,7 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
     lines: list[str] = []
     events: list[Event] = []
     offsets: list[int] = []  # the byte offset where each kept line ends
+    facts = read_wall_facts(path)
     at = 0
     for chunk in raw.splitlines(keepends=True):
         end = at + len(chunk)
@@ -151,6 +227,8 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
                                  "(run it again with --overwrite)") from None
         if not lines:
             check_session_start(path, event)
+        if isinstance(event, LLMCall):
+            event = event.with_facts(facts.get(len(lines) + 1))
         lines.append(text)
         events.append(event)
         offsets.append(end)
@@ -160,12 +238,15 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
 class SessionRecord:
     """One session's recorded turns (with the agent's LLM calls behind each), test-LLM and judge calls.
 
-    With `resume`, the log may end anywhere (the process was killed): a torn last line, the agent's LLM calls
-    of a turn whose reply was never recorded, and an aborted ending (watchdog, agent down) are left out, and
-    `keep_bytes` says how much of the file holds the events kept.
+    With `resume`, the log may end anywhere (the process was killed), and what failed at its end is done again:
+    a torn last line, the agent's LLM calls of a turn whose reply was never recorded, an aborted ending (watchdog,
+    agent down), and the failed turns the log ends with (an outage: failed turns with no answered turn after them)
+    are left out, so the session goes on live from the first of those turns. With `retry_errored` too, the record
+    also ends before the session's first failed turn or errored test (`retry_point`), so that all of it is done
+    again live. `keep_bytes` says how much of the file holds the events kept.
     """
 
-    def __init__(self, path: Path, resume: bool = False) -> None:
+    def __init__(self, path: Path, resume: bool = False, retry_errored: bool = False) -> None:
         self.path = path
         lines, events, offsets = _read_log(path, resume)
         if resume and events:
@@ -176,6 +257,9 @@ class SessionRecord:
             aborted = next((i for i, e in enumerate(events) if isinstance(e, SessionAborted)), None)
             if aborted is not None:  # continue the session from where it was stopped
                 n = aborted
+            if retry_errored:
+                n = min(n, retry_point(events))
+            n = _outage_start(events, n)
             while n and _agent_call(events[n - 1]):  # the reply these calls made was never recorded
                 n -= 1
             lines, events = lines[:n], events[:n]
@@ -195,6 +279,28 @@ class SessionRecord:
             elif isinstance(e, TurnEvent):
                 self.turns.append((e, pending))
                 pending = []
+
+
+def retry_point(events: list[Event]) -> int:
+    """Where `--retry-errored` takes a session up live: its first failed turn or errored test (the log's length if
+    it has neither). Everything before it is replayed; everything from it on is made again."""
+    for i, e in enumerate(events):
+        if (isinstance(e, TurnEvent) and e.failed) or (isinstance(e, TestEnd) and e.status == "errored"):
+            return i
+    return len(events)
+
+
+def _outage_start(events: list[Event], n: int) -> int:
+    """The first of the failed turns that `events[:n]` ends with (no answered turn after them), or `n`: resuming
+    asks those turns again, live."""
+    start = n
+    for i in range(n - 1, -1, -1):
+        e = events[i]
+        if isinstance(e, TurnEvent):
+            if not e.failed:
+                break
+            start = i
+    return start
 
 
 def _agent_call(event: Event) -> bool:

@@ -2,6 +2,8 @@
 
 * `write_text` writes a whole file or nothing (a temporary file beside it, then a rename), so a crash leaves the
   previous version or none, never half of one. Every file a run writes whole goes through it.
+* `writing(path)` turns a failed write (a full disk, a read-only folder) into one `RunFolderWriteError` line naming
+  the file and the fix; every write, rename and removal in a run folder goes through it (event logs included).
 * `read_run_file` reads a file the harness wrote (summaries, results, configs saved with a run): any problem is a
   `RunFolderError` saying which file and what to do; summaries are checked for their format version first.
 * `read_user_json` reads a JSON file a user wrote (prompt files, judge prompts, stored sets): a problem is a
@@ -10,28 +12,64 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._errors import DefinitionError, RunFolderError
+from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError
 from ltm_harness._store.formats import check_summary_format
 
 M = TypeVar("M", bound=BaseModel)
 
 
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def write_failure(path: Path, exc: OSError) -> RunFolderWriteError:
+    """One line for a file that could not be written: which, why, and what to do."""
+    why = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = "free some disk space"
+    elif exc.errno in _NOT_WRITABLE:
+        fix = f"make {path.parent} writable (or give another results folder)"
+    else:
+        fix = "fix the cause"
+    return RunFolderWriteError(f"cannot write {path}: {why}; {fix}, then continue with --resume (what was written "
+                               "before is kept whole)")
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Writes to `path` inside this block: a failure (OSError) becomes one RunFolderWriteError line."""
+    try:
+        yield
+    except OSError as exc:
+        raise write_failure(path, exc) from None
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a crash mid-write leaves the previous file (or none), never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a whole file or nothing: a crash or a failed write (full disk, read-only folder: one
+    RunFolderWriteError) leaves the previous file (or none), never half of one."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with writing(path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tmp.open("w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            raise
 
 
 def write_model(path: Path, model: BaseModel) -> None:

@@ -3,8 +3,11 @@
 * `EVENT_FORMAT` is written in each event log's `session_start` event.
   1: the first format. 2: turns carry `failed` and `errors`, judge calls keep their response, and an
   aborted session says so (`session_aborted`). 3: every step of an environment played in the conversation is an
-  `env_step` event, and suites and syllabi write event logs too. Formats 1 and 2 are still read (report, rescore);
-  only format 3 logs can be resumed, since a resume checks every event it makes against the recorded one.
+  `env_step` event, and suites and syllabi write event logs too. 4: nothing in an event varies between otherwise
+  identical runs: an `llm_call`'s `latency_ms`, `retries` and `cached` go to the log's wall-clock side file
+  (`<log>.wall`), its `cost_usd` is the price of its tokens even when the disk cache answered it, and judge verdicts
+  no longer say `cached`. Formats 1 to 3 are still read (report, rescore); only format 4 logs can be resumed, since
+  a resume checks every event it makes against the recorded one.
 * `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
 
 The layout and every field are described in docs/run-format.md.
@@ -16,9 +19,9 @@ from pathlib import Path
 
 from ltm_harness._errors import RunFolderError
 
-EVENT_FORMAT = 3
+EVENT_FORMAT = 4
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
-RESUMABLE_EVENT_FORMAT = 3  # the oldest event format a run can be resumed from
+RESUMABLE_EVENT_FORMAT = 4  # the oldest event format a run can be resumed from
 RESULTS_FORMAT = 1
 
 

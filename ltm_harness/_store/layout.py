@@ -10,6 +10,7 @@
         aiq.json                           an AIQ run's scores
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
+            events.wall                    wall-clock and cache facts of its LLM calls (a side file of each log)
             results.json, summary.json     written when it finished
     results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
         <agent>.json                       the agent's results in the aiVLE schema
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ltm_harness._store.files import writing
 from ltm_harness._store.lock import RunLock
 
 LOCK = ".lock"
@@ -40,6 +42,7 @@ SUMMARY = "summary.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
 EVENTS_DIR = "events"
+WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
 AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
@@ -71,6 +74,11 @@ def slug(text: str) -> str:
 def suites_root(results_root: Path) -> Path:
     """Where suite runs go: one folder per suite, named by its id."""
     return results_root / SUITES
+
+
+def wall_log(event_log: Path) -> Path:
+    """The side file of an event log that holds what varies from run to run (`events.jsonl` -> `events.wall`)."""
+    return event_log.with_suffix(WALL_SUFFIX)
 
 
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
@@ -125,17 +133,21 @@ class AgentFolder(_Folder):
 
     def clear(self) -> None:
         if self.path.exists():
-            shutil.rmtree(self.path)
+            with writing(self.path):
+                shutil.rmtree(self.path)
 
     def forget_results(self) -> None:
-        """Drop a damaged or early-stopped agent's results: they are made again when it finishes."""
-        self.results.unlink(missing_ok=True)
-        self.summary.unlink(missing_ok=True)
+        """Drop a damaged or early-stopped agent's results: they are made again when it finishes. The summary goes
+        first, so a crash in between leaves an agent that counts as interrupted."""
+        for path in (self.summary, self.results):
+            with writing(path):
+                path.unlink(missing_ok=True)
 
     def swap_in(self, target: "AgentFolder") -> None:
         """Replace `target` by this folder (a complete re-scoring takes the place of the old outputs)."""
         target.clear()
-        self.path.rename(target.path)
+        with writing(target.path):
+            self.path.rename(target.path)
 
 
 @dataclass(frozen=True)
@@ -179,6 +191,10 @@ class RunFolder(_Folder):
     def clear(self) -> None:
         """Remove agent outputs, the summary, the saved config and the report of earlier runs in this folder, never
         anything else: the definitions stay (reused if they match)."""
+        with writing(self.path):
+            self._clear()
+
+    def _clear(self) -> None:
         for path in (self.summary, self.run_config, self.aiq_report):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
@@ -219,6 +235,7 @@ class ScenarioFolder(_Folder):
         return self.data_log.is_file()
 
     def clear(self) -> None:
-        for path in (self.logger_info, self.scenario_info, self.metrics):
-            path.unlink(missing_ok=True)
+        with writing(self.path):
+            for path in (self.logger_info, self.scenario_info, self.metrics):
+                path.unlink(missing_ok=True)
         self.agent.clear()

@@ -1,10 +1,11 @@
-"""What every LLM call leaves behind: an `llm_call` event with tokens, latency, retries and cost."""
+"""What every LLM call leaves behind: an `llm_call` event with tokens and cost, and (in the event log's wall-clock
+side file) its latency, retries and whether the disk cache answered it."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Role = Literal["agent", "judge", "generation", "test"]
 ROLES: tuple[Role, ...] = ("agent", "judge", "generation", "test")
@@ -13,9 +14,12 @@ ROLES: tuple[Role, ...] = ("agent", "judge", "generation", "test")
 class LLMCall(BaseModel):
     """One logical call (all its retries) to a chat-completions endpoint.
 
-    `latency_ms` and `retries` are measurements of this run (wall clock, server faults); every other
-    field follows from the request and the response. `response` is kept for calls made inside test
-    programs (role "test"), so that resuming or re-scoring a run replays them instead of calling again.
+    `latency_ms`, `retries` and `cached` are facts of this one run (wall clock, server faults, the state of the disk
+    cache): they are not part of the event (excluded from its JSON) but go to the log's wall-clock side file
+    (`WallFacts`), so that the same config, seed and replies give the same event log. Every other field follows from
+    the request and the response; `cost_usd` is the price of the call's tokens, whether or not the cache answered it
+    (the summary counts a cache hit as costing nothing). `response` is kept for calls made inside test programs and
+    by the judge, so that resuming or re-scoring a run replays them instead of calling again.
     """
 
     type: Literal["llm_call"] = "llm_call"
@@ -27,11 +31,33 @@ class LLMCall(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     usage_counted: bool = False  # the response had no usage; tokens were counted here
+    latency_ms: float = Field(default=0.0, exclude=True)  # in the side file (event formats 1 to 3: in the event)
+    retries: int = Field(default=0, exclude=True)  # likewise
+    cost_usd: float | None = None  # None: no price known for the model
+    cached: bool = Field(default=False, exclude=True)  # answered from the disk cache: no request was made (likewise)
+    response: str | None = None
+
+    def wall_facts(self, line: int) -> "WallFacts":
+        return WallFacts(line=line, role=self.role, latency_ms=self.latency_ms, retries=self.retries,
+                         cached=self.cached)
+
+    def with_facts(self, facts: "WallFacts | None") -> "LLMCall":
+        """This call with the run-to-run facts of its side-file entry (read back to resume or re-score)."""
+        if facts is None:
+            return self
+        return self.model_copy(update={"latency_ms": facts.latency_ms, "retries": facts.retries,
+                                       "cached": facts.cached})
+
+
+class WallFacts(BaseModel):
+    """One line of an event log's wall-clock side file: what varies between otherwise identical runs for the
+    `llm_call` event on line `line` (from 1) of the log."""
+
+    line: int
+    role: Role
     latency_ms: float
     retries: int = 0
-    cost_usd: float | None = None  # None: no price known for the model
-    cached: bool = False  # answered from the disk cache or the event log: no request was made
-    response: str | None = None
+    cached: bool = False
 
 
 class UsageTotals(BaseModel):
@@ -51,10 +77,10 @@ class UsageTotals(BaseModel):
         self.prompt_tokens[r] = self.prompt_tokens.get(r, 0) + call.prompt_tokens
         self.completion_tokens[r] = self.completion_tokens.get(r, 0) + call.completion_tokens
         self.retries[r] = self.retries.get(r, 0) + call.retries
-        if call.cached:
+        if call.cached:  # answered by the disk cache: nothing was paid
             self.cached[r] = self.cached.get(r, 0) + 1
-        if call.cost_usd is None:
-            if not call.cached and call.model not in self.unpriced_models:
+        elif call.cost_usd is None:
+            if call.model not in self.unpriced_models:
                 self.unpriced_models.append(call.model)
         else:
             self.cost_usd[r] = round(self.cost_usd.get(r, 0.0) + call.cost_usd, 10)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, apply_overrides
-from ltm_harness._errors import LTMError
+from ltm_harness._errors import ConfigError, LTMError
 
 NAME = "run"
 ORDER = 10
@@ -17,7 +17,9 @@ HELP = "run a benchmark against one or more agents"
 DESCRIPTION = ("Run a benchmark config against agents. With no arguments: the built-in offline benchmark "
                "against the baseline agents. If results/<run-name>/ already holds a finished run, the new run goes to "
                "results/<run-name>-2/ (and so on); if it holds an interrupted one, pass --resume to continue it or "
-               "--overwrite to start again.")
+               "--overwrite to start again. Exit status: 0 done; 1 an agent failed or stopped early (resume with "
+               "--resume); 2 an error (one line says which); 3 done, but some tests errored (--retry-errored does them "
+               "again; --allow-errored exits 0 then).")
 DEFAULT_AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 
 
@@ -28,6 +30,12 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
+    run.add_argument("--retry-errored", action="store_true",
+                     help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
+                          "session with one is replayed from its event log up to its first failed turn or errored "
+                          "test and goes on live from there; an interrupted run is resumed as with --resume")
+    run.add_argument("--allow-errored", action="store_true",
+                     help="exit 0, not 3, when the run finished but some tests errored")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -42,6 +50,9 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._store.layout import RunFolder
 
     console = Console(width=None if sys.stdout.isatty() else 120)
+    if args.retry_errored and (args.overwrite or args.resume):
+        raise ConfigError(f"--retry-errored and {'--overwrite' if args.overwrite else '--resume'} exclude each other "
+                          "(--retry-errored resumes too); give one of them")
     cfg, source = load(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
@@ -76,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         output = asyncio.run(run_async(cfg, agents, results=args.results, resume=args.resume, overwrite=args.overwrite,
-                                       on_turn=on_turn, on_prepared=prepared_now, source=source))
+                                       retry_errored=args.retry_errored, on_turn=on_turn, on_prepared=prepared_now, source=source))
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -92,11 +103,27 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: no report written: {exc}", file=sys.stderr)
         else:
             console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+    any_errored = False
     for agent in summary.agents:
         errored = sum(d.errored for d in agent.datasets)
         if errored and agent.agent not in summary.errors:
+            any_errored = True
             print(f"warning: agent {agent.agent}: {errored} tests errored (the reasons are in "
-                  f"{RunFolder(output.path).agent(agent.agent).results})", file=sys.stderr)
+                  f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
+                  "--retry-errored", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
-    return 1 if summary.errors else 0
+    return exit_status(bool(summary.errors), any_errored, args.allow_errored)
+
+
+EXIT_OK, EXIT_AGENT_FAILED, EXIT_ERROR, EXIT_ERRORED_TESTS = 0, 1, 2, 3
+
+
+def exit_status(agent_failed: bool, tests_errored: bool, allow_errored: bool) -> int:
+    """0 done; 1 an agent failed or stopped early; 3 done with errored tests (0 with --allow-errored). (2: an error,
+    said in one line, is the command line's own: ltm_harness._cli.main.)"""
+    if agent_failed:
+        return EXIT_AGENT_FAILED
+    if tests_errored and not allow_errored:
+        return EXIT_ERRORED_TESTS
+    return EXIT_OK
