@@ -613,7 +613,7 @@ async def test_rejected_replies_mark_their_tests_errored(agent_url: str, problem
     code, out, err, run_dir = await run_agent(tmp_path, agent_url, capsys)
     check_messages(out, err)
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert code == (1 if summary["errors"] else 0), err
+    assert code == (1 if summary["errors"] else 3), err  # 3: finished, with errored tests
     results = results_of(run_dir / slug(agent_url))
     assert sorted(r["dataset"] for r in results) == ["colours", "colours", "kv", "kv"]
     for r in results:  # every test asks a question, and every question gets a bad reply
