@@ -37,14 +37,14 @@ def test_every_output_names_its_format(run_dir):
     assert json.loads((run_dir / "summary.json").read_text())["format"] == RESULTS_FORMAT
     assert json.loads((run_dir / "retrieval" / "summary.json").read_text())["format"] == RESULTS_FORMAT
     first = json.loads((run_dir / "retrieval" / "events.jsonl").read_text().splitlines()[0])
-    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 3
+    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 4
 
 
 def test_a_newer_event_log_is_refused_by_rescore_and_resume(run_dir, capsys):
     set_event_format(run_dir / "retrieval" / "events.jsonl", EVENT_FORMAT + 1)
     assert main(["rescore", str(run_dir)]) == 2
     err = one_error_line(capsys)
-    assert "events.jsonl: this event log was written by a newer ltm-harness (format 4" in err and "upgrade" in err
+    assert f"events.jsonl: this event log was written by a newer ltm-harness (format {EVENT_FORMAT + 1}" in err and "upgrade" in err
     (run_dir / "retrieval" / "summary.json").unlink()
     code = main(["run", "-c", str(run_dir / "run_config.json"), "--results", str(run_dir.parent), "--resume",
                  "--quiet", "--no-report", "-a", "retrieval"])
@@ -62,10 +62,11 @@ def test_a_newer_summary_is_refused_by_report(run_dir, capsys):
     assert "summary.json: this summary was written by a newer ltm-harness (format 2" in err
 
 
-@pytest.mark.parametrize("older", [1, 2])
+@pytest.mark.parametrize("older", [1, 2, 3])
 def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
-    """Formats 1 (before turns recorded failures and judge calls their replies) and 2 (before environment steps were
-    events) are still re-scored and reported; resuming needs format 3, and says so."""
+    """Formats 1 (before turns recorded failures and judge calls their replies), 2 (before environment steps were
+    events) and 3 (before wall-clock and cache facts left the events) are still re-scored and reported; resuming
+    needs format 4, and says so."""
     log = run_dir / "retrieval" / "events.jsonl"
     set_event_format(log, older)
     assert main(["rescore", str(run_dir)]) == 0
@@ -81,4 +82,4 @@ def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
 def test_a_format_0_run_is_refused_everywhere(run_dir, capsys):
     set_event_format(run_dir / "retrieval" / "events.jsonl", 0)
     assert main(["rescore", str(run_dir)]) == 2
-    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 3)" in one_error_line(capsys)
+    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 4)" in one_error_line(capsys)

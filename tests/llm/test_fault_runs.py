@@ -16,6 +16,7 @@ import yaml
 
 from ltm_harness._cli.main import main as cli
 from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer
+from ltm_harness._store.eventlog import read_wall_facts
 
 RUN = "faults"
 AGENT_DIR = "openai_mock"
@@ -49,8 +50,15 @@ async def run(config: Path, results: Path) -> tuple[int, float]:
 
 
 def events(results: Path) -> list[dict[str, Any]]:
+    """The events, each `llm_call` with its measurements from the log's wall-clock side file."""
     path = results / RUN / AGENT_DIR / "events.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    facts = read_wall_facts(path)
+    log = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for n, event in enumerate(log, 1):
+        assert not any(m in event for m in MEASURED)  # never in the event itself
+        if event["type"] == "llm_call":
+            event.update(facts[n].model_dump(include=set(MEASURED)))
+    return log
 
 
 def without_measurements(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -120,6 +128,8 @@ async def test_a_run_under_every_kind_of_fault_gives_the_fault_free_results(tmp_
     assert any(v["model"] == "mock-judge" for r in outcomes(faulty) for v in r["verdicts"])  # really judged
     log, clean_log = events(faulty), events(clean)
     assert without_measurements(log) == without_measurements(clean_log)
+    events_jsonl = RUN + "/" + AGENT_DIR + "/events.jsonl"
+    assert (faulty / events_jsonl).read_bytes() == (clean / events_jsonl).read_bytes()  # byte for byte
 
     # The retries are visible: per call in the log, per role in the summary, in the printed table.
     calls = [e for e in log if e["type"] == "llm_call"]

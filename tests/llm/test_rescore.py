@@ -59,10 +59,7 @@ async def test_judge_rescore_then_a_second_rescore_makes_no_calls(tmp_path, mock
     assert await rescore(["rescore", str(run_dir), "--judge", "mock-judge"]) == 0
     assert mock_llm.stats["requests"] - agent_calls == judge_calls  # all from the cache
     again = {a: results_of(run_dir, a) for a in ("openai_mock", "oracle")}
-    for agent in again:  # same verdicts and scores; only the "cached" mark differs
-        for r1, r2 in zip(first[agent], again[agent]):
-            assert [v["raw"] for v in r1["verdicts"]] == [v["raw"] for v in r2["verdicts"]]
-            assert r1["score"] == r2["score"] and all(v["cached"] for v in r2["verdicts"])
+    assert again == first  # the same verdicts and scores: that the cache answered is in the summary only
     summary = json.loads((run_dir / "oracle" / "summary.json").read_text())
     assert summary["usage"]["cached"]["judge"] == 4
 
