@@ -34,7 +34,7 @@ from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.goodai_converters import CONVERTERS, NOT_YET, Converter
 from ltm_harness._interop.goodai_files import CONFIG_FILE, read_reference_config, read_test
 from ltm_harness._runner.config import RunConfig, describe_validation_error
-from ltm_harness._store.files import write_text
+from ltm_harness._store.files import write_text, writing
 from ltm_harness._store.layout import RunFolder
 
 
@@ -196,7 +196,8 @@ def import_goodai(source: Path, results_root: Path, run_name: str | None = None,
     config_path = target.imported_config
     with target.lock():
         if definitions.exists():
-            shutil.rmtree(definitions)
+            with writing(definitions):
+                shutil.rmtree(definitions)
         target.clear()
         every = [example for dataset in order for example in converted[dataset][1]]
         write_definitions(definitions, every, Manifest(fingerprint=fingerprint(built),

@@ -19,7 +19,7 @@ from ltm_harness._protocols.aivle.suite import SuiteResult, TestSuite
 from ltm_harness._protocols.aivle.testcase import TestCase
 from ltm_harness._runner.claim import claim_folder
 from ltm_harness._runner.modes import AgentPlan, Fresh, Resume, RunMode
-from ltm_harness._store.files import read_run_file, write_model
+from ltm_harness._store.files import read_run_file, write_model, writing
 from ltm_harness._store.layout import RunFolder, suites_root
 
 
@@ -53,7 +53,8 @@ async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: 
                 run.results[spec] = read_run_file(path, SuiteResult)
                 run.kept.append(spec)
                 continue
-            path.unlink(missing_ok=True)
+            with writing(path):
+                path.unlink(missing_ok=True)
             plan = mode.agent(folder.agent(spec), per_session=True)
             assert isinstance(plan, AgentPlan), "a suite's agent folder holds no results.json, so it is never finished"
             chat = ChatAgents(spec, factories[spec], plan=plan)
