@@ -50,9 +50,9 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._store.layout import RunFolder
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    if args.retry_errored and (args.overwrite or args.resume):
-        raise ConfigError(f"--retry-errored and {'--overwrite' if args.overwrite else '--resume'} exclude each other "
-                          "(--retry-errored resumes too); give one of them")
+    if args.retry_errored and args.overwrite:
+        raise ConfigError("--retry-errored and --overwrite exclude each other (--retry-errored keeps the run and does "
+                          "its errored tests again); give one of them")
     cfg, source = load(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
