@@ -6,7 +6,7 @@ wall-clock data and nothing that depends on the disk cache, so the same config, 
 log, byte for byte. What does vary (each LLM call's latency, retries, and whether the cache answered it) goes to the
 log's side file (`<log>.wall`, one `WallFacts` line per `llm_call` event, keyed by its line number).
 
-Every write is one `os.write` of a whole line: a write that fails (a full disk, a read-only folder) is taken back to
+Every write is one write call of a whole line: a write that fails (a full disk, a read-only folder) is taken back to
 the last whole line and raised as one `RunFolderWriteError` line, so the log stays resumable.
 """
 
@@ -63,8 +63,16 @@ class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 
 
+def _write_at(fd: int, data: memoryview, offset: int) -> int:
+    """Write at `offset` (os.pwrite; a seek and a write where there is none, as on Windows); the bytes written."""
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.write(fd, data)
+
+
 class _LineFile:
-    """A file appended to one whole line at a time (one `os.write` each, so the OS has it before the next turn);
+    """A file appended to one whole line at a time (one write call each, so the OS has it before the next turn);
     a failed write is cut back to the last whole line and raised as one RunFolderWriteError line."""
 
     def __init__(self, path: Path, keep_bytes: int | None) -> None:
@@ -84,7 +92,7 @@ class _LineFile:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.pwrite(self._fd, view, self._size + len(data) - len(view)):]
+                    view = view[_write_at(self._fd, view, self._size + len(data) - len(view)):]
             except OSError:
                 try:
                     os.ftruncate(self._fd, self._size)  # no half line is left behind
