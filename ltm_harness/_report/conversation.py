@@ -52,7 +52,7 @@ class CallStats:
         self.prompt_tokens += _int(event.get("prompt_tokens"))
         self.completion_tokens += _int(event.get("completion_tokens"))
         cost = event.get("cost_usd", event.get("cost"))
-        if isinstance(cost, (int, float)):
+        if isinstance(cost, (int, float)) and not event.get("cached"):  # a cache hit costs nothing
             self.cost_usd += float(cost)
         self.retries += _int(event.get("retries"))
         self.cached += bool(event.get("cached"))

@@ -87,6 +87,12 @@ async def test_a_warm_judge_cache_and_server_faults_leave_events_and_results_byt
     warm = summary(results)
     assert warm["usage"]["cached"] == {"judge": len(judge_calls)} and "judge" not in warm["cost_split"]
     assert cold_summary["cost_split"]["judge"] > 0 and not cold_summary["usage"]["cached"]
+    from ltm_harness._report.conversation import read_session_log
+
+    calls_seen = read_session_log(log)[0].calls  # the report takes them from the side file
+    assert calls_seen["judge"].cached == len(judge_calls) and calls_seen["judge"].cost_usd == 0
+    assert len(calls_seen["agent"].latencies_ms) == calls_seen["agent"].calls > 0
+    assert calls_seen["agent"].retries == sum(c.retries for c in calls if c.role == "agent")
     for line in log.read_text().splitlines():  # nothing of the wall clock or the cache is in the event log
         assert "latency_ms" not in line and '"retries"' not in line and '"cached"' not in line
 
