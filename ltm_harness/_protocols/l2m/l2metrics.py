@@ -310,6 +310,133 @@ def load_ste_runs(path: Path, perf_measure: str) -> dict[str, list[list[_Row]]]:
     return out
 
 
+def _recovery(regimes: list[_Regime], tp: dict[int, float]) -> tuple[dict[int, int], dict[str, float]]:
+    """Recovery time per train regime (after a task's first) and performance recovery per task."""
+    recovery_time: dict[int, int] = {}
+    for task in dict.fromkeys(r.task for r in regimes):
+        trains = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
+        for prev, cur in zip(trains, trains[1:]):
+            recovery_time[cur.num] = recovery(cur.points(), tp[prev.num])
+    perf_recovery: dict[str, float] = {}
+    if len(recovery_time) > 1:
+        for task in dict.fromkeys(r.task for r in regimes):
+            times = [float(recovery_time[r.num]) for r in regimes if r.task == task and r.num in recovery_time]
+            if len(times) > 1:
+                perf_recovery[task] = -curves.theil_sen_slope(times)
+    return recovery_time, perf_recovery
+
+
+def _maintenance(counted: list[_Regime], tp: dict[int, float], method: str) -> dict[str, dict[int, float]]:
+    """{"mrlep"/"mrtlp": {test regime: maintenance value}} for the chosen method(s)."""
+    methods = {"mrlep": ["mrlep"], "mrtlp": ["mrtlp"], "both": ["mrlep", "mrtlp"]}[method]
+    out: dict[str, dict[int, float]] = {m: {} for m in methods}
+    for task in dict.fromkeys(r.task for r in counted):
+        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
+        tests = [r.num for r in counted if r.task == task and r.block_type == "test"]
+        refs = [next(t for t in tests if t > x) for x in trains if any(t > x for t in tests)]
+        for test in tests:
+            if any(test > ref for ref in refs) and test not in refs:
+                if "mrtlp" in out:
+                    out["mrtlp"][test] = tp[test] - tp[[x for x in trains if x < test][-1]]
+                if "mrlep" in out:
+                    out["mrlep"][test] = tp[test] - tp[[x for x in refs if x < test][-1]]
+    return out
+
+
+Pairs = dict[str, dict[str, list[float]]]  # {trained task: {tested task: values in regime order}}
+
+
+def _transfer(regimes: list[_Regime], counted: list[_Regime], tp: dict[int, float],
+              kinds: list[str]) -> dict[tuple[str, str], Pairs]:
+    """Transfer values per (direction, kind). A value is keyed by the second test: a later pair writing to the
+    same test replaces an earlier one, as in l2metrics."""
+    by_test: dict[tuple[str, str], dict[int, tuple[str, float]]] = {
+        (d, k): {} for d in ("forward", "backward") for k in kinds}
+    for task, other in permutations(list(dict.fromkeys(r.task for r in counted)), 2):
+        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
+        other_tests = [r.num for r in counted if r.task == other and r.block_type == "test"]
+        other_trains = [r.num for r in counted if r.task == other and r.block_type == "train"]
+        if not trains:
+            continue
+        first_other = min(other_trains) if other_trains else None
+        valid = {"forward": [x for x in trains if first_other is None or x < first_other],
+                 "backward": [x for x in trains if first_other is not None and x > first_other]}
+        for direction, train_regs in valid.items():
+            for x in train_regs:
+                for t1, t2 in zip(other_tests, other_tests[1:]):
+                    if t1 < x < t2:
+                        tp1, tp2 = tp[t1], tp[t2]
+                        if "ratio" in kinds and tp1 != 0:
+                            by_test[(direction, "ratio")][t2] = (task, tp2 / tp1)
+                        if "contrast" in kinds and tp1 + tp2 != 0:
+                            by_test[(direction, "contrast")][t2] = (task, (tp2 - tp1) / (tp1 + tp2))
+    out: dict[tuple[str, str], Pairs] = {}
+    for key, found in by_test.items():
+        table: Pairs = {}
+        for regime in regimes:
+            if regime.num in found:
+                trained, value = found[regime.num]
+                table.setdefault(trained, {}).setdefault(regime.task, []).append(value)
+        out[key] = table
+    return out
+
+
+class _Efficiency(BaseModel):
+    task_saturation: float
+    task_exp_to_sat: int
+    ste_saturation: list[float] = Field(default_factory=list)
+    ste_exp_to_sat: list[int] = Field(default_factory=list)
+    se_saturation: list[float] = Field(default_factory=list)
+    se_exp_to_sat: list[float] = Field(default_factory=list)
+    se: list[float] = Field(default_factory=list)
+
+
+def _experts(regimes: list[_Regime], tasks: list[str], experts: dict[str, list[list[_Row]]],
+             averaging: str) -> tuple[dict[str, list[float]], dict[str, _Efficiency]]:
+    """Relative performance values and sample efficiency per task against its expert runs."""
+    rel_perf: dict[str, list[float]] = {}
+    se: dict[str, _Efficiency] = {}
+    for task in tasks:
+        runs = experts.get(task)
+        trained = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
+        data = [x for r in trained for x in r.rows]
+        if not runs or not data:
+            continue
+        ste_curves = [[x.value for x in run if x.block_type == "train"] for run in runs]
+        shortest = min(len(c) for c in ste_curves)
+        averaged = [fmean(c[i] for c in ste_curves) for i in range(shortest)]
+        if averaging == "time":
+            m = min(len(data), len(averaged))
+            rel_perf[task] = [math.fsum(x.value for x in data[:m]) / math.fsum(averaged[:m])]
+        else:
+            rel_perf[task] = [math.fsum(x.value for x in data[:min(len(data), len(c))]) /
+                              math.fsum(c[:min(len(data), len(c))]) for c in ste_curves]
+        slope = ls_slope([float(x.exp_num) for x in data], [x.value for x in data])
+        task_sat = block_saturation([(x.exp_num, x.value) for x in data])
+        if task_sat is None or task_sat[1] == 0:
+            continue
+        entry = _Efficiency(task_saturation=task_sat[0], task_exp_to_sat=task_sat[1])
+        if averaging == "time":
+            expert_sats = [block_saturation(list(enumerate(averaged)))]
+        else:
+            expert_sats = [block_saturation([(x.exp_num, x.value) for x in run if x.block_type == "train"])
+                           for run in runs]
+        for expert in expert_sats:
+            if expert is None or expert[1] == 0:
+                continue
+            ste_sat, ste_exp = expert
+            entry.ste_saturation.append(ste_sat)
+            entry.ste_exp_to_sat.append(ste_exp)
+            entry.se_saturation.append(entry.task_saturation / ste_sat)
+            entry.se_exp_to_sat.append(ste_exp / entry.task_exp_to_sat)
+            violates = entry.task_saturation < ste_sat * 0.2 or slope < 0
+            entry.se.append(0 if violates else (entry.task_saturation / ste_sat) * (ste_exp / entry.task_exp_to_sat))
+        if averaging == "time" and not entry.se:
+            continue
+        se[task] = entry
+    return rel_perf, se
+
+
 def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = None,
                       ste: dict[str, list[list[_Row]]] | None = None) -> L2MetricsResult:
     """The metrics of one scenario log as l2metrics 3.1.0 computes them; `ste` from `load_ste_runs`."""
@@ -367,111 +494,11 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
     tp = {num: value for num, (value, _) in term.items()}
     avg: dict[int, float] = {r.num: fmean(x.value for x in r.rows) for r in counted}
 
-    # recovery
-    recovery_time: dict[int, int] = {}
-    for task in dict.fromkeys(r.task for r in regimes):
-        trains = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
-        for prev, cur in zip(trains, trains[1:]):
-            recovery_time[cur.num] = recovery(cur.points(), tp[prev.num])
-    perf_recovery: dict[str, float] = {}
-    if len(recovery_time) > 1:
-        for task in dict.fromkeys(r.task for r in regimes):
-            times = [float(recovery_time[r.num]) for r in regimes if r.task == task and r.num in recovery_time]
-            if len(times) > 1:
-                perf_recovery[task] = -curves.theil_sen_slope(times)
-
-    # maintenance
-    methods = {"mrlep": ["mrlep"], "mrtlp": ["mrtlp"], "both": ["mrlep", "mrtlp"]}[settings.maintenance_method]
-    maintenance: dict[str, dict[int, float]] = {m: {} for m in methods}
-    for task in dict.fromkeys(r.task for r in counted):
-        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
-        tests = [r.num for r in counted if r.task == task and r.block_type == "test"]
-        refs = [next(t for t in tests if t > x) for x in trains if any(t > x for t in tests)]
-        for test in tests:
-            if any(test > ref for ref in refs) and test not in refs:
-                if "mrtlp" in maintenance:
-                    maintenance["mrtlp"][test] = tp[test] - tp[[x for x in trains if x < test][-1]]
-                if "mrlep" in maintenance:
-                    maintenance["mrlep"][test] = tp[test] - tp[[x for x in refs if x < test][-1]]
-
-    # transfer: value per (kind, measure) keyed by the second test, {trained task: value}
+    recovery_time, perf_recovery = _recovery(regimes, tp)
+    maintenance = _maintenance(counted, tp, settings.maintenance_method)
     kinds = {"ratio": ["ratio"], "contrast": ["contrast"], "both": ["ratio", "contrast"]}[settings.transfer_method]
-    transfer: dict[tuple[str, str], dict[int, tuple[str, float]]] = {
-        (d, k): {} for d in ("forward", "backward") for k in kinds}
-    for task, other in permutations(list(dict.fromkeys(r.task for r in counted)), 2):
-        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
-        other_tests = [r.num for r in counted if r.task == other and r.block_type == "test"]
-        other_trains = [r.num for r in counted if r.task == other and r.block_type == "train"]
-        if not trains:
-            continue
-        first_other = min(other_trains) if other_trains else None
-        valid = {"forward": [x for x in trains if first_other is None or x < first_other],
-                 "backward": [x for x in trains if first_other is not None and x > first_other]}
-        for direction, train_regs in valid.items():
-            for x in train_regs:
-                for t1, t2 in zip(other_tests, other_tests[1:]):
-                    if t1 < x < t2:
-                        tp1, tp2 = tp[t1], tp[t2]
-                        if "ratio" in kinds and tp1 != 0:
-                            transfer[(direction, "ratio")][t2] = (task, tp2 / tp1)
-                        if "contrast" in kinds and tp1 + tp2 != 0:
-                            transfer[(direction, "contrast")][t2] = (task, (tp2 - tp1) / (tp1 + tp2))
-    # {trained task: {tested task: [values in regime order]}}
-    pairs: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = {}
-    for key, values in transfer.items():
-        table: dict[str, dict[str, list[float]]] = {}
-        for regime in regimes:
-            if regime.num in values:
-                trained, value = values[regime.num]
-                table.setdefault(trained, {}).setdefault(regime.task, []).append(value)
-        pairs[key] = table
-
-    # against single-task experts
-    rel_perf: dict[str, list[float]] = {}
-    se: dict[str, dict[str, Any]] = {}
-    for task in tasks:
-        runs = experts.get(task)
-        trained = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
-        data = [x for r in trained for x in r.rows]
-        if not runs or not data:
-            continue
-        curves_ste = [[x for x in run if x.block_type == "train"] for run in runs]
-        if settings.ste_averaging_method == "time":
-            shortest = min(len(c) for c in curves_ste)
-            averaged = [fmean(c[i].value for c in curves_ste) for i in range(shortest)]
-            m = min(len(data), len(averaged))
-            rel_perf[task] = [math.fsum(x.value for x in data[:m]) / math.fsum(averaged[:m])]
-        else:
-            rel_perf[task] = []
-            for c in curves_ste:
-                m = min(len(data), len(c))
-                rel_perf[task].append(math.fsum(x.value for x in data[:m]) / math.fsum(x.value for x in c[:m]))
-        slope = ls_slope([float(x.exp_num) for x in data], [x.value for x in data])
-        task_sat = block_saturation([(x.exp_num, x.value) for x in data])
-        if task_sat is None or task_sat[1] == 0:
-            continue
-        sat_value, sat_exp = task_sat
-        if settings.ste_averaging_method == "time":
-            shortest = min(len(c) for c in curves_ste)
-            averaged = [fmean(c[i].value for c in curves_ste) for i in range(shortest)]
-            expert_sats = [block_saturation(list(enumerate(averaged)))]
-        else:
-            expert_sats = [block_saturation([(x.exp_num, x.value) for x in c]) for c in curves_ste]
-        entry: dict[str, Any] = {"task_saturation": sat_value, "task_exp_to_sat": sat_exp, "ste_saturation": [],
-                                 "ste_exp_to_sat": [], "se_saturation": [], "se_exp_to_sat": [], "se": []}
-        for expert in expert_sats:
-            if expert is None or expert[1] == 0:
-                continue
-            ste_sat, ste_exp = expert
-            entry["ste_saturation"].append(ste_sat)
-            entry["ste_exp_to_sat"].append(ste_exp)
-            entry["se_saturation"].append(sat_value / ste_sat)
-            entry["se_exp_to_sat"].append(ste_exp / sat_exp)
-            valid_curve = not (sat_value < ste_sat * 0.2 or slope < 0)
-            entry["se"].append((sat_value / ste_sat) * (ste_exp / sat_exp) if valid_curve else 0)
-        if settings.ste_averaging_method == "time" and not entry["se"]:
-            continue
-        se[task] = entry
+    pairs = _transfer(regimes, counted, tp, kinds)
+    rel_perf, se = _experts(regimes, tasks, experts, settings.ste_averaging_method)
 
     # per task
     names = ["perf_recovery", "avg_train_perf", "avg_eval_perf"]
@@ -487,28 +514,28 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
         eval_avgs = [avg[r.num] for r in mine if r.num in avg and r.block_type == "test"]
         t["avg_train_perf"] = fmean(train_avgs) if train_avgs else None
         t["avg_eval_perf"] = fmean(eval_avgs) if eval_avgs else None
-        for m, values in maintenance.items():
-            mv = [values[r.num] for r in mine if r.num in values]
-            t[f"perf_maintenance_{m}"] = fmean(mv) if mv else None
+        for method, by_regime in maintenance.items():
+            mv = [by_regime[r.num] for r in mine if r.num in by_regime]
+            t[f"perf_maintenance_{method}"] = fmean(mv) if mv else None
         for (direction, kind), table in pairs.items():
             t[f"{direction}_transfer_{kind}"] = table.get(task, {})
         rp = rel_perf.get(task)
         t["ste_rel_perf"] = fmean(rp) if rp else None
-        entry = se.get(task)
-        t["sample_efficiency"] = fmean(entry["se"]) if entry and entry["se"] else None
+        eff = se.get(task)
+        t["sample_efficiency"] = fmean(eff.se) if eff and eff.se else None
         t["recovery_times"] = [float(recovery_time[r.num]) for r in mine if r.num in recovery_time]
         t["avg_train_perf_vals"] = train_avgs
         t["avg_eval_perf_vals"] = eval_avgs
-        for m, values in maintenance.items():
-            t[f"maintenance_val_{m}"] = _clumps([values.get(r.num) for r in mine])
+        for method, by_regime in maintenance.items():
+            t[f"maintenance_val_{method}"] = _clumps([by_regime.get(r.num) for r in mine])
         t["ste_rel_perf_vals"] = rp if rp is not None else []
-        t["ste_saturation_vals"] = entry["ste_saturation"] if entry else []
-        t["ste_exp_to_sat_vals"] = entry["ste_exp_to_sat"] if entry else []
-        t["se_saturation_vals"] = entry["se_saturation"] if entry else []
-        t["se_exp_to_sat_vals"] = entry["se_exp_to_sat"] if entry else []
-        t["sample_efficiency_vals"] = entry["se"] if entry else []
-        t["se_task_saturation"] = entry["task_saturation"] if entry else None
-        t["se_task_exp_to_sat"] = float(entry["task_exp_to_sat"]) if entry else None
+        t["ste_saturation_vals"] = eff.ste_saturation if eff else []
+        t["ste_exp_to_sat_vals"] = eff.ste_exp_to_sat if eff else []
+        t["se_saturation_vals"] = eff.se_saturation if eff else []
+        t["se_exp_to_sat_vals"] = eff.se_exp_to_sat if eff else []
+        t["sample_efficiency_vals"] = eff.se if eff else []
+        t["se_task_saturation"] = eff.task_saturation if eff else None
+        t["se_task_exp_to_sat"] = float(eff.task_exp_to_sat) if eff else None
         values_of_task = [r.value for r in rows if r.task == task]
         t["min"], t["max"] = min(values_of_task), max(values_of_task)
         t["num_lx"] = sum(1 for r in rows if r.task == task and r.block_type == "train")
@@ -521,11 +548,11 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
         if name.endswith(("_ratio", "_contrast")) and "transfer" in name:
             direction, _, kind = name.split("_")
             firsts = [vals[0] for tested in pairs[(direction, kind)].values() for vals in tested.values()]
-            value = _aggregate(firsts, settings.aggregation_method)
+            aggregated = _aggregate(firsts, settings.aggregation_method)
         else:
-            value = _aggregate([v for v in (task_metrics[t][name] for t in tasks) if v is not None],
+            aggregated = _aggregate([v for v in (task_metrics[t][name] for t in tasks) if v is not None],
                                settings.aggregation_method)
-        lifetime[name] = value
+        lifetime[name] = aggregated
 
     stamps = [r.timestamp for r in rows]
     info = log.scenario_info
@@ -544,13 +571,13 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
         "normalization_data_range": {t: {"min": lo, "max": hi} for t, (lo, hi) in data_range.items()},
         "task_metrics": task_metrics,
     }
-    table = [RegimeRow(
+    regime_rows = [RegimeRow(
         block_num=r.block_num, block_type=r.block_type, block_subtype=r.block_subtype, task_name=r.task,
         regime_num=r.num, task_params=dict(r.params),
         saturation=None if sat[r.num] is None else sat[r.num][0],  # type: ignore[index]
         exp_to_sat=None if sat[r.num] is None else sat[r.num][1],  # type: ignore[index]
         term_perf=tp[r.num], exp_to_term_perf=term[r.num][1], avg_perf=avg.get(r.num)) for r in regimes]
-    return L2MetricsResult(settings=settings, metrics=_json(metrics), regimes=table)
+    return L2MetricsResult(settings=settings, metrics=_json(metrics), regimes=regime_rows)
 
 
 def _json(value: Any) -> Any:
