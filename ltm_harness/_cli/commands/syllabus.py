@@ -264,14 +264,15 @@ def _l2metrics(args: argparse.Namespace) -> int:
         result = compute_l2metrics(read_scenario(folder), settings, ste)
         data = result.to_json_data()
         write_text(folder / L2METRICS, json.dumps(data, indent=2) + "\n")
-        table = Table(title=f"{escape(str(folder))}: lifetime metrics as l2metrics computes them "
-                            f"({escape(settings.perf_measure)})", title_justify="left")
+        console.print(f"[b]{escape(str(folder))}[/b]")
+        table = Table(title=f"lifetime metrics, l2metrics rules ({escape(settings.perf_measure)})",
+                      title_justify="left")
         table.add_column("metric")
         table.add_column("value", justify="right")
         for name, value in data.items():
             if name == "run_id":
                 break
-            table.add_row(name, "-" if value is None else f"{value:.4f}")
+            table.add_row(name, f"{value:.4f}" if isinstance(value, (int, float)) else "-")
         console.print(table)
         console.print(f"metrics in {escape(str(folder / L2METRICS))}")
     return 0

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._protocols.l2m import curves
 from ltm_harness._protocols.l2m.logger import LogRecord, ScenarioLog, read_scenario
+from ltm_harness._protocols.l2m.metrics import scenario_dirs
 
 NAME = "l2metrics"  # the value of --compat
 VERSION = "3.1.0"  # the l2metrics version reproduced
@@ -294,8 +295,6 @@ def _clumps(values: list[float | None]) -> list[list[float]]:
 
 def load_ste_runs(path: Path, perf_measure: str) -> dict[str, list[list[_Row]]]:
     """The expert runs per (lower-cased) task from the scenario logs under `path`, each training one task."""
-    from ltm_harness._protocols.l2m.metrics import scenario_dirs
-
     out: dict[str, list[list[_Row]]] = {}
     for folder in scenario_dirs(path):
         log = read_scenario(folder)
