@@ -68,6 +68,7 @@ class TestOutcome:
     reasons: list[str] = field(default_factory=list)
     unscored: bool = False  # evaluation could not be done (reason given); excluded from means
     verdicts: list["JudgeVerdict"] = field(default_factory=list)  # LLM judge verdicts behind the score
+    raw_score: float | None = None  # the test's own score before normalisation (environments), kept in the results
 
     __test__ = False
 

@@ -348,7 +348,7 @@ class Session:
         sched = self.scheduler
         self.log.write(TestEnd(test=test, turn=sched.turns, pos=sched.pos, time=sched.now, score=outcome.score,
                                max_score=outcome.max_score, status=status, reasons=outcome.reasons,
-                               verdicts=outcome.verdicts))
+                               verdicts=outcome.verdicts, raw_score=outcome.raw_score))
         self._tests_done += 1
         if status != "unscored":  # as in the results: errored tests count as 0, unscored ones not at all
             self._scored += 1

@@ -164,7 +164,7 @@ class EnvDataset(DatasetInterface):
         h = env.header
         reasons = [f"{env.summary()} Score {env.score:g} in [{h.min_score:g}, {h.max_score:g}] -> {normalised:.3f}.",
                    *env.invalid_report(REPLY_LIMIT)]
-        return TestOutcome(normalised, 1.0, reasons)
+        return TestOutcome(normalised, 1.0, reasons, raw_score=env.score)
 
     async def _answer(self, env: PassiveEnv, definition: EpisodeDefinition, example: TestExample,
                       ctx: TestContext) -> TestOutcome:
@@ -181,7 +181,7 @@ class EnvDataset(DatasetInterface):
         unread = sum(a is None for a in answers)
         reasons = [f"{graded.n_correct} of {len(problems.problems)} right ({unread} unreadable) -> {normalised:.3f}.",
                    *wrong]
-        return TestOutcome(normalised, 1.0, reasons)
+        return TestOutcome(normalised, 1.0, reasons, raw_score=graded.score)
 
     def answer_statement_idx(self, example: TestExample) -> tuple[int, int] | None:
         """None: an episode has no statement whose distance to a question is the point of the test."""

@@ -1,8 +1,9 @@
 """Playing tests with Python policies (no chat): episodes, trials, normalised scores and the AIQ score.
 
 An active test is played by a `Policy(env, observation) -> action`; a passive one is answered by a
-`Solver(env, problems, train) -> answers`. Per test the score is the mean over trials of the
-normalised score clip((s - min) / (max - min), 0, 1); the AIQ score is the mean over tests.
+`Solver(env, problems, train) -> answers`. Per test, as in the AIQ reference, the raw scores of the trials are
+averaged first and that mean is normalised and clipped: clip((mean(s) - min) / (max - min), 0, 1), so one trial
+below `min` does not count as 0 on its own (`trials_score`); the AIQ score is the mean over tests.
 The oracle-like policies read the environment's privileged `oracle_action` / `oracle_answers`:
 they are for calibration, to show what the maximum looks like.
 """
@@ -32,6 +33,8 @@ class EpisodeResult(BaseModel):
     test: str
     seed: int
     score: float  # in header units
+    min_score: float  # the header's range for this episode (a seeded environment may draw it per seed)
+    max_score: float
     normalised: float
     steps: int  # steps taken (active) or problems (passive)
     invalid: int  # invalid actions (active) or unreadable answers (passive)
@@ -49,7 +52,23 @@ class TestScore(BaseModel):
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(e.normalised for e in self.episodes) if self.episodes else 0.0
+        """The mean raw score of the trials, normalised and clipped (`trials_score`); 0 with no trial."""
+        return trials_score([(e.score, e.min_score, e.max_score) for e in self.episodes]) if self.episodes else 0.0
+
+
+def trials_score(trials: Sequence[tuple[float, float, float]]) -> float:
+    """A test's score from its trials' (raw score, min, max), as the AIQ reference aggregates them: the mean raw
+    score, normalised and clipped, clip((mean(s) - min) / (max - min), 0, 1). Where an environment draws its range
+    per seed, the range is the trials' mean range (the same rule when it is fixed). Rounded to 12 decimals like
+    `EnvHeader.normalise`."""
+    if not trials:
+        raise ValueError("a test's score needs at least one trial")
+    raw = statistics.fmean(t[0] for t in trials)
+    low = statistics.fmean(t[1] for t in trials)
+    high = statistics.fmean(t[2] for t in trials)
+    if high <= low:
+        raise ValueError(f"the score range [{low:g}, {high:g}] is empty; min_score must be below max_score")
+    return min(1.0, max(0.0, round((raw - low) / (high - low), 12)))
 
 
 def optimal_policy(env: ActiveEnv, observation: Observation) -> Action:
@@ -103,8 +122,9 @@ def play_policy(env: ActiveEnv, policy: Policy, seed: int | None = None) -> Epis
     if seed is not None:
         env.seed(seed)
     run_inline(play_episode(InlineSteps(ActiveText(env)), _PolicyActor(env, policy)))
-    return EpisodeResult(test=env.header.name, seed=env.current_seed, score=env.score,
-                         normalised=env.normalised_score, steps=env.steps, invalid=len(env.invalid),
+    h = env.header
+    return EpisodeResult(test=h.name, seed=env.current_seed, score=env.score, min_score=h.min_score,
+                         max_score=h.max_score, normalised=env.normalised_score, steps=env.steps, invalid=len(env.invalid),
                          summary=env.summary())
 
 
@@ -115,6 +135,7 @@ def solve_set(env: PassiveEnv, solver: Solver) -> EpisodeResult:
     graded, answers, n = problems.graded, problems.answers, len(problems.problems)
     assert graded is not None
     return EpisodeResult(test=env.header.name, seed=env.current_seed, score=graded.score,
+                         min_score=env.header.min_score, max_score=env.header.max_score,
                          normalised=env.header.normalise(graded.score), steps=n,
                          invalid=sum(a is None for a in answers[:n]) + max(0, n - len(answers)),
                          summary=f"{graded.n_correct} of {n} right")

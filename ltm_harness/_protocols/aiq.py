@@ -2,9 +2,11 @@
 
 Every trial is one episode of a test, played in its own fresh session (isolated mode of the normal
 runner), so the event logs, results and tables are the ones of any run. Active tests are played
-`trials` times with seeds drawn from the run's seed; passive tests are answered once. Per test the
-score is the mean normalised score over its trials, and the AIQ score of an agent is the mean over
-tests. Outputs: `results/<run_name>/` (definitions, one folder per agent, `aiq.json`).
+`trials` times with seeds drawn from the run's seed; passive tests are answered once. Per test, as in
+the AIQ reference, the raw scores of the trials are averaged first and that mean is normalised and clipped
+(`trials_score`: one trial below the test's minimum does not count as 0 on its own); an errored trial counts
+as the test's minimum (normalised 0, as errored tests count everywhere) and an unscored one not at all. The AIQ
+score of an agent is the mean over tests. Outputs: `results/<run_name>/` (definitions, one folder per agent, `aiq.json`).
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ from typing import Callable, Sequence, cast
 from pydantic import BaseModel, ValidationError
 
 from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.session import Session
 from ltm_harness._envs.catalog import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
-from ltm_harness._envs.in_conversation import EnvDataset, InConversation, PassiveInConversation
-from ltm_harness._envs.play import DEFAULT_TRIALS
+from ltm_harness._envs.in_conversation import EnvDataset, EpisodeDefinition, InConversation, PassiveInConversation
+from ltm_harness._envs.play import DEFAULT_TRIALS, trials_score
 from ltm_harness._errors import ConfigError
-from ltm_harness._results.models import RunSummary
+from ltm_harness._results.models import RunSummary, TestResult
+from ltm_harness._results.outputs import read_results
 from ltm_harness._runner.claim import claim_folder
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.modes import Fresh, Resume
-from ltm_harness._runner.prepare import BuiltDatasets, prepare
+from ltm_harness._runner.prepare import PreparedRun, prepare
 from ltm_harness._runner.run import run_all
 from ltm_harness._store.files import write_model
 
@@ -37,7 +41,7 @@ class AIQTestScore(BaseModel):
     test: str
     kind: str
     trials: int
-    score: float  # mean normalised score over the trials that could be scored
+    score: float  # the trials' mean raw score, normalised and clipped (trials_score)
     std: float
     errored: int
 
@@ -128,25 +132,49 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
         })
         prepared = prepare(cfg, results_root, resume=resume, datasets=datasets)
         summary = await run_all(prepared, list(agents), on_turn=on_turn, mode=Resume() if resume else Fresh())
-        report = _report(summary, specs, datasets, claim.run_name, seed, trials)
+        report = _report(summary, specs, prepared, claim.run_name, seed, trials)
         write_model(prepared.folder.aiq_report, report)
     finally:
         claim.lock.release()
     return report
 
 
-def _report(summary: RunSummary, specs: list[TestSpec], datasets: BuiltDatasets, run_name: str, seed: int,
+def _test_score(dataset: DatasetInterface, examples: list[TestExample], results: list[TestResult]) -> float | None:
+    """The test's score from its trials (None when no trial could be scored)."""
+    assert isinstance(dataset, EnvDataset)
+    by_id = {r.example_id: r for r in results}
+    trials: list[tuple[float, float, float]] = []
+    for example in examples:
+        result = by_id.get(example.example_id)
+        if result is None or result.status == "unscored":
+            continue
+        header = dataset.make_env(EpisodeDefinition.model_validate(example.extra)).header
+        low, high = header.min_score, header.max_score
+        if result.status == "errored":
+            raw = low
+        elif result.raw_score is not None:
+            raw = result.raw_score
+        else:  # a result written before raw scores were kept: its normalised score is all there is
+            raw = low + result.normalized * (high - low)
+        trials.append((raw, low, high))
+    return trials_score(trials) if trials else None
+
+
+def _report(summary: RunSummary, specs: list[TestSpec], prepared: PreparedRun, run_name: str, seed: int,
             trials: int) -> AIQReport:
     labels = {dataset_name(s): s for s in specs}
     agent_scores = []
     for agent in summary.agents:
         by_name = {d.dataset: d for d in agent.datasets}
+        results = read_results(prepared.folder.agent(agent.agent))
         scores = []
-        for dataset, n in datasets:
+        for dataset, n in prepared.datasets:
             d = by_name[dataset.name]
             spec = labels[dataset.name]
-            scores.append(AIQTestScore(test=spec.label, kind=env_class(spec.name).kind, trials=n, score=d.score,
-                                       std=d.std, errored=d.errored))
+            mine = [r for r in results if r.dataset == dataset.name]
+            score = _test_score(dataset, prepared.examples[dataset.name], mine)
+            scores.append(AIQTestScore(test=spec.label, kind=env_class(spec.name).kind, trials=n,
+                                       score=d.score if score is None else score, std=d.std, errored=d.errored))
         agent_scores.append(AIQAgentScore(agent=agent.agent, aiq=statistics.fmean(s.score for s in scores), tests=scores))
     return AIQReport(run_name=run_name, seed=seed, trials=trials, tests=[s.label for s in specs], agents=agent_scores,
                      errors=summary.errors)

@@ -87,6 +87,7 @@ class ResultsBuilder:
             start_turn=began.turn,
             end_turn=e.turn,
             tokens=e.pos - began.pos,
+            raw_score=e.raw_score,
         ))
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 from pydantic import BaseModel, Field
 
 from ltm_harness._store.formats import RESULTS_FORMAT
-from ltm_harness._store.records import UsageTotals
+from ltm_harness._store.records import OmitWhenNone, UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 
@@ -53,8 +53,9 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
     return gaps
 
 
-class TestResult(BaseModel):
+class TestResult(OmitWhenNone):
     __test__ = False
+    _omit_when_none = ("raw_score",)
 
     dataset: str
     example_id: str
@@ -71,6 +72,8 @@ class TestResult(BaseModel):
     start_turn: int
     end_turn: int
     tokens: int  # conversation tokens from the test's first line to its end
+    # the test's own score before normalisation, when it has one (an environment's episode score); AIQ averages it
+    raw_score: float | None = None
 
     @property
     def normalized(self) -> float:

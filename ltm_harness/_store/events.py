@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ltm_harness._store.formats import EVENT_FORMAT
-from ltm_harness._store.records import LLMCall
+from ltm_harness._store.records import LLMCall, OmitWhenNone
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 
@@ -61,13 +61,16 @@ class TestStart(_TestMoment):
     span: int  # the memory span the test's waits refer to
 
 
-class TestEnd(_TestMoment):
+class TestEnd(_TestMoment, OmitWhenNone):
+    _omit_when_none = ("raw_score",)
+
     type: Literal["test_end"] = "test_end"
     score: float
     max_score: float
     status: Literal["ok", "unscored", "errored"]
     reasons: list[str]
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
+    raw_score: float | None = None  # the test's own score before normalisation, when it has one (environments)
 
 
 class EnvStep(BaseModel):

@@ -54,6 +54,7 @@ LOGGER_INFO = "logger_info.json"
 SCENARIO_INFO = "scenario_info.json"
 DATA_LOG = "data-log.tsv"
 METRICS = "metrics.json"
+L2METRICS = "l2metrics.json"  # `syllabus metrics --compat l2metrics`: the metrics in l2metrics' own shape
 
 
 class _File:

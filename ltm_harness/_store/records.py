@@ -3,9 +3,9 @@ side file) its latency, retries and whether the disk cache answered it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 Role = Literal["agent", "judge", "generation", "test"]
 ROLES: tuple[Role, ...] = ("agent", "judge", "generation", "test")
@@ -97,3 +97,20 @@ class UsageTotals(BaseModel):
     @property
     def total_cost(self) -> float:
         return round(sum(self.cost_usd.values()), 10)
+
+
+class OmitWhenNone(BaseModel):
+    """A record whose fields named in `_omit_when_none` are left out of its JSON while they are None: a field added
+    later for some records leaves the files of all other records byte for byte as they were (reading fills the
+    default back in)."""
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self._omit_when_none:
+                if name in data and data[name] is None:
+                    del data[name]
+        return data

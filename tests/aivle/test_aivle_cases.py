@@ -42,7 +42,8 @@ def bandit_case(**kw: Any) -> ReinforcementLearningTestCase:
 
 def test_a_python_agent_is_graded():
     result = bandit_case(seeds=[1, 2, 3]).run(lambda: Constant(2))
-    assert result.error is None and result.detail["episodes"] == 3 and result.detail["steps"] == 12
+    assert result.error is None and result.name == "reward evaluation" and len(result.detail) == 3
+    assert result.value == sum(result.detail) / 3
     again = bandit_case(seeds=[1, 2, 3]).run(lambda: Constant(2))
     assert again == result  # seeded runs are reproducible
 
@@ -53,10 +54,10 @@ def test_a_timed_out_case_returns_partial_results_with_an_error():
     result = case.run(lambda: Constant(2, delay=0.02))
     elapsed = time.perf_counter() - started
     assert 0.3 <= elapsed < 2.0
-    n = result.detail["episodes"]
-    assert n >= 1 and result.value is not None
+    n = len(result.detail)  # the episode cut short counts too, with its partial reward (as in the reference)
+    assert n >= 2 and n - case.episodes_done in (0, 1) and result.value == sum(result.detail) / n
     assert result.error is not None and result.error.startswith(
-        f"time limit of 0.35 s exceeded after {n} completed episode(s) of 1000")
+        f"time limit of 0.35 s exceeded after {case.episodes_done} completed episode(s) of 1000")
     assert isinstance(result.error, str)
 
 
@@ -67,9 +68,9 @@ def test_an_agent_that_never_returns_does_not_hang_the_suite():
         started = time.perf_counter()
         result = case.run(lambda: Stuck(release))
         assert time.perf_counter() - started < 2.0
-        assert result.value is None and case.episodes_done == 0
-        assert result.error == ("time limit of 0.2 s exceeded after 0 completed episode(s) of 2 (0 steps); "
-                                "no episode was completed, so there is no mean to report")
+        # the first episode had started (environment and agent reset): it counts, with 0 reward, as in the reference
+        assert result.value == 0.0 and result.detail == [0.0] and case.episodes_done == 0
+        assert result.error == "time limit of 0.2 s exceeded after 0 completed episode(s) of 2 (0 steps)"
     finally:
         release.set()
 
@@ -91,17 +92,19 @@ def test_an_agent_failing_before_its_first_episode_gives_an_error_not_a_crash():
         raise RuntimeError("cannot load weights")
 
     result = bandit_case().run(create)
-    assert result.value is None and result.detail["episodes"] == 0
+    assert result.value is None and result.detail == []  # no division by zero: no value, and the error says why
     assert result.error == ("create_agent(**agent_init) failed: RuntimeError: cannot load weights; "
-                            "no episode was completed, so there is no mean to report")
+                            "no episode was started, so there is no mean to report")
     result = bandit_case(agent_init={"unexpected": 1}).run(lambda: Constant())
     assert result.error is not None and result.error.startswith("create_agent(**agent_init) failed: TypeError")
 
 
 def test_an_agent_failing_mid_run_keeps_the_completed_episodes():
     result = bandit_case().run(lambda: Constant(2, fail_at=(2, 3)))
-    assert result.detail["episodes"] == 1 and result.value is not None
-    assert result.detail["unfinished_episode"]["steps"] == 2
+    # run 1 gave 4 steps; run 2 was cut at its third step, and counts with the reward of its first two
+    assert len(result.detail) == 2 and result.value == (result.detail[0] + result.detail[1]) / 2
+    steps = bandit_case(evaluator=StepCountEvaluator()).run(lambda: Constant(2, fail_at=(2, 3)))
+    assert steps.detail == {"total_episodes": 2, "total_steps": 6} and steps.value == 3.0
     assert result.error == "agent.step() in run 2 at step 3 failed: ValueError: the agent broke"
 
 
@@ -172,7 +175,7 @@ def test_t_max_truncates_episodes():
     case = ReinforcementLearningTestCase("keydoor", time_limit=10.0, n_runs=3, agent_init=None,
                                          env=make_env("keydoor"), evaluator=StepCountEvaluator(), t_max=2)
     result = case.run(lambda: Constant("up"))
-    assert result.value == 2.0 and result.detail["episodes"] == 3
+    assert result.value == 2.0 and result.detail == {"total_episodes": 3, "total_steps": 6}
 
 
 @pytest.mark.parametrize("kw,message", [
@@ -219,7 +222,7 @@ async def test_run_works_inside_a_running_event_loop():
     data = suite.run(lambda: Constant(2))  # sync call from async code: runs on another thread
     assert data["results"][0]["result"]["error"] is None
     result = await suite.run_async(lambda: Constant(2))
-    assert result.results[0].result.detail["episodes"] == 3
+    assert len(result.results[0].result.detail) == 3
     assert asyncio.get_running_loop().is_running()
 
 

@@ -69,7 +69,7 @@ def test_results_round_trip_through_json_with_errors_as_strings():
     ok, down = (r["result"] for r in data["results"])
     assert ok["value"] == 1.0 and ok["error"] is None
     assert down["value"] is None and down["error"] == ("env reset for run 1 failed: OSError: the simulator is down; "
-                                                       "no episode was completed, so there is no mean to report")
+                                                       "no episode was started, so there is no mean to report")
     assert SuiteResult.model_validate(data).to_json_data() == data
 
 
@@ -176,7 +176,7 @@ def test_suite_command(tmp_path: Path, capsys):
                  "--results", str(tmp_path), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "keydoor-5x5" in out and "step_count" in out and "recent:500" in out
+    assert "keydoor-5x5" in out and "step count evaluation" in out and "recent:500" in out
     folder = tmp_path / "suites" / "text-envs"
     data = json.loads((folder / "oracle.json").read_text())
     assert SuiteResult.model_validate(data).suite_id == "text-envs"

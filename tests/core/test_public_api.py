@@ -1,4 +1,4 @@
-"""The public API is what `ltm_harness`, `ltm_harness.envs` and `ltm_harness.aivle` export, and nothing else is
+"""The public API is what `ltm_harness`, `ltm_harness.envs`, `ltm_harness.aivle` and `ltm_harness.l2m` export, and nothing else is
 public: these lists change only on purpose."""
 
 from __future__ import annotations
@@ -31,12 +31,16 @@ AIVLE = {
     "RewardEvaluator", "StepCountEvaluator", "CaseResult", "SuiteResult", "TestSuite", "load_suite", "CaseFailure",
     "EnvDriver", "ReinforcementLearningTestCase", "TestCase", "Worker", "run_sync", "register_suite", "run_suite",
 }
+L2M = {
+    "scenario_metrics", "l2metrics_metrics", "read_scenario", "compute_metrics", "compute_l2metrics",
+    "load_l2metrics_settings", "ScenarioLog", "MetricsReport", "L2MetricsResult", "L2MetricsSettings",
+}
 PUBLIC_MODULES = {"ltm_harness", "ltm_harness.__main__", "ltm_harness.envs", "ltm_harness.aivle",
-                  "ltm_harness.aivle.examples", "ltm_harness.testing"}
+                  "ltm_harness.aivle.examples", "ltm_harness.testing", "ltm_harness.l2m"}
 
 
 @pytest.mark.parametrize("module,names", [("ltm_harness", TOP), ("ltm_harness.envs", ENVS),
-                                          ("ltm_harness.aivle", AIVLE)])
+                                          ("ltm_harness.aivle", AIVLE), ("ltm_harness.l2m", L2M)])
 def test_the_public_names_are_pinned_and_all_importable(module: str, names: set[str]) -> None:
     mod = importlib.import_module(module)
     assert set(mod.__all__) == names

@@ -90,3 +90,51 @@ def test_aiq_command_names_agents_and_keeps_a_finished_run(tmp_path: Path, capsy
     assert "holds a finished run, kept as it is" in said
     assert f"results in {tmp_path / 'aiq-2'}/" in said
     assert json.loads((tmp_path / "aiq-2" / "aiq.json").read_text())["run_name"] == "aiq-2"
+
+
+def test_trials_are_aggregated_as_the_reference_mean_raw_then_normalise_and_clip():
+    from ltm_harness._envs.play import EpisodeResult, TestScore, trials_score
+
+    # one trial far below the minimum does not count as 0 on its own: the mean raw score (3) is normalised
+    assert trials_score([(-2.0, 0.0, 10.0), (8.0, 0.0, 10.0)]) == 0.3
+    assert trials_score([(-20.0, 0.0, 10.0), (8.0, 0.0, 10.0)]) == 0.0 and trials_score([(12.0, 0.0, 10.0)]) == 1.0
+    with pytest.raises(ValueError, match="range"):
+        trials_score([(1.0, 2.0, 2.0)])
+
+    def episode(score: float) -> EpisodeResult:
+        return EpisodeResult(test="t", seed=0, score=score, min_score=0.0, max_score=10.0,
+                             normalised=min(1.0, max(0.0, score / 10)), steps=1, invalid=0, summary="")
+
+    assert TestScore(test="t", kind="active", episodes=[episode(-2.0), episode(8.0)]).mean == 0.3  # not 0.4
+
+
+AGENT = '''
+from ltm_harness import Agent
+
+
+class HalfRight(Agent):
+    """Fresh per trial: the first one made pulls the best arm (2), the next one never gives a move."""
+
+    made = 0
+
+    def __init__(self, spec=None):
+        super().__init__(spec)
+        HalfRight.made += 1
+        self.good = HalfRight.made % 2 == 1
+
+    async def reply(self, message, oracle_hint=None):
+        return "2" if self.good else "I would rather not."
+'''
+
+
+async def test_aiq_averages_the_raw_scores_of_the_trials_before_normalising(tmp_path: Path):
+    (tmp_path / "half_right.py").write_text(AGENT, encoding="utf-8")
+    spec = f"half={tmp_path / 'half_right.py'}:HalfRight"
+    test = "bandit,probabilities=[0.2,0.9],horizon=5,invalid_penalty=0"
+    report = await run_aiq([test], [spec], trials=2, results_root=tmp_path, run_name="half")
+    results = json.loads((tmp_path / "half" / "half" / "results.json").read_text())
+    raws = sorted(r["raw_score"] for r in results)
+    # the good trial scores the maximum 5 x 0.9; the other gives no move (3 refusals end it): 0, below the minimum 1
+    assert raws == [0.0, pytest.approx(4.5)] and sorted(r["score"] for r in results) == [0.0, 1.0]
+    low, high = 5 * 0.2, 5 * 0.9
+    assert report.agents[0].tests[0].score == pytest.approx((2.25 - low) / (high - low))  # 0.357, not 0.5

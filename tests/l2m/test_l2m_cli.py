@@ -43,6 +43,20 @@ def test_validate_without_a_type_checks_the_general_rules(tmp_path: Path, capsys
     assert main(["syllabus", "validate", str(path), "--type", "CL", "--no-tasks"]) == 1
 
 
+def test_validate_refuses_an_unknown_task_as_run_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "unknown.json"
+    path.write_text(json.dumps([{"$phase": "1.train"}, {"$repeat": {"$episode": "pong"}, "count": 1},
+                                {"$repeat": {"$episode": "bandit", "colour": 3}, "count": 1}]))
+    assert main(["syllabus", "validate", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.endswith("[task]") for line in lines)
+    assert "unknown environment 'pong'" in lines[0] and "unknown param 'colour'" in lines[1]
+    assert main(["syllabus", "validate", str(path), "--no-tasks"]) == 0  # the structure alone is fine
+    capsys.readouterr()
+    assert main(["syllabus", "run", str(path), "-a", "oracle", "--out", str(tmp_path / "out")]) == 2  # refused
+    assert "unknown environment 'pong'" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
 def test_malformed_syllabus_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "m.json"
     path.write_text('[{"$phase": "1.train"}, {"$repeat": {"$episode": "a"}, "count": -1}]')

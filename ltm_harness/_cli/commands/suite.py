@@ -44,7 +44,9 @@ def _table(suite_id: str, spec: str, outcome: "SuiteResult") -> "Table":
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for case in outcome.results:
         r = case.result
-        episodes = r.detail.get("episodes") if isinstance(r.detail, dict) else None
+        # the reference's detail shapes: a list per episode (reward), or total_episodes (step count)
+        episodes = len(r.detail) if isinstance(r.detail, list) and r.detail else \
+            r.detail.get("total_episodes") if isinstance(r.detail, dict) else None
         table.add_row(escape(case.case_id), escape(r.name), "-" if r.value is None else f"{r.value:.3f}",
                       "-" if episodes is None else str(episodes), escape(r.error or ""))
     return table

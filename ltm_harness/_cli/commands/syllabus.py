@@ -63,7 +63,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "and write metrics.json next to each.")
     m.add_argument("logdir", metavar="LOGDIR", help="a scenario folder, or a folder holding scenario folders")
     m.add_argument("--ste", metavar="DIR", help="folder of single-task-expert logs")
-    m.add_argument("--perf-measure", default="reward", help="metric column to use (default: reward)")
+    m.add_argument("--perf-measure", help="metric column to use (default: reward, or the --settings file's)")
+    m.add_argument("--compat", choices=("l2metrics",),
+                   help="compute the metrics as l2metrics 3.1.0 does (its smoothing, normalisation, maintenance, "
+                        "transfer and STE rules; docs/l2m.md) and write them in its JSON shape to l2metrics.json "
+                        "(default: the harness's own rules, metrics.json)")
+    m.add_argument("--settings", metavar="FILE",
+                   help="with --compat l2metrics: an l2metrics settings JSON (its --load-settings file or the "
+                        "_settings.json it saves): perf_measure, maintenance_method, transfer_method, "
+                        "ste_averaging_method, aggregation_method, window_length")
     for action in (v, r, m):
         action.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                             help="show tracebacks for errors")
@@ -212,6 +220,11 @@ class _AgentRun:
 
 
 def _metrics(args: argparse.Namespace) -> int:
+    if args.compat == "l2metrics":
+        return _l2metrics(args)
+    if args.settings:
+        raise ConfigError("--settings is read with --compat l2metrics; add --compat l2metrics or drop --settings")
+    args.perf_measure = args.perf_measure or "reward"
     from rich.console import Console
     from rich.markup import escape
 
@@ -227,4 +240,39 @@ def _metrics(args: argparse.Namespace) -> int:
         console.print(f"[b]{escape(str(folder))}[/b]")
         print_report(report, console)
         console.print(f"metrics in {escape(str(folder / METRICS_FILE))}")
+    return 0
+
+
+def _l2metrics(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ltm_harness._protocols.l2m.l2metrics import L2MetricsSettings, compute_l2metrics, load_settings, load_ste_runs
+    from ltm_harness._protocols.l2m.logger import read_scenario
+    from ltm_harness._protocols.l2m.metrics import scenario_dirs
+    from ltm_harness._store.files import write_text
+    from ltm_harness._store.layout import L2METRICS
+    import json
+
+    settings = load_settings(Path(args.settings)) if args.settings else L2MetricsSettings()
+    if args.perf_measure:
+        settings = settings.model_copy(update={"perf_measure": args.perf_measure})
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    ste = load_ste_runs(Path(args.ste), settings.perf_measure) if args.ste else None
+    for folder in scenario_dirs(Path(args.logdir)):
+        result = compute_l2metrics(read_scenario(folder), settings, ste)
+        data = result.to_json_data()
+        write_text(folder / L2METRICS, json.dumps(data, indent=2) + "\n")
+        console.print(f"[b]{escape(str(folder))}[/b]")
+        table = Table(title=f"lifetime metrics, l2metrics rules ({escape(settings.perf_measure)})",
+                      title_justify="left")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for name, value in data.items():
+            if name == "run_id":
+                break
+            table.add_row(name, f"{value:.4f}" if isinstance(value, (int, float)) else "-")
+        console.print(table)
+        console.print(f"metrics in {escape(str(folder / L2METRICS))}")
     return 0

@@ -1,10 +1,19 @@
 """Evaluators: they watch every step of a test case and summarise it as an `EvaluationResult`.
 
-`reset()` is called once when a test case starts running, `step(full_state)` after every
-environment step, `get_result()` at the end (also after a time-out or an agent error, for the
-partial result). `full_state` holds: state, action, reward, next_state, done, truncated, info,
-episode_count (0-based) and t (0-based step within the episode). An episode is complete when a step
-has `done` or `truncated` set (the step cap or `t_max` was reached).
+`reset()` is called once when a test case starts running, `begin_episode(n)` when an episode has started (after
+the environment's and the agent's reset, where the reference grader resets its evaluator), `step(full_state)`
+after every environment step, `get_result()` at the end (also after a time-out or an agent error, for the
+partial result). `full_state` holds: state, action, reward, next_state, done, truncated, info, episode_count
+(0-based) and t (0-based step within the episode).
+
+The results are the reference grader's (aiVLE), field for field, so tools that parse its JSON read ours:
+`RewardEvaluator` gives name "reward evaluation", detail the list of total reward per episode and value their
+mean; `StepCountEvaluator` gives name "step count evaluation (average survival steps)", detail
+{"total_episodes": N, "total_steps": M} and value M / N; a bare result is named "score" with detail []. Every
+episode that started counts, the one a time-out or an error stopped too (with its partial reward and steps).
+Kept from our own design where the reference is defective: `error` is always a string, never an exception
+object; a value that is not a finite number becomes null (JSON has no NaN); and no started episode gives value
+null with an error saying so, not a division by zero.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import math
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
-from pydantic import BaseModel, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 
 class EvaluationResult(BaseModel):
@@ -24,8 +33,8 @@ class EvaluationResult(BaseModel):
     number becomes None, with the reason added to `error`.
     """
 
-    name: str
-    detail: Any = None
+    name: str = "score"
+    detail: Any = Field(default_factory=list)
     value: float | None = None
     error: str | None = None
 
@@ -80,6 +89,9 @@ class Evaluator(ABC):
     def reset(self) -> None:
         """Forget everything: a test case starts running."""
 
+    def begin_episode(self, episode: int) -> None:
+        """An episode (0-based `episode`) has started: the environment and the agent were reset."""
+
     @abstractmethod
     def step(self, full_state: Mapping[str, Any]) -> None:
         """Record one environment step."""
@@ -90,66 +102,74 @@ class Evaluator(ABC):
 
 
 class EpisodeEvaluator(Evaluator):
-    """Sums a per-step measure over each episode; the value is its mean over *completed* episodes.
+    """Sums a per-step measure over each episode; the value is its mean over the episodes that started.
 
-    When no episode was completed (the agent failed or ran out of time in its first episode), the
-    value is None and `error` says so: a mean over zero episodes does not exist, and 0 would read
-    as a real score. A partial episode is reported in `detail` (`unfinished_episode`), never mixed
-    into the value.
+    An episode starts with `begin_episode` (or, when an evaluator is fed by hand, with a step after the previous
+    episode's last one or of another `episode_count`) and ends with a step that has `done` or `truncated` set.
+    The episode a time-out or an error stopped counts with what it had, as in the reference grader. When no
+    episode started (the agent failed before its first one), the value is None and `error` says so: a mean over
+    zero episodes does not exist, and 0 would read as a real score.
     """
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
-        self.completed: list[float] = []
-        self.current = 0.0
-        self.steps_in_current = 0
+        self.episodes: list[float] = []  # the measure's total per episode
         self.total_steps = 0
+        self._open: int | None = None  # episode_count of the episode in progress
+
+    def begin_episode(self, episode: int) -> None:
+        self.episodes.append(0.0)
+        self._open = episode
 
     @abstractmethod
     def measure(self, full_state: Mapping[str, Any]) -> float:
         """What one step adds to its episode's total."""
 
+    @abstractmethod
+    def detail(self) -> Any:
+        """The result's `detail`."""
+
     def step(self, full_state: Mapping[str, Any]) -> None:
-        self.current += self.measure(full_state)
-        self.steps_in_current += 1
+        value = self.measure(full_state)
+        episode = full_state.get("episode_count")
+        if self._open is None or (isinstance(episode, int) and episode != self._open):
+            self.begin_episode(episode if isinstance(episode, int) else len(self.episodes))
+        self.episodes[-1] += value
         self.total_steps += 1
         if full_state.get("done") or full_state.get("truncated"):
-            self.completed.append(self.current)
-            self.current, self.steps_in_current = 0.0, 0
+            self._open = None
 
     def get_result(self) -> EvaluationResult:
-        n = len(self.completed)
-        detail = {
-            "episodes": n,
-            "per_episode": list(self.completed),
-            "total": sum(self.completed),
-            "steps": self.total_steps,
-            "unfinished_episode": ({"steps": self.steps_in_current, "total": self.current}
-                                   if self.steps_in_current else None),
-        }
+        n = len(self.episodes)
         if n == 0:
-            return EvaluationResult(name=self.name, detail=detail, value=None,
-                                    error="no episode was completed, so there is no mean to report")
-        return EvaluationResult(name=self.name, detail=detail, value=sum(self.completed) / n)
+            return EvaluationResult(name=self.name, detail=self.detail(), value=None,
+                                    error="no episode was started, so there is no mean to report")
+        return EvaluationResult(name=self.name, detail=self.detail(), value=sum(self.episodes) / n)
 
 
 class RewardEvaluator(EpisodeEvaluator):
-    """Mean total reward per completed episode: sum of rewards / completed episodes."""
+    """Mean total reward per episode; detail: the total reward of each episode."""
 
-    name = "reward"
+    name = "reward evaluation"
 
     def measure(self, full_state: Mapping[str, Any]) -> float:
         if "reward" not in full_state:
             raise KeyError("RewardEvaluator needs a 'reward' in every full_state")
         return float(full_state["reward"])
 
+    def detail(self) -> list[float]:
+        return list(self.episodes)
+
 
 class StepCountEvaluator(EpisodeEvaluator):
-    """Mean number of steps per completed episode: steps / completed episodes."""
+    """Mean number of steps per episode (average survival steps); detail: total episodes and total steps."""
 
-    name = "step_count"
+    name = "step count evaluation (average survival steps)"
 
     def measure(self, full_state: Mapping[str, Any]) -> float:
         return 1.0
+
+    def detail(self) -> dict[str, int]:
+        return {"total_episodes": len(self.episodes), "total_steps": self.total_steps}

@@ -199,8 +199,31 @@ class ReinforcementLearningTestCase(TestCase):
                 self.steps_done += 1
                 return False
 
-            await play_episode(_ThreadedEnv(self.driver, worker, self), actor, max_steps=self.t_max, on_step=evaluate)
+            await play_episode(_ThreadedEnv(self.driver, worker, self), _Counted(actor, self, run),
+                               max_steps=self.t_max, on_step=evaluate)
             self.episodes_done += 1
+
+
+class _Counted(Actor):
+    """`actor`, telling the evaluator that an episode began once the environment and the agent were reset (where
+    the reference grader resets its evaluator: from there on, the episode counts even if it is cut short)."""
+
+    def __init__(self, actor: Actor, case: ReinforcementLearningTestCase, run: int) -> None:
+        self.actor, self.case, self.run = actor, case, run
+
+    async def begin(self) -> None:
+        await self.actor.begin()
+        try:
+            self.case.evaluator.begin_episode(self.run)
+        except Exception as exc:
+            raise CaseFailure(f"evaluator.begin_episode() in {self.case.where} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+
+    async def act(self, observation: Any, last: Step | None) -> Any:
+        return await self.actor.act(observation, last)
+
+    async def observe(self, step: Step) -> None:
+        await self.actor.observe(step)
 
 
 class _ThreadedEnv:

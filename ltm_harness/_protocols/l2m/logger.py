@@ -13,7 +13,8 @@ block_subtype (wake|sleep), task_name, task_params (JSON), exp_status (complete|
 timestamp (%Y%m%dT%H%M%S.%f), then the metric columns (e.g. reward). Fields are quoted CSV-style
 (a field holding a quote, tab or newline is wrapped in double quotes, inner quotes doubled), which is how
 task_params JSON appears in l2logger's own files. The reader accepts any folder below the scenario that
-holds a data-log.tsv (so also the older per-block folders of l2logger 1.0).
+holds a data-log.tsv (so also the older per-block folders of l2logger 1.0). Logs of format 1.0 have no
+block_subtype column: the reader fills it with `wake`, as l2logger's own reader does.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from ltm_harness._store.layout import DATA_LOG, LOGGER_INFO, SCENARIO_INFO
 LOG_FORMAT_VERSION = "1.1"
 STANDARD_COLUMNS = ("block_num", "exp_num", "worker_id", "block_type", "block_subtype", "task_name",
                     "task_params", "exp_status", "timestamp")
+#: the columns a log of format 1.0 may lack, with the value l2logger's reader gives them
+OPTIONAL_COLUMNS = {"block_subtype": "wake"}
 TIMESTAMP_FORMAT = "%Y%m%dT%H%M%S.%f"
 WORKER_ID = re.compile(r"^[0-9a-zA-Z_\-.]+$")
 
@@ -204,7 +207,7 @@ def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics
     try:
         return LogRecord.model_validate({
             "block_num": values["block_num"], "exp_num": values["exp_num"], "worker_id": values["worker_id"],
-            "block_type": values["block_type"], "block_subtype": values["block_subtype"] or "wake",
+            "block_type": values["block_type"], "block_subtype": values.get("block_subtype") or OPTIONAL_COLUMNS["block_subtype"],
             "task_name": values["task_name"], "task_params": params, "exp_status": values["exp_status"] or "complete",
             "timestamp": stamp, "metrics": parsed,
         })
@@ -225,7 +228,7 @@ def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple
     if not rows:
         raise RunFolderError(f"{path}: empty file; a data log starts with its header line")
     header = rows[0]
-    missing = [c for c in STANDARD_COLUMNS if c not in header]
+    missing = [c for c in STANDARD_COLUMNS if c not in header and c not in OPTIONAL_COLUMNS]
     if missing:
         raise RunFolderError(f"{path}: the header lacks the column(s) {', '.join(missing)}; is this an l2logger data log?")
     extra = [c for c in header if c not in STANDARD_COLUMNS]
