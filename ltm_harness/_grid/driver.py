@@ -33,8 +33,11 @@ class _Recorder:
 
     def __init__(self, folder: StudyFolder, index: StudyIndex, then: CellEvents | None, ray: bool) -> None:
         self.folder, self.index, self.then, self.ray = folder, index, then, ray
+        self.ended: set[str] = set()
 
     def started(self, cell_id: str, where: str) -> None:
+        if cell_id in self.ended:  # a worker's word that it started, arriving after its result
+            return
         entry = self.index.entry(cell_id)
         if entry.state != "running":
             entry.runs += 1
@@ -49,6 +52,7 @@ class _Recorder:
             self.then.tick(cell_id, tick)
 
     def finished(self, outcome: CellOutcome) -> None:
+        self.ended.add(outcome.cell_id)
         entry = self.index.entry(outcome.cell_id)
         entry.state = "finished" if outcome.state == "finished" else "failed"
         entry.error, entry.wall_seconds, entry.score = outcome.error, outcome.wall_seconds, outcome.score

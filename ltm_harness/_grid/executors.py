@@ -134,8 +134,7 @@ def run_ray(jobs: Sequence[CellJob], concurrency: int | None, retries: int, even
                     options["num_gpus"] = r.num_gpus
                 if r.resources:
                     options["resources"] = dict(r.resources)
-                pending[task.options(**options).remote(job, sink)] = job
-                events.started(job.cell.id, "ray")
+                pending[task.options(**options).remote(job, sink)] = job  # started when a worker takes it
             done, _ = ray.wait(list(pending), num_returns=1, timeout=TICK_EVERY)
             for cell_id, where, tick in ray.get(sink.drain.remote()):
                 if where is not None:
