@@ -165,8 +165,8 @@ def score_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[ScoreRow
     overall: dict[tuple[str, str | None, int], dict[int, list[float]]] = {}
     for cell in cells:
         spans = _spans(cell)
-        for agent in cell.summary.agents:
-            for d in agent.datasets:
+        for summary in cell.summary.agents:
+            for d in summary.datasets:
                 span = spans.get(d.dataset)
                 if span is None:
                     continue

@@ -56,6 +56,8 @@ class StudyAgent(Resources):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, v: Any) -> Any:
+        if v is None:
+            raise ValueError("an empty agent (YAML reads null, ~ and nothing as no value); quote the spec, e.g. 'null'")
         return {"agent": v} if isinstance(v, str) else v
 
     @field_validator("agent")
@@ -131,8 +133,11 @@ class StudyFile(Resources):
 
     @model_validator(mode="after")
     def _unique(self) -> "StudyFile":
-        for what, names in (("agent", [a.name for a in self.agents]), ("config", [c.name for c in self.configs]),
-                            ("dataset", [d.name for d in self.datasets]), ("span", self.spans), ("seed", self.seeds)):
+        axes: list[tuple[str, list[Any]]] = [("agent", [a.name for a in self.agents]),
+                                             ("config", [c.name for c in self.configs]),
+                                             ("dataset", [d.name for d in self.datasets]), ("span", list(self.spans)),
+                                             ("seed", list(self.seeds))]
+        for what, names in axes:
             twice = next((n for n in names if names.count(n) > 1), None)
             if twice is not None:
                 raise ValueError(f"{what} {twice!r} is listed twice; list it once (agents: name them NAME=SPEC)")
@@ -194,7 +199,8 @@ class Study:
             for config in self.configs:
                 datasets: list[str | None] = [d.name for d in self.spec.datasets] or [None]
                 for dataset in datasets:
-                    for span in self.spec.spans or [None]:
+                    spans: list[int | None] = list(self.spec.spans) or [None]
+                    for span in spans:
                         for seed in self.spec.seeds or [self.configs[config][0].config.seed]:
                             parts = [agent.name] + ([config] if config else []) + ([dataset] if dataset else [])
                             parts += ([f"span{span}"] if span else []) + [f"seed{seed}"]
@@ -250,5 +256,8 @@ def load_study(path: str | Path) -> Study:
         spec = StudyFile.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(str(file), exc)) from None
-    check_agents([a.agent for a in spec.agents])  # an unknown kind or code that does not load, said now
+    try:
+        check_agents([a.agent for a in spec.agents])  # an unknown kind or code that does not load, said now
+    except LTMError as exc:
+        raise ConfigError(f"{file}: agents: {exc}") from None
     return Study(file.resolve(), spec)
