@@ -170,3 +170,17 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path: Path):
     assert lines[2].endswith("finished a__seed0: score 0.75 (2.0 s)")
     assert lines[-1].endswith("failed b__seed0: agent b: down")
     assert progress.counts() == "2/3 cells done, 0 running, 1 failed, 0 waiting"
+
+
+def test_the_readme_study_is_a_valid_study_of_27_cells(tmp_path: Path):
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Studies"):]
+    text = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    path = tmp_path / "study.yml"
+    path.write_text(text)
+    study = load_study(path)
+    assert study.name == "span-curve" and len(study.cells) == 27
+    assert {c.agent for c in study.cells} == {"retrieval", "recent4k", "big"}
+    assert next(c for c in study.cells if c.agent == "big").resources.num_gpus == 1
