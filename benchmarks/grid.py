@@ -131,8 +131,8 @@ def main() -> None:
                 r = results[mode]
                 ray = f", Ray started in {r['ray_start']:.1f} s (not included)" if r["ray_start"] else ""
                 print(f"{mode:>10}: {r['wall']:7.1f} s wall for {r['finished']}/{r['cells']} cells "
-                      f"(cells' own time {r['cell_seconds']:.1f} s), driver peak {r['peak_mb']:.0f} MB{ray}",
-                      flush=True)
+                      f"(cells' own time {r['cell_seconds']:.1f} s), driver peak {r['peak_mb']:.0f} MB{ray}; "
+                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
             first = next(iter(folders))
             same = all(outputs(f / "bench" / "cells") == outputs(folders[first] / "bench" / "cells")
                        for f in folders.values())
