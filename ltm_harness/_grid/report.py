@@ -1,7 +1,8 @@
 """A study's report: score against span (log axis) per agent, over all datasets and per dataset, with each point's
 interval over seeds; score against a quantity of each test (by default the achieved gap) pooled over the study;
 the cells and their states. One self-contained HTML file (no script, no network), tables as CSV/JSON beside it:
-`report.scores.*` (per agent x config x dataset x span), `report.cells.*`, `report.points.*` (the pooled tests)."""
+`report.scores.*` (per agent x config x dataset x span), `report.cells.*`, `report.points.*` (the pooled tests, one
+row per test and quantity of POOLED_X)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, PooledPoint, Pool
                                        pooled_points, score_rows)
 from ltm_harness._report.assets import CSS
 from ltm_harness._report.svg import Curve, Series, colour, gap_chart, span_chart
+from ltm_harness._report.page import MAX_POINTS
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.layout import StudyFolder
 
@@ -76,19 +78,24 @@ def _cells_table(cells: Sequence[CellRow]) -> str:
     return f'<div class="scroll"><table>{head}{body}</table></div>'
 
 
+def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, labels: list[str]) -> str:
+    mine = [p for p in points if p.quantity == x.name]
+    series = [Series(label, colour(i), [(p.x, p.score, f"{p.cell}: {p.dataset}/{p.example_id}") for p in mine
+                                        if _label(p.agent, p.config) == label])
+              for i, label in enumerate(labels)]
+    return gap_chart(f"score against {x.label.split(' (')[0]}, pooled over the study", series,
+                     draw_points=len(mine) <= MAX_POINTS, x_label=x.label)
+
+
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
-                     x: PooledX, level: float) -> str:
+                     quantities: Sequence[PooledX], level: float) -> str:
     labels = list(dict.fromkeys(_label(r.agent, r.config) for r in rows))
     datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
     legend = "".join(f'<span class="item"><span class="swatch c{i % 12}"></span>{_e(label)}</span>'
                      for i, label in enumerate(labels))
     overall = span_chart("score against span, all datasets", _curves(rows, ALL, labels), width=640, height=300)
     per_dataset = "".join(span_chart(d, _curves(rows, d, labels)) for d in datasets)
-    series = [Series(label, colour(i), [(p.x, p.score, f"{p.cell}: {p.dataset}/{p.example_id}") for p in points
-                                        if _label(p.agent, p.config) == label])
-              for i, label in enumerate(labels)]
-    pooled = gap_chart(f"score against {x.label.split(' (')[0]}, pooled over the study", series,
-                       draw_points=len(points) <= 2500, x_label=x.label)
+    pooled = "".join(_pooled_chart(points, x, labels) for x in quantities)
     counts = {s: sum(c.state == s for c in cells) for s in ("finished", "failed", "interrupted", "running", "pending")}
     state = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     problems = "".join(f'<p class="err">cell {_e(c.cell)} failed: {_e(c.error)}</p>' for c in cells
@@ -116,20 +123,23 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def write_study_report(folder: StudyFolder, output: Path | None = None, x: str = "gap") -> StudyReport:
-    """The study's report (default `<study>/report.html`) with its tables beside it, from the finished cells."""
-    if x not in POOLED_X:
-        raise ConfigError(f"pooled quantity {x!r} is not known; give one of {', '.join(POOLED_X)}")
-    quantity = POOLED_X[x]
+def write_study_report(folder: StudyFolder, output: Path | None = None,
+                       quantities: Sequence[str] | None = None) -> StudyReport:
+    """The study's report (default `<study>/report.html`) with its tables beside it, from the finished cells; a
+    pooled chart for each of `quantities` (names in POOLED_X; default: all of them)."""
+    unknown = [q for q in quantities or [] if q not in POOLED_X]
+    if unknown:
+        raise ConfigError(f"pooled quantity {unknown[0]!r} is not known; give one of {', '.join(POOLED_X)}")
+    chosen = [POOLED_X[q] for q in (quantities or list(POOLED_X))]
     index = read_index(folder)
     cells = load_cells(folder, index)
     rows = score_rows(cells)
-    points = pooled_points(cells, quantity)
+    points = [p for x in chosen for p in pooled_points(cells, x)]
     table = cell_rows(index)
     output = output or folder.report
     if output.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
-    page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, quantity,
+    page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, chosen,
                             rows[0].level if rows else 0.95)
     written = []
     try:

@@ -213,12 +213,14 @@ def _gap(r: TestResult) -> float | None:
     return float(r.achieved_gap) if r.achieved_gap else None
 
 
+# Every quantity here gets its pooled chart in the study's report, and its points in report.points.*.
 POOLED_X: dict[str, PooledX] = {
     "gap": PooledX("gap", "achieved information gap (tokens, log scale)", _gap),
 }
 
 
 class PooledPoint(BaseModel):
+    quantity: str  # the name of the PooledX this point's x is
     agent: str
     config: str | None
     cell: str
@@ -236,6 +238,6 @@ def pooled_points(cells: Sequence[CellData], x: PooledX) -> list[PooledPoint]:
             value = x.value(r)
             if r.status == "unscored" or value is None or value <= 0:
                 continue
-            out.append(PooledPoint(agent=cell.agent, config=cell.config, cell=cell.cell_id, dataset=r.dataset,
+            out.append(PooledPoint(quantity=x.name, agent=cell.agent, config=cell.config, cell=cell.cell_id, dataset=r.dataset,
                                    example_id=r.example_id, x=value, score=r.normalized if r.status == "ok" else 0.0))
     return out

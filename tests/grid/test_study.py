@@ -137,7 +137,29 @@ def test_the_study_report_has_span_curves_with_intervals_and_tables(tmp_path: Pa
     cells = (folder / "report.cells.csv").read_text().splitlines()
     assert len(cells) == 13 and cells[0].startswith("cell,agent,config,dataset,span,seed,state")
     points = json.loads((folder / "report.points.json").read_text())
-    assert points and all(p["x"] > 0 and 0 <= p["score"] <= 1 for p in points)
+    assert points and all(p["quantity"] == "gap" and p["x"] > 0 and 0 <= p["score"] <= 1 for p in points)
+
+
+def test_a_pooled_quantity_added_to_the_table_gets_its_chart_and_points(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    from ltm_harness._grid.report import write_study_report
+    from ltm_harness._grid.results import POOLED_X, PooledX
+    from ltm_harness._store.layout import StudyFolder
+
+    study = write_study(tmp_path, "name: q\nbase: base.yml\nagents: [oracle]\nseeds: [0, 1]\n")
+    assert main(["grid", str(study), "--results", str(tmp_path / "out"), "--quiet", "--no-report"]) == 0
+    monkeypatch.setitem(POOLED_X, "tokens", PooledX("tokens", "test length (tokens, log scale)",
+                                                    lambda r: float(r.tokens)))
+    files = write_study_report(StudyFolder(tmp_path / "out" / "q"))
+    page = files.html.read_text()
+    assert "score against achieved information gap, pooled" in page
+    assert "score against test length, pooled over the study" in page
+    points = json.loads((files.html.parent / "report.points.json").read_text())
+    assert {p["quantity"] for p in points} == {"gap", "tokens"}
+    only = write_study_report(StudyFolder(tmp_path / "out" / "q"), quantities=["tokens"])
+    assert "score against achieved information gap" not in only.html.read_text()
+    with pytest.raises(ConfigError, match="pooled quantity 'nope' is not known; give one of gap, tokens"):
+        write_study_report(StudyFolder(tmp_path / "out" / "q"), quantities=["nope"])
 
 
 def test_ray_missing_is_one_line_saying_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
