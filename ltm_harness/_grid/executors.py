@@ -99,6 +99,8 @@ def start_ray(address: str | None) -> Any:
     import logging
 
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is not None:
+        check_reachable(address)
     env = {k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)}
     try:
         ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
@@ -107,6 +109,24 @@ def start_ray(address: str | None) -> Any:
         raise ConfigError(f"--ray-address {address}: cannot join a Ray cluster there ({exc}); start one with "
                           "`ray start --head` and give its address") from None
     return ray
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse at once an address of a Ray cluster that nothing answers at (Ray itself retries for minutes)."""
+    import socket
+
+    where = address.removeprefix("ray://")
+    host, sep, port = where.rpartition(":")
+    if not sep or not port.isdigit():
+        if address in ("auto", "local"):
+            return
+        raise ConfigError(f"Ray address {address!r}: give HOST:PORT of the cluster's head (e.g. 10.0.0.1:6379), as "
+                          "`ray start --head` prints it")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"Ray address {address}: nothing answers there ({exc.strerror or exc}); start the cluster "
+                          "with `ray start --head` on that machine, or give its address") from None
 
 
 def run_ray(jobs: Sequence[CellJob], concurrency: int | None, retries: int, events: CellEvents,

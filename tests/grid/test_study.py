@@ -206,3 +206,25 @@ def test_the_readme_study_is_a_valid_study_of_27_cells(tmp_path: Path):
     assert study.name == "span-curve" and len(study.cells) == 27
     assert {c.agent for c in study.cells} == {"retrieval", "recent4k", "big"}
     assert next(c for c in study.cells if c.agent == "big").resources.num_gpus == 1
+
+
+@pytest.mark.parametrize("address, expected", [
+    ("nonsense", "Ray address 'nonsense': give HOST:PORT of the cluster's head (e.g. 10.0.0.1:6379), as `ray start "
+                 "--head` prints it"),
+    ("127.0.0.1:{port}", "Ray address 127.0.0.1:{port}: nothing answers there (Connection refused); start the cluster "
+                         "with `ray start --head` on that machine, or give its address"),
+])
+def test_a_ray_address_nothing_answers_at_is_one_line_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               address: str, expected: str):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    study = write_study(tmp_path, "agents: [oracle]\nbase: base.yml\n")
+    started = __import__("time").monotonic()
+    assert main(["grid", str(study), "--ray-address", address.format(port=port),
+                 "--results", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"error: {expected.format(port=port)}\n"
+    assert __import__("time").monotonic() - started < 10
+    assert not (tmp_path / "out").exists()

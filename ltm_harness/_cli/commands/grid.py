@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._cli.progress import StudyProgress
     from ltm_harness._errors import ConfigError, LTMError
     from ltm_harness._grid.driver import StudyRun, run_study
-    from ltm_harness._grid.executors import import_ray
+    from ltm_harness._grid.executors import check_reachable, import_ray
     from ltm_harness._grid.report import write_study_report
     from ltm_harness._grid.study import load_study
 
@@ -51,6 +52,9 @@ def main(args: argparse.Namespace) -> int:
     use_ray = args.ray or bool(args.ray_address)
     if use_ray:
         import_ray()  # said now, in one line, when Ray is not installed
+        address = args.ray_address or os.environ.get("RAY_ADDRESS")
+        if address:
+            check_reachable(address)  # before anything is written
     study = load_study(args.study)
     if args.concurrency is not None:
         if args.concurrency < 1:
