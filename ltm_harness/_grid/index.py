@@ -88,10 +88,8 @@ def reconcile(folder: StudyFolder, study: Study) -> StudyIndex:
         if old is not None:
             entry.runs, entry.where, entry.wall_seconds, entry.score = old.runs, old.where, old.wall_seconds, old.score
         entry.state = cell_state(folder, cell)
-        if entry.state == "pending" and old is not None and old.state == "failed":
-            entry.state, entry.error = "failed", old.error  # failed before its first turn: said again until rerun
-        elif entry.state == "finished" and old is not None:
-            entry.error = None
+        if entry.state != "finished" and old is not None and old.state == "failed":
+            entry.state, entry.error = "failed", old.error  # said again until it is run again
         entries.append(entry)
     for old in earlier.values():
         old.state = cell_state(folder, old.cell)

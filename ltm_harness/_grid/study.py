@@ -179,12 +179,14 @@ class Study:
             base = self._resolve(self.spec.base or "default")
             return {None: (load_config(base), str(base))}
         out: dict[str | None, tuple[RunConfig, str]] = {}
-        base_path = self._resolve(self.spec.base or "default")
+        variants = any(c.override is not None for c in self.spec.configs)
+        base_path = self._resolve(self.spec.base or "default") if variants else None
         for i, entry in enumerate(self.spec.configs):
             if entry.path is not None:
                 path = self._resolve(entry.path)
                 out[entry.name] = (load_config(path), str(path))
                 continue
+            assert base_path is not None
             raw = _merge(load_config(base_path).model_dump(), entry.override or {})
             try:
                 out[entry.name] = (RunConfig.model_validate(raw), str(base_path))

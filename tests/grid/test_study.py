@@ -228,3 +228,25 @@ def test_a_ray_address_nothing_answers_at_is_one_line_at_once(tmp_path: Path, ca
     assert capsys.readouterr().err == f"error: {expected.format(port=port)}\n"
     assert __import__("time").monotonic() - started < 10
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_cell_fails_alone_and_is_tried_again_on_the_next_start(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]):
+    import socket
+
+    from ltm_harness._grid.index import read_index
+    from ltm_harness._store.layout import StudyFolder
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = BASE.replace("  run_name: base\n", "  run_name: base\n  turns: {attempts: 1, backoff: 0, give_up_after: 1}\n")
+    study = write_study(tmp_path, f'agents: [oracle, "down=http://127.0.0.1:{port}/chat"]\nbase: base.yml\n', base)
+    for attempt in (1, 2):
+        assert main(["grid", str(study), "--results", str(tmp_path / "out"), "--quiet", "--no-report"]) == 1
+        err = capsys.readouterr().err
+        assert "error: cell down__seed0: agent down: the agent failed its first turn" in err
+        index = read_index(StudyFolder(tmp_path / "out" / "study"))
+        oracle, down = index.cells
+        assert (oracle.state, oracle.runs) == ("finished", 1)  # finished cells are not run again
+        assert (down.state, down.runs) == ("failed", attempt) and "cannot be reached" in (down.error or "")
