@@ -8,9 +8,11 @@ Modes (each a `run_study` in its own process, into its own folder):
   ray         Ray, with the study's default resources (1 CPU per cell: as many at once as Ray has CPUs)
   ray-packed  Ray, --ray-cpus-per-cell CPUs per cell, so --concurrency cells at a time, as `local`
 
-Printed per mode: the driver's wall time (Ray's start separately), the driver's peak memory (its own maximum
-resident set; Ray's own processes are not in it), the speed-up over `serial`; Ray's overhead per cell is
-(ray-serial - serial) / cells. Every mode's cells are checked to hold the same results and event logs (less the
+Printed per mode: the driver's wall time (Ray's start separately), the cells' own time (each cell's `run_cell`,
+summed), the driver's peak memory (its own maximum resident set; Ray's own processes are not in it), the speed-up
+over `serial`. Ray's overhead per cell, with one cell at a time: (wall - cells' own time) / cells on Ray, less the
+same locally (what Ray adds around a cell: scheduling, the worker process and its imports, the result's way back);
+it is measured this way because the wall times alone move by more than that on a loaded machine. Every mode's cells are checked to hold the same results and event logs (less the
 measured latency of each LLM call, which the event log records). GRID_BENCH_DIR keeps the folders there.
 
 Run: `python benchmarks/grid.py [--latency-ms 50] [--concurrency 8] [--ray-cpus 2] [--modes serial,local,...]`.
@@ -144,8 +146,11 @@ def main() -> None:
                         print(f"speed-up of {mode} over serial: {base / r['wall']:.2f}x")
                 if "ray-serial" in results:
                     n = results["serial"]["cells"]
-                    print(f"Ray overhead per cell: {(results['ray-serial']['wall'] - base) / n * 1000:.0f} ms "
-                          "((ray-serial - serial) / cells)")
+                    local_gap = (base - results["serial"]["cell_seconds"]) / n
+                    ray_gap = (results["ray-serial"]["wall"] - results["ray-serial"]["cell_seconds"]) / n
+                    print(f"Ray overhead per cell: {(ray_gap - local_gap) * 1000:.0f} ms (one cell at a time, the "
+                          f"time outside the cell's own run: {ray_gap * 1000:.0f} ms per cell on Ray, "
+                          f"{local_gap * 1000:.0f} ms locally)")
     finally:
         mock.terminate()
         mock.wait()
