@@ -24,6 +24,8 @@ from ltm_harness._tokens import short_count
 
 if TYPE_CHECKING:
     from ltm_harness._engine.session import Session
+    from ltm_harness._grid.cell import CellOutcome
+    from ltm_harness._grid.executors import CellTick
 
 UPDATE_EVERY = 0.2  # seconds between two updates of the numbers
 LOG_EVERY = 30.0  # seconds between two log lines of an agent when not on a terminal
@@ -179,3 +181,97 @@ class RunProgress:
         self._lines[agent] += 1
         self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span)}",
                            markup=False, highlight=False, soft_wrap=True)
+
+
+class StudyProgress:
+    """Progress of a study (`grid`): cells finished / running / failed / waiting, and a line per running cell (its
+    tests, turns, tokens and running score). Live on a terminal; otherwise a plain line when a cell starts, ends or
+    fails, and a count of the cells at most every LOG_EVERY seconds. Pass it as the driver's events."""
+
+    def __init__(self, console: Console, total: int, skipped: int = 0, live: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.total = total
+        self.live = console.is_terminal if live is None else live
+        self._clock = clock
+        self._started = clock()
+        self._last_log = self._started
+        self.done = skipped
+        self.failed = 0
+        self.running: dict[str, str] = {}  # cell -> its line
+        self._where: dict[str, str] = {}
+        self._progress: Progress | None = None
+        self._overall: TaskID | None = None
+        self._cells: dict[str, TaskID] = {}
+        if self.live:
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                                      console=console, transient=True)
+            self._overall = self._progress.add_task("cells", total=max(total, 1), detail="")
+
+    def __enter__(self) -> "StudyProgress":
+        self._started = self._clock()
+        if self._progress is not None:
+            self._progress.start()
+            self._show()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def counts(self) -> str:
+        waiting = self.total - self.done - self.failed - len(self.running)
+        return (f"{self.done}/{self.total} cells done, {len(self.running)} running, {self.failed} failed, "
+                f"{waiting} waiting")
+
+    def started(self, cell_id: str, where: str) -> None:
+        fresh = cell_id not in self.running
+        self.running[cell_id] = self.running.get(cell_id, "starting")
+        self._where[cell_id] = where
+        if self._progress is not None:
+            if fresh:
+                self._cells[cell_id] = self._progress.add_task(f"  {cell_id}", total=None, detail=where)
+            self._show()
+        elif fresh:
+            self._print(f"started {cell_id} ({where})")
+
+    def tick(self, cell_id: str, tick: "CellTick") -> None:
+        if cell_id not in self.running:
+            return
+        score = tick.score
+        self.running[cell_id] = (f"{tick.tests_done} tests done, {tick.turns:,} turns, {short_count(tick.tokens)} "
+                                 f"tokens, score {'-' if score is None else f'{score:.2f}'}")
+        if self._progress is not None:
+            self._progress.update(self._cells[cell_id], detail=f"{self.running[cell_id]} ({self._where[cell_id]})")
+        else:
+            now = self._clock()
+            if now - self._last_log >= LOG_EVERY:
+                self._last_log = now
+                self._print(self.counts() + "; " + "; ".join(f"{c}: {line}" for c, line in self.running.items()))
+
+    def finished(self, outcome: "CellOutcome") -> None:
+        cell_id = outcome.cell_id
+        self.running.pop(cell_id, None)
+        ok = outcome.state == "finished"
+        if ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        line = (f"finished {cell_id}: score {outcome.score or 0.0:.2f} ({outcome.wall_seconds:.1f} s)" if ok
+                else f"failed {cell_id}: {outcome.error}")
+        if self._progress is not None:
+            task = self._cells.pop(cell_id, None)
+            if task is not None:
+                self._progress.remove_task(task)
+            self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self._show()
+        else:
+            self._print(line)
+
+    def _show(self) -> None:
+        assert self._progress is not None and self._overall is not None
+        self._progress.update(self._overall, completed=self.done + self.failed, detail=self.counts())
+
+    def _print(self, text: str) -> None:
+        self.console.print(f"[{duration(self._clock() - self._started)}] {text}", markup=False, highlight=False,
+                           soft_wrap=True)

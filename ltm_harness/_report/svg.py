@@ -139,7 +139,8 @@ def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
     return below, above
 
 
-def gap_chart(title: str, series: list[Series], width: float = 640, height: float = 300, draw_points: bool = True) -> str:
+def gap_chart(title: str, series: list[Series], width: float = 640, height: float = 300, draw_points: bool = True,
+              x_label: str = "achieved information gap (tokens, log scale)") -> str:
     """Score (0..1) of every test against its achieved information gap (log scale), per agent; a line
     through the mean score of each half-decade of gaps."""
     gaps = [x for s in series for x, _, _ in s.points if x > 0]
@@ -164,7 +165,7 @@ def gap_chart(title: str, series: list[Series], width: float = 640, height: floa
         x = sx(t)
         body.append(f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
         body.append(_text(x, base + 14, short_count(t)))
-    body.append(_text(left + plot_w / 2, height - 6, "achieved information gap (tokens, log scale)"))
+    body.append(_text(left + plot_w / 2, height - 6, x_label))
     body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
     n = len(series)
     for i, s in enumerate(series):
@@ -231,4 +232,59 @@ def cost_chart(title: str, points: list[tuple[str, str, float, float]], width: f
         body.append(f'<g class="point"><title>{escape(f"{label}: benchmark score {share:.0%} of max, cost {money(cost)}")}</title>'
                     f'<circle cx="{_f(x)}" cy="{_f(y)}" r="5" fill="{col}"/>'
                     f'{_text(x + 8, ly, short, "start")}</g>')
+    return _svg(width, height, title, body)
+
+
+@dataclass
+class Curve:
+    """One agent's mean score at each span, with the bounds of its interval (None: no interval)."""
+
+    label: str
+    colour: str
+    points: list[tuple[float, float, float | None, float | None, str]] = field(default_factory=list)  # x, mean, lo, hi, note
+
+
+def span_chart(title: str, curves: list[Curve], width: float = 520, height: float = 260,
+               x_label: str = "memory span (tokens, log scale)") -> str:
+    """Mean score (0..1) against span (log scale), a line per agent, with a whisker for each point's interval."""
+    xs = [x for c in curves for x, *_ in c.points if x > 0]
+    left, right, top, bottom = 44.0, 14.0, 26.0, 40.0
+    plot_w, plot_h = width - left - right, height - top - bottom
+    body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
+    if not xs:
+        body.append(_text(width / 2, height / 2, "no finished cell"))
+        return _svg(width, height, title, body)
+    lo, hi = _log_bounds(min(xs), max(xs))
+    llo, lhi = math.log10(lo), math.log10(hi)
+
+    def sx(v: float) -> float:
+        return left + plot_w * (math.log10(max(v, lo)) - llo) / (lhi - llo)
+
+    def sy(v: float) -> float:
+        return top + plot_h * (1 - max(0.0, min(v, 1.0)))
+
+    _y_axis(body, left, width - right, top, plot_h, [0.0, 0.25, 0.5, 0.75, 1.0])
+    base = top + plot_h
+    for t in _log_ticks(lo, hi, plot_w):
+        body.append(f'<line x1="{_f(sx(t))}" x2="{_f(sx(t))}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
+        body.append(_text(sx(t), base + 14, short_count(t)))
+    body.append(_text(left + plot_w / 2, height - 6, x_label))
+    body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
+    n = len(curves)
+    for i, c in enumerate(curves):
+        shift = (i - (n - 1) / 2) * 3.0  # agents' whiskers side by side rather than on top of each other
+        pts = sorted(p for p in c.points if p[0] > 0)
+        if len(pts) > 1:
+            path = " ".join(f"{_f(sx(x) + shift)},{_f(sy(m))}" for x, m, *_ in pts)
+            body.append(f'<polyline points="{path}" fill="none" stroke="{c.colour}" stroke-width="2"/>')
+        for x, m, low, high, note in pts:
+            cx = sx(x) + shift
+            whisker = ""
+            if low is not None and high is not None:
+                whisker = (f'<line x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(sy(high))}" y2="{_f(sy(low))}" '
+                           f'stroke="{c.colour}"/>')
+            interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
+            tip = f"{c.label}: {m:.2f}{interval} at span {short_count(x)}{note}"
+            body.append(f'<g class="point"><title>{escape(tip)}</title>{whisker}<circle cx="{_f(cx)}" cy="{_f(sy(m))}" '
+                        f'r="4" fill="{c.colour}" stroke="#fff"/></g>')
     return _svg(width, height, title, body)

@@ -171,6 +171,12 @@ class DatasetsSection(_Strict):
     args: DatasetDefaults = Field(default_factory=DatasetDefaults)
     datasets: list[DatasetEntry]
 
+    def set_for_all(self, arg: str, value: int) -> None:
+        """`arg` (memory_span or dataset_examples) for every dataset: the common value, and no dataset's own."""
+        setattr(self.args, arg, value)
+        for entry in self.datasets:
+            entry.args.pop(arg, None)
+
 
 class RunConfig(_Strict):
     config: RunSection = Field(default_factory=RunSection)
@@ -216,6 +222,16 @@ def resolve_config_path(name: str) -> Path:
 
 def load_config(name: str | Path) -> RunConfig:
     path = resolve_config_path(str(name))
+    raw = read_yaml_mapping(path, "config", f"a config with `config` and `datasets` sections (see {DEFAULT_CONFIG})")
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(str(path), exc)) from None
+
+
+def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
+    """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
+    `expected` says what the file should hold."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -223,14 +239,11 @@ def load_config(name: str | Path) -> RunConfig:
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML config") from None
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable {what} file") from None
     if raw is None:
-        raise ConfigError(f"{path}: the file is empty; give a config with `config` and `datasets` sections "
-                        f"(see {DEFAULT_CONFIG})")
+        raise ConfigError(f"{path}: the file is empty; give {expected}")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the config must be a mapping with `config` and `datasets` sections, not a "
-                        f"{type(raw).__name__}; write it like {DEFAULT_CONFIG}")
-    try:
-        return RunConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(describe_validation_error(str(path), exc)) from None
+        raise ConfigError(f"{path}: the {what} must be a mapping, not a {type(raw).__name__}; give {expected}")
+    return raw

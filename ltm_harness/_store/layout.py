@@ -14,6 +14,11 @@
             results.json, summary.json     written when it finished
     results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
         <agent>.json                       the agent's results in the aiVLE schema
+    results/<study-name>/                  StudyFolder: a grid of runs (`grid`)
+        .lock                              held by the process driving the study
+        study.json                         the index: every cell, its state and where it ran
+        cells/<cell-id>/                   each cell an ordinary RunFolder (one agent, span, seed, ...)
+        report.html, report.*              the study's report and its tables
     <out>/<syllabus>-<worker>/             ScenarioFolder: a syllabus run, in the l2logger layout
         logger_info.json, scenario_info.json, metrics.json
         <worker>/data-log.tsv, <worker>/events.jsonl
@@ -55,6 +60,9 @@ SCENARIO_INFO = "scenario_info.json"
 DATA_LOG = "data-log.tsv"
 METRICS = "metrics.json"
 L2METRICS = "l2metrics.json"  # `syllabus metrics --compat l2metrics`: the metrics in l2metrics' own shape
+# A study (grid of runs)
+STUDY_INDEX = "study.json"
+CELLS = "cells"
 
 
 class _File:
@@ -240,3 +248,22 @@ class ScenarioFolder(_Folder):
             for path in (self.logger_info, self.scenario_info, self.metrics):
                 path.unlink(missing_ok=True)
         self.agent.clear()
+
+
+@dataclass(frozen=True)
+class StudyFolder(_Folder):
+    """A study's folder: its index and one run folder per cell under `cells/`."""
+
+    @classmethod
+    def named(cls, results_root: Path, study: str) -> "StudyFolder":
+        return cls(results_root / slug(study))
+
+    index = _File(STUDY_INDEX)
+    cells = _File(CELLS)
+    report = _File(REPORT)
+
+    def cell(self, cell_id: str) -> RunFolder:
+        return RunFolder.named(self.cells, cell_id)
+
+    def is_study(self) -> bool:
+        return self.index.is_file()

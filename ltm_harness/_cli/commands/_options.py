@@ -64,6 +64,4 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
 
 def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:
     """`arg` for every dataset: the common value, and no dataset's own."""
-    setattr(cfg.datasets.args, arg, value)
-    for entry in cfg.datasets.datasets:
-        entry.args.pop(arg, None)
+    cfg.datasets.set_for_all(arg, value)

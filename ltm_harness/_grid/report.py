@@ -1,0 +1,159 @@
+"""A study's report: score against span (log axis) per agent, over all datasets and per dataset, with each point's
+interval over seeds; score against a quantity of each test (by default the achieved gap) pooled over the study;
+the cells and their states. One self-contained HTML file (no script, no network), tables as CSV/JSON beside it:
+`report.scores.*` (per agent x config x dataset x span), `report.cells.*`, `report.points.*` (the pooled tests, one
+row per test and quantity of POOLED_X)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Sequence
+
+from ltm_harness._errors import ConfigError, RunFolderError
+from ltm_harness._grid.index import read_index
+from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, PooledPoint, PooledX, ScoreRow, cell_rows, load_cells,
+                                       pooled_points, score_rows)
+from ltm_harness._report.assets import CSS
+from ltm_harness._report.svg import Curve, Series, colour, gap_chart, span_chart
+from ltm_harness._report.page import MAX_POINTS
+from ltm_harness._report.tables import write_table
+from ltm_harness._store.layout import StudyFolder
+
+
+@dataclass
+class StudyReport:
+    html: Path
+    tables: list[Path]
+    rows: list[ScoreRow]
+    warnings: list[str]
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _label(agent: str, config: str | None) -> str:
+    return agent if config is None else f"{agent} · {config}"
+
+
+def _interval(r: ScoreRow) -> str:
+    return "" if r.ci_low is None or r.ci_high is None else f" [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+
+
+def _curves(rows: Sequence[ScoreRow], dataset: str, labels: list[str]) -> list[Curve]:
+    curves = []
+    for i, label in enumerate(labels):
+        pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {r.seeds} seed(s)") for r in rows
+               if r.dataset == dataset and _label(r.agent, r.config) == label]
+        if pts:
+            curves.append(Curve(label, colour(i), pts))
+    return curves
+
+
+def _score_table(rows: Sequence[ScoreRow], labels: list[str]) -> str:
+    spans = sorted({r.span for r in rows if r.dataset == ALL})
+    head = "<tr><th>agent</th>" + "".join(f'<th class="num">span {s:,}</th>' for s in spans) + "</tr>"
+    body = []
+    for label in labels:
+        by_span = {r.span: r for r in rows if r.dataset == ALL and _label(r.agent, r.config) == label}
+        cells = "".join(f'<td class="num">{by_span[s].mean:.2f}{_interval(by_span[s])} (n={by_span[s].seeds})</td>'
+                        if s in by_span else '<td class="num">–</td>' for s in spans)
+        body.append(f"<tr><td>{_e(label)}</td>{cells}</tr>")
+    return f'<div class="scroll"><table>{head}{"".join(body)}</table></div>'
+
+
+def _cells_table(cells: Sequence[CellRow]) -> str:
+    head = ("<tr><th>cell</th><th>state</th><th class=\"num\">score</th><th class=\"num\">runs</th><th>where</th>"
+            "<th class=\"num\">wall time</th><th>folder</th><th>error</th></tr>")
+    body = "".join(
+        f"<tr><td>{_e(c.cell)}</td><td>{_e(c.state)}</td>"
+        f'<td class="num">{"–" if c.score is None else f"{c.score:.2f}"}</td><td class="num">{c.runs}</td>'
+        f"<td>{_e(c.where or '–')}</td>"
+        f'<td class="num">{"–" if c.wall_seconds is None else f"{c.wall_seconds:,.1f} s"}</td>'
+        f"<td>{_e(c.folder)}</td><td>{_e(c.error or '')}</td></tr>" for c in cells)
+    return f'<div class="scroll"><table>{head}{body}</table></div>'
+
+
+def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, labels: list[str]) -> str:
+    mine = [p for p in points if p.quantity == x.name]
+    series = [Series(label, colour(i), [(p.x, p.score, f"{p.cell}: {p.dataset}/{p.example_id}") for p in mine
+                                        if _label(p.agent, p.config) == label])
+              for i, label in enumerate(labels)]
+    return gap_chart(f"score against {x.label.split(' (')[0]}, pooled over the study", series,
+                     draw_points=len(mine) <= MAX_POINTS, x_label=x.label)
+
+
+def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
+                     quantities: Sequence[PooledX], level: float) -> str:
+    labels = list(dict.fromkeys(_label(r.agent, r.config) for r in rows))
+    datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
+    legend = "".join(f'<span class="item"><span class="swatch c{i % 12}"></span>{_e(label)}</span>'
+                     for i, label in enumerate(labels))
+    overall = span_chart("score against span, all datasets", _curves(rows, ALL, labels), width=640, height=300)
+    per_dataset = "".join(span_chart(d, _curves(rows, d, labels)) for d in datasets)
+    pooled = "".join(_pooled_chart(points, x, labels) for x in quantities)
+    counts = {s: sum(c.state == s for c in cells) for s in ("finished", "failed", "interrupted", "running", "pending")}
+    state = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    problems = "".join(f'<p class="err">cell {_e(c.cell)} failed: {_e(c.error)}</p>' for c in cells
+                       if c.state == "failed" and c.error)
+    note = (f'<p class="note">Each point is the mean over seeds of the cells\' scores (a cell\'s score on a dataset: '
+            f"the mean normalised score of its tests; over all datasets: the mean of those). The whisker and the "
+            f"brackets are the {level:.0%} Student t interval over seeds, mean ± t·s/√n with s the sample standard "
+            "deviation, clipped to [0, 1]; one seed gives no interval. The pooled chart has a dot per scored test of "
+            "every finished cell, and a line through the mean score of each half-decade.</p>")
+    csp = f"default-src 'none'; style-src {_hash(CSS)}; base-uri 'none'; form-action 'none'"
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f'<header><h1>{_e(title)}</h1><p class="meta">{len(cells)} cells: {_e(state)}</p></header><main>'
+            f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
+            f"{_score_table(rows, labels)}"
+            f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'
+            f'<section id="pooled"><h2>Pooled over the study</h2><div class="charts">{pooled}</div></section>'
+            f'<section id="cells"><h2>Cells</h2>{problems}{_cells_table(cells)}</section>'
+            "</main></body></html>\n")
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def write_study_report(folder: StudyFolder, output: Path | None = None,
+                       quantities: Sequence[str] | None = None) -> StudyReport:
+    """The study's report (default `<study>/report.html`) with its tables beside it, from the finished cells; a
+    pooled chart for each of `quantities` (names in POOLED_X; default: all of them)."""
+    unknown = [q for q in quantities or [] if q not in POOLED_X]
+    if unknown:
+        raise ConfigError(f"pooled quantity {unknown[0]!r} is not known; give one of {', '.join(POOLED_X)}")
+    chosen = [POOLED_X[q] for q in (quantities or list(POOLED_X))]
+    index = read_index(folder)
+    cells = load_cells(folder, index)
+    rows = score_rows(cells)
+    points = [p for x in chosen for p in pooled_points(cells, x)]
+    table = cell_rows(index)
+    output = output or folder.report
+    if output.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
+    page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, chosen,
+                            rows[0].level if rows else 0.95)
+    written = []
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(page, encoding="utf-8")
+        for name, items, model in (("scores", rows, ScoreRow), ("cells", table, CellRow),
+                                   ("points", points, PooledPoint)):
+            csv_path = output.with_name(f"{output.stem}.{name}.csv")
+            json_path = output.with_name(f"{output.stem}.{name}.json")
+            write_table(items, model, csv_path, json_path)
+            written += [csv_path, json_path]
+    except OSError as exc:
+        raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; give another file with -o") \
+            from None
+    warnings = [f"cell {c.cell} is {c.state}: it is not in the report (run the study again)" for c in table
+                if c.state != "finished"]
+    return StudyReport(output, written, rows, warnings)
