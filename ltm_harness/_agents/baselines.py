@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ltm_harness._agents.base import Agent, AgentMessage, OracleHint, Reply
-from ltm_harness._agents.lexical import LexicalMemory
+from ltm_harness._agents.lexical import LexicalMemory, Unit, sentences
 from ltm_harness._errors import AgentError
 
 DONT_KNOW = "I don't know."
@@ -64,10 +64,24 @@ class NullAgent(Agent):
 
 
 FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)
+ANSWER_MATCH = 0.1  # share of the best possible BM25 score a remembered sentence needs to be given as an answer
+
+
+def query_of(text: str) -> str:
+    """What a message asks: its last question sentence (a message may end with how to answer, e.g. "Answer in
+    JSON") and its last line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    asked = [s for s in sentences(text) if s.endswith("?")]
+    return " ".join(dict.fromkeys([*asked[-1:], *lines[-1:]]))
+
+
+def is_statement(unit: Unit) -> bool:
+    """A remembered sentence that may answer: a statement, not a question (which tells nothing)."""
+    return not unit.text.endswith("?")
 
 
 class _MemoryAgent(Agent):
-    """Answers every message with the remembered sentences that match it best (or "OK.").
+    """Answers every message with the remembered statements that match what it asks best (or "OK.").
 
     Asked to forget or disregard something, it drops the remembered sentences that match the request.
     """
@@ -77,8 +91,7 @@ class _MemoryAgent(Agent):
         self.memory = LexicalMemory()
 
     def _answer(self, message: AgentMessage) -> str:
-        query = message.text.strip().splitlines()[-1] if message.text.strip() else ""
-        found = self.memory.search(query, limit=3)
+        found = self.memory.search(query_of(message.text), min_relative=ANSWER_MATCH, limit=3, where=is_statement)
         return " ".join(u.text for u in found) if found else "OK."
 
     def _trim(self) -> None:

@@ -141,3 +141,26 @@ async def test_oracle_at_n_steps_exactly_where_the_memory_distances_say(tmp_path
         assert summary.ltm_score_memory_distance is not None and summary.ltm_score_memory_distance <= n
     assert 0 < shares[0] < shares[1] < shares[2] < 1, shares  # a step at each N
     assert all(r.normalized == 1.0 for r in run.results("oracle"))
+
+
+async def test_the_report_shows_memory_distances_and_their_chart(tmp_path: Path):
+    import csv
+
+    from ltm_harness._report import write_report
+
+    await run_config(make_config(["name_list", "colours"], span=2000, examples=2), tmp_path, ["oracle", "null"])
+    run = read_run(tmp_path / "t")
+    files = write_report([run.path], tmp_path / "report.html")
+    html = files.html.read_text()
+    assert "score against memory distance" in html and "LTM score on memory distance" in html
+    assert html.count('<th class="num">memory distance</th>') == 2  # in each agent's dataset table
+    oracle = run.agent_summary("oracle")
+    assert oracle.ltm_score_memory_distance is not None and oracle.ltm_score_memory_distance > oracle.ltm_score
+    by_name = {d.dataset: d for d in oracle.datasets}
+    # name_list's answer draws on the first name, long before its last statement; colours' on the last one only.
+    assert by_name["name_list"].memory_distance > 2 * by_name["name_list"].achieved_gap
+    assert by_name["colours"].memory_distance < 1.1 * by_name["colours"].achieved_gap
+    assert all(p.memory_distance is not None for d in oracle.datasets for p in d.curve)
+    tests_csv = next(p for p in files.tables if p.name.endswith(".tests.csv"))
+    rows = list(csv.DictReader(tests_csv.open()))
+    assert rows and all(int(r["memory_distance"]) >= int(r["achieved_gap"]) for r in rows)
