@@ -12,7 +12,10 @@ what happened; the rules, in the order the session applies them:
    the other (else filler moves the conversation to where it fits);
 3. else, when a test has enough tokens but waits on time, the virtual clock jumps (while a test is due but for
    the clock, no reset or new test is said before it);
-4. else filler sized to reach the nearest wake-up point is sent.
+4. else filler sized to reach the nearest wake-up point is sent: aimed with the shortest recent reply, or, where
+   recent replies vary more than the wait's landing band (8% of its gap), sized after each reply to the length
+   most likely to land the wait inside that band (a message that may fall short, followed by a smaller one, can
+   beat one whose landing spreads over the whole range of reply lengths).
 """
 
 from __future__ import annotations
