@@ -52,6 +52,7 @@ class JokesParams(BaseModel):
 
 class Jokes(DatasetInterface):
     name = "jokes"
+    answer_needs = "answer_statement"  # the joke asked about
     description = "The user tells jokes hours apart; the agent must say which one was told a given time ago."
     reset_message = "Please forget the jokes I have told you so far."
     Params = JokesParams

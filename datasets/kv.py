@@ -31,6 +31,7 @@ class KvParams(BaseModel):
 
 class KeyValue(DatasetInterface):
     name = "kv"
+    answer_needs = "answer_statement"  # the line that stores the asked key
     description = "The agent is told values stored under several keys and later asked for the value of one key."
     reset_message = "Please forget all the keys and values I asked you to remember so far."
     Params = KvParams

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from ltm_harness._agents.base import Agent, AgentMessage
 from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._results.models import RunSummary
 from ltm_harness._runner.config import RunConfig
@@ -28,6 +30,29 @@ async def run_config(cfg: RunConfig, results_root: Path, agents: list[str]) -> R
     outputs in that run folder are replaced, other agents' are kept)."""
     with RunFolder.named(results_root, cfg.config.run_name).lock():
         return await run_all(prepare(cfg, results_root), agents)
+
+
+class PaddedReplies(Agent):
+    """A mock agent whose replies are "OK." padded with 0 to `max_words` seeded random words (one draw per reply, so
+    a run is reproducible): for testing that gaps hold whatever the reply lengths."""
+
+    WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+    def __init__(self, spec: str | None = None, max_words: int = 300, seed: int = 0) -> None:
+        super().__init__(spec or "padded")
+        self.max_words = max_words
+        self.rng = random.Random(f"padded-replies:{seed}")
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> str:
+        n = self.rng.randint(0, self.max_words)
+        return " ".join(["OK."] + [self.rng.choice(self.WORDS) for _ in range(n)])
+
+    async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
+        """The draws depend only on how many replies were given: draw them again."""
+        for _ in turns:
+            n = self.rng.randint(0, self.max_words)
+            for _ in range(n):
+                self.rng.choice(self.WORDS)
 
 
 def all_dataset_names() -> list[str]:

@@ -31,6 +31,19 @@ class Reply(BaseModel):
     llm_calls: list[LLMCall] = Field(default_factory=list)  # the LLM calls behind this reply, if any
 
 
+class OracleHint(str):
+    """What a perfect reply holds, as handed to oracle agents: the whole hint as a string, and its `parts`, each
+    with the memory distance of what it draws on (tokens from the start of the earliest line it depends on to now;
+    None: it depends on nothing said earlier, e.g. "OK." to a statement or a filler answer)."""
+
+    parts: tuple[tuple[str, int | None], ...]
+
+    def __new__(cls, parts: "list[tuple[str, int | None]] | tuple[tuple[str, int | None], ...]") -> "OracleHint":
+        hint = super().__new__(cls, " ".join(text for text, _ in parts))
+        hint.parts = tuple(parts)
+        return hint
+
+
 class Agent(ABC):
     """An agent under test: one instance holds one conversation. Implement `reply`; return a `Reply` (with token
     usage and cost when known) or just the text. Implement `restore` for runs to be resumable.

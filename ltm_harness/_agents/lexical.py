@@ -6,6 +6,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -89,8 +90,9 @@ class LexicalMemory:
             if not posting:
                 del self._postings[term]
 
-    def search(self, query: str, min_relative: float = 0.3, limit: int | None = 5) -> list[Unit]:
-        """Units that match `query` well enough, in the order they were remembered."""
+    def search(self, query: str, min_relative: float = 0.3, limit: int | None = 5,
+               where: Callable[[Unit], bool] | None = None) -> list[Unit]:
+        """Units that match `query` well enough (of those `where` accepts), in the order they were remembered."""
         q_terms = set(terms(query))
         n = len(self.units)
         if not q_terms or not n:
@@ -106,6 +108,8 @@ class LexicalMemory:
             if not posting:
                 continue
             for uid, tf in posting.items():
+                if where is not None and not where(self.units[uid]):
+                    continue
                 length = self.units[uid].length
                 s = idf * tf * (self.K1 + 1) / (tf + self.K1 * (1 - self.B + self.B * length / avg_len))
                 scores[uid] = scores.get(uid, 0.0) + s

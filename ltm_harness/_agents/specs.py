@@ -38,7 +38,9 @@ class AgentKind:
 
 
 _BUILTINS = (  # kind, module, class, argument, description
-    ("oracle", "baselines", "OracleAgent", False, "calibration agent handed the expected answers; scores 1.0"),
+    ("oracle", "baselines", "OracleAgent", None,
+     "calibration agent handed the expected answers; scores 1.0 (oracle@N: only what it was told in its last N "
+     "tokens, so scores step down at N)"),
     ("null", "baselines", "NullAgent", False, 'no memory: always answers "I don\'t know."; scores about 0'),
     ("recent", "baselines", "RecentAgent", True,
      "recent:N remembers only the last N tokens it was told and answers from them"),
@@ -123,7 +125,8 @@ def make_with(make: Callable[..., Any], spec: str, options: dict[str, Any] | Non
 def _kind_name(spec: str) -> str:
     if spec.startswith(("http://", "https://")):
         return "http"
-    return spec.split(":", 1)[0]
+    name = spec.split(":", 1)[0]
+    return "oracle" if name.startswith("oracle@") else name  # oracle@N: the oracle with a window
 
 
 def agent_factory(spec: str, tokenizer: str | None = None,

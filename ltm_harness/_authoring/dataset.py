@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +35,10 @@ class DatasetInterface:
     description: ClassVar[str] = ""
     reset_message: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
+    #: What a question's answer draws on when its example does not declare `needs` (see `needed_lines`):
+    #: "statements", every statement said before it; "answer_statement", the answer statement alone
+    #: (`answer_statement_idx`), for answers that one line decides (the latest value, one key of several).
+    answer_needs: ClassVar[Literal["statements", "answer_statement"]] = "statements"
 
     def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
         self.memory_span = int(memory_span)
@@ -60,9 +64,11 @@ class DatasetInterface:
         *,
         waits: list[Wait] | None = None,
         oracle_answers: list[str] | None = None,
+        needs: list[list[int]] | None = None,
         **fields: Any,
     ) -> TestExample:
-        """A TestExample of this dataset; waits default to lines spread over 90% of the span."""
+        """A TestExample of this dataset; waits default to lines spread over 90% of the span. `needs`: the lines
+        each question's answer depends on, one list per question (default: see `needed_lines`)."""
         return TestExample(
             dataset_name=self.name,
             example_id=str(index),
@@ -71,6 +77,7 @@ class DatasetInterface:
             waits=waits if waits is not None else spread_waits(len(script)),
             expected_responses=expected_responses,
             oracle_answers=oracle_answers or [],
+            needs=needs or [],
             **fields,
         )
 
@@ -136,6 +143,31 @@ class DatasetInterface:
         the answer statement). Questions that do not depend on the statement are left out."""
         return None
 
+    def needed_lines(self, example: TestExample) -> dict[int, tuple[int, ...]]:
+        """For each question (by script line), the earlier lines its answer depends on: its memory distance is
+        measured from the earliest of them. A question that needs no line is left out.
+
+        Default: what the example declares in `needs`; else, with `answer_needs = "statements"` (the default),
+        every statement (line that is not a question) said before the question, and with
+        `answer_needs = "answer_statement"` the answer statement's line (`answer_statement_idx`) for the questions
+        after it. Datasets whose answers draw on other lines declare them in `needs` or override this.
+        """
+        out: dict[int, tuple[int, ...]] = {}
+        answer = self.answer_statement_idx(example) if self.answer_needs == "answer_statement" else None
+        for line, is_q in enumerate(example.is_question):
+            if not is_q:
+                continue
+            declared = example.needs_of(line)
+            if declared is not None:
+                needed = declared
+            elif self.answer_needs == "answer_statement":
+                needed = [answer[0]] if answer is not None and answer[0] < line else []
+            else:
+                needed = [i for i in range(line) if not example.is_question[i]]
+            if needed:
+                out[line] = tuple(sorted(set(needed)))
+        return out
+
     # -- running ----------------------------------------------------------------------------
     async def run(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         """The default program: say the script with its waits, then score it."""
@@ -183,5 +215,5 @@ def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
         id=example.unique_id, group=dataset.name, span=dataset.memory_span, script=tuple(example.script),
         pauses=tuple(Pause(w.tokens, w.time, w.percentage_finished) for w in example.waits), program=program,
         interleave=example.can_be_interleaved, anchor_line=answer[0] if answer else None,
-        reset_message=dataset.reset_message,
+        reset_message=dataset.reset_message, needs=dataset.needed_lines(example),
     )

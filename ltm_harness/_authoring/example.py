@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-DEFINITION_FORMAT = 1
+# 1: the first format. 2: `needs` (the lines each question's answer depends on). Format 1 files are still read.
+DEFINITION_FORMAT = 2
 
 
 class Wait(BaseModel):
@@ -51,6 +52,10 @@ class TestExample(BaseModel):
     oracle_answers: list[str] = Field(default_factory=list)
     # Dataset-specific data the test program or evaluator needs; never shown to the agent.
     extra: dict[str, Any] = Field(default_factory=dict)
+    # The script lines each question's answer depends on, one list per question (in order), each line before
+    # its question. Empty (the default): the dataset decides (`DatasetInterface.needed_lines`: every statement
+    # said before the question, unless the dataset says otherwise). Measures the question's memory distance.
+    needs: list[list[int]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":
@@ -65,11 +70,27 @@ class TestExample(BaseModel):
             raise ValueError(f"waits has {len(self.waits)} entries but script has {n} lines")
         if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
             raise ValueError("oracle_answers needs one entry per question")
+        if self.needs:
+            lines = [i for i, q in enumerate(self.is_question) if q]
+            if len(self.needs) != len(lines):
+                raise ValueError(f"needs has {len(self.needs)} entries but the script has {len(lines)} questions; "
+                                 "give one list of line numbers per question")
+            for k, (line, needed) in enumerate(zip(lines, self.needs)):
+                bad = [i for i in needed if not 0 <= i < line]
+                if bad:
+                    raise ValueError(f"needs[{k}] names line {bad[0]}, but a question (line {line}) can only need "
+                                     f"lines 0 to {line - 1} said before it")
         return self
 
     @property
     def questions(self) -> list[str]:
         return [line for line, q in zip(self.script, self.is_question) if q]
+
+    def needs_of(self, line: int) -> list[int] | None:
+        """The lines the question at script line `line` declares it needs (None: not declared)."""
+        if not self.needs or line >= len(self.is_question) or not self.is_question[line]:
+            return None
+        return self.needs[sum(self.is_question[:line])]
 
     @property
     def unique_id(self) -> str:

@@ -18,6 +18,7 @@ class LatestValueDataset(DatasetInterface):
     question: ClassVar[str]
     answer: ClassVar[str]
     noun: ClassVar[str]
+    answer_needs = "answer_statement"  # the latest value is all the answer draws on
 
     def changes(self) -> int:
         raise NotImplementedError(f"dataset {self.name!r} must say how many values a test states")

@@ -16,14 +16,17 @@ def _gap(value: float | None) -> str:
 def agent_table(summary: AgentSummary) -> Table:
     table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
     for col, just in (("dataset", "left"), ("score", "right"), ("tests", "right"), ("target gap", "right"),
-                      ("achieved gap", "right"), ("unscored/errored", "right")):
+                      ("achieved gap", "right"), ("memory distance", "right"), ("unscored/errored", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for d in summary.datasets:
         table.add_row(d.dataset, f"{d.score:.2f} ± {d.std:.2f}", str(d.tests), _gap(d.target_gap), _gap(d.achieved_gap),
-                      f"{d.unscored}/{d.errored}")
+                      _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
     table.caption = (
         f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
-        f"LTM score {summary.ltm_score:,.0f} tokens   turns {summary.turns} ({summary.filler_turns} filler)   "
+        f"LTM score {summary.ltm_score:,.0f} tokens"
+        + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
+           if summary.ltm_score_memory_distance is not None else "")
+        + f"   turns {summary.turns} ({summary.filler_turns} filler)   "
         f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
         + _llm_line(summary)
     )
@@ -62,6 +65,9 @@ def comparison_table(run: RunSummary) -> Table:
         table.add_row(*row)
     table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
     table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
+    if any(a.ltm_score_memory_distance is not None for a in run.agents):
+        table.add_row("LTM score on memory distance", *["-" if a.ltm_score_memory_distance is None
+                                                        else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
     return table
 
 

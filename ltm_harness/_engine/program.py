@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generator, Iterable, Literal, Mapping, Protocol, Sequence
 
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._store.events import EnvStep
@@ -183,6 +183,16 @@ class TestProgram:
     interleave: bool = True
     anchor_line: int | None = None  # the line holding the answer (gaps and later waits are measured from it)
     reset_message: str = ""  # said after the test ends, when it fits
+    # question line -> the earlier lines its answer depends on (its memory distance is measured from the first)
+    needs: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+def memory_distance(positions: Sequence[int], needed: Iterable[int], at: int) -> int | None:
+    """Conversation tokens from the start of the earliest needed line to position `at` (a question's start):
+    the window an agent must keep to have every needed line whole. `positions[i]` is where the test's line i was
+    said; needed lines not said (yet) are ignored; None when none was said."""
+    said = [positions[i] for i in needed if 0 <= i < len(positions)]
+    return at - min(said) if said else None
 
 
 class ProgramDriver:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
 
-from ltm_harness._agents.base import Agent
+from ltm_harness._agents.base import Agent, OracleHint
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import (Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome,
-                                         TestProgram, WaitFor)
+                                         TestProgram, WaitFor, memory_distance)
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
 from ltm_harness._tokens import Tokenizer
@@ -83,6 +83,7 @@ class TestRun:
         self.driver = ProgramDriver(self._program())
         self.pending: Request | None = None
         self.oracle_suffix: str | None = None
+        self.needs_from: int | None = None  # where the earliest line its last question needs was said (oracle)
 
     async def _program(self) -> TestOutcome:
         outcome = await self.test.program(self.ctx)
@@ -285,6 +286,10 @@ class Session:
         line: SaidLine | None = None
         if say.kind == "test":
             line = self.scheduler.line_said(run.slot, tokens)
+            if say.is_question:  # where the earliest line this question needs was said (for oracle@N)
+                needed = run.test.needs.get(len(run.slot.lines) - 1, ())
+                distance = memory_distance([said.pos for said in run.slot.lines], needed, line.pos)
+                run.needs_from = None if distance is None else line.pos - distance
         heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
                                                oracle=say.oracle, planned=line.planned if line else None)
         if line is not None:
@@ -307,8 +312,13 @@ class Session:
         now = sched.now
         hint = None
         if self.channel.is_oracle:
-            suffixes = [r.oracle_suffix for r in self.running if r.oracle_suffix]
-            hint = " ".join([oracle or "OK."] + suffixes)
+            # Each part with the memory distance of what it draws on, for an oracle that knows only its last N tokens.
+            own = None
+            if run is not None and question and run.needs_from is not None:
+                own = sched.pos - run.needs_from
+            hint = OracleHint([(oracle or "OK.", own)] + [
+                (r.oracle_suffix, None if r.needs_from is None else sched.pos - r.needs_from)
+                for r in self.running if r.oracle_suffix])
         answer = await self.channel.send(Turn(sched.turns, now, sched.pos, kind, text, tokens,
                                               run.test.id if run else None, question, planned, hint))
         sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question)

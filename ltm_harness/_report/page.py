@@ -20,7 +20,7 @@ from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.load import RunData
 from ltm_harness._report.svg import Bar, Series, bar_chart, colour, cost_chart, gap_chart, money
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
-from ltm_harness._results.models import TestResult
+from ltm_harness._results.models import DistanceBasis, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
@@ -124,7 +124,7 @@ def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry]) -> st
 
 def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
     head = ('<tr><th>agent</th><th class="num">benchmark score</th><th class="num">LTM score</th>'
-            '<th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
+            '<th class="num">LTM score on memory distance</th><th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
     for i, (e, row) in enumerate(zip(entries, tables.agents)):
@@ -132,7 +132,8 @@ def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
         rows.append(
             f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
-            f'<td class="num">{_num(row.ltm_score)} tokens</td><td class="num">{row.tests}{flags}</td>'
+            f'<td class="num">{_num(row.ltm_score)} tokens</td>'
+            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens</td><td class="num">{row.tests}{flags}</td>'
             f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
             f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
             f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
@@ -152,7 +153,9 @@ def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
         grid.append(f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>{"".join(cells)}</tr>')
     note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
             "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
-            "answered tests; read it beside the benchmark score. Agent tokens: prompt and completion tokens the agent "
+            "answered tests; read it beside the benchmark score. LTM score on memory distance: the same mean on each test's "
+            "memory distance (from the earliest statement its answer depends on, which may be long before the gap's "
+            "statement). Agent tokens: prompt and completion tokens the agent "
             "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
             "its tests.</p>")
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
@@ -174,14 +177,15 @@ def _legend(entries: Sequence[Entry]) -> str:
                                            for i, e in enumerate(entries)) + "</p>"
 
 
-def _points(e: Entry) -> list[tuple[float, float, str]]:
-    return [(float(r.achieved_gap), r.normalized, f"{r.dataset}/{r.example_id}")
-            for r in e.agent.results if r.status == "ok" and r.achieved_gap]
+def _points(e: Entry, basis: DistanceBasis = "gap") -> list[tuple[float, float, str]]:
+    return [(float(x), r.normalized, f"{r.dataset}/{r.example_id}")
+            for r in e.agent.results if r.status == "ok" and (x := r.distance(basis))]
 
 
-def _gap_series(entries: Sequence[Entry], indexes: Sequence[int]) -> tuple[list[Series], bool, str]:
+def _gap_series(entries: Sequence[Entry], indexes: Sequence[int],
+                basis: DistanceBasis = "gap") -> tuple[list[Series], bool, str]:
     """Series for a gap chart, whether to draw every test's point, and a note when they are too many."""
-    series = [Series(e.label, colour(i), _points(e)) for e, i in zip(entries, indexes)]
+    series = [Series(e.label, colour(i), _points(e, basis)) for e, i in zip(entries, indexes)]
     total = sum(len(s.points) for s in series)
     if total <= MAX_POINTS:
         return series, True, ""
@@ -205,14 +209,19 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
         per_dataset.append(bar_chart(name, bars))
     series, draw_points, note = _gap_series(entries, range(len(entries)))
     gap = gap_chart("score against achieved information gap", series, draw_points=draw_points)
+    distance_series, draw_distance_points, _ = _gap_series(entries, range(len(entries)), "memory_distance")
+    distance = gap_chart("score against memory distance", distance_series, draw_points=draw_distance_points) \
+        if any(s.points for s in distance_series) else ""
     cost = cost_chart("benchmark score against cost",
                       [(e.label, colour(i), row.total_cost_usd, row.benchmark_share)
                        for i, (e, row) in enumerate(zip(entries, tables.agents))])
     return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
             f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
-            f'<h3>Score against information gap, and cost</h3><div class="charts">{gap}{cost}</div>{note}'
+            f'<h3>Score against information gap, and cost</h3><div class="charts">{gap}{distance}{cost}</div>{note}'
             '<p class="note">Gap chart: a dot per scored test at its longest achieved gap; the line joins the mean '
-            "score of each half-decade of gaps. Hover a bar or a point for its numbers.</p></section>")
+            "score of each half-decade of gaps. Memory distance chart: the same at each test's longest memory distance "
+            "(tokens from the start of the earliest statement its answer depends on). Hover a bar or a point for its "
+            "numbers.</p></section>")
 
 
 def _calls_table(rows: list[tuple[str, str, CallStats]]) -> str:
@@ -265,11 +274,13 @@ def _agent_section(i: int, e: Entry, row: Any, open_: bool) -> str:
                      "earlier invocation on the same tests.</p>")
     parts += [f'<p class="warn">{_e(w)}</p>' for w in e.agent.warnings]
     head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
-            '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th></tr>')
+            '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
+            '<th class="num">memory distance</th></tr>')
     body = "".join(
         f'<tr><td>{_e(d.dataset)}</td><td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
         f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
-        f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td></tr>'
+        f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
+        f'<td class="num">{_num(d.memory_distance)}</td></tr>'
         for d in s.datasets)
     series, draw_points, _ = _gap_series([e], [i])
     chart = gap_chart(f"{e.label}: score against achieved gap", series, width=520, height=240, draw_points=draw_points)

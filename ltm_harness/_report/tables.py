@@ -78,6 +78,7 @@ class AgentRow(BaseModel):
     llm_calls: int | None  # from llm_call events, when the run logged them
     llm_retries: int | None
     wall_seconds: float
+    ltm_score_memory_distance: float | None = None  # the LTM score on memory distances (None: older results)
 
 
 class DatasetRow(BaseModel):
@@ -93,6 +94,7 @@ class DatasetRow(BaseModel):
     std: float
     target_gap: float | None
     achieved_gap: float | None
+    memory_distance: float | None = None  # mean memory distance of its tests (None: older results)
 
 
 class TestRow(BaseModel):
@@ -116,6 +118,7 @@ class TestRow(BaseModel):
     tokens: int
     judge_verdicts: int
     reasons: str  # joined with " | "
+    memory_distance: int | None = None  # the longest memory distance of its questions (None: not measured)
 
 
 def agent_row(e: Entry) -> AgentRow:
@@ -139,13 +142,14 @@ def agent_row(e: Entry) -> AgentRow:
         llm_calls=sum(c.calls for c in calls) if calls else None,
         llm_retries=sum(c.retries for c in calls) if calls else None,
         wall_seconds=s.wall_seconds,
+        ltm_score_memory_distance=s.ltm_score_memory_distance,
     )
 
 
 def dataset_rows(e: Entry) -> list[DatasetRow]:
     return [DatasetRow(run=e.run.name, agent=e.agent.spec, label=e.label, dataset=d.dataset, tests=d.tests,
                        scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score, std=d.std,
-                       target_gap=d.target_gap, achieved_gap=d.achieved_gap)
+                       target_gap=d.target_gap, achieved_gap=d.achieved_gap, memory_distance=d.memory_distance)
             for d in e.agent.summary.datasets]
 
 
@@ -157,7 +161,7 @@ def row_of_test(e: Entry, r: TestResult) -> TestRow:
         target_gap=r.target_gap, achieved_gap=r.achieved_gap,
         gap_error=longest.relative_error if longest is not None else None,
         start_turn=r.start_turn, end_turn=r.end_turn, tokens=r.tokens, judge_verdicts=len(r.verdicts),
-        reasons=" | ".join(r.reasons),
+        reasons=" | ".join(r.reasons), memory_distance=r.memory_distance,
     )
 
 

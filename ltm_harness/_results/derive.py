@@ -83,7 +83,7 @@ class ResultsBuilder:
             expected=example.expected_responses,
             memory_span=began.span,
             gaps=measure_gaps(running.lines, dataset.answer_statement_idx(example), self._count, self._isolated,
-                              dataset.gap_questions(example)),
+                              dataset.gap_questions(example), dataset.needed_lines(example)),
             start_turn=began.turn,
             end_turn=e.turn,
             tokens=e.pos - began.pos,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
+from ltm_harness._engine.program import memory_distance
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import OmitWhenNone, UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
@@ -18,6 +19,9 @@ class GapMeasure(BaseModel):
     line: int  # the question's message index in the test
     target_tokens: int | None  # None in isolated mode, where waits on tokens are not honoured
     achieved_tokens: int
+    # Tokens from the start of the earliest line the answer depends on to the question (None: results written
+    # before memory distances were measured, or a question that needs no earlier line).
+    memory_distance: int | None = None
 
     @property
     def relative_error(self) -> float | None:
@@ -37,9 +41,11 @@ class SaidLine(Protocol):
 
 
 def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
-                 isolated: bool, only: set[int] | None = None) -> list[GapMeasure]:
+                 isolated: bool, only: set[int] | None = None,
+                 needs: Mapping[int, Sequence[int]] | None = None) -> list[GapMeasure]:
     """Tokens from the end of the answer statement (line, char) to every later question (or to the
-    questions whose line numbers are in `only`), and the target."""
+    questions whose line numbers are in `only`), and the target; with `needs` (question line -> the lines its
+    answer depends on), each question's memory distance too."""
     if answer_idx is None or answer_idx[0] >= len(lines):
         return []
     line, char = answer_idx
@@ -49,7 +55,10 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
     for index, m in enumerate(lines):
         if m.is_question and index > line and (only is None or index in only):
             target = None if isolated else m.planned - statement.planned - cut
-            gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut))
+            needed = needs.get(index) if needs is not None else None
+            distance = memory_distance([s.pos for s in lines], needed, m.pos) if needed else None
+            gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut,
+                                   memory_distance=distance))
     return gaps
 
 
@@ -88,6 +97,19 @@ class TestResult(OmitWhenNone):
     def achieved_gap(self) -> int | None:
         return max((g.achieved_tokens for g in self.gaps), default=None)
 
+    @property
+    def memory_distance(self) -> int | None:
+        """The longest memory distance of its questions (None: none measured)."""
+        return max((g.memory_distance for g in self.gaps if g.memory_distance is not None), default=None)
+
+    def distance(self, basis: "DistanceBasis") -> int | None:
+        """The achieved gap or the memory distance, by `basis`."""
+        return self.achieved_gap if basis == "gap" else self.memory_distance
+
+
+DistanceBasis = Literal["gap", "memory_distance"]
+DISTANCE_BASES: tuple[DistanceBasis, ...] = ("gap", "memory_distance")
+
 
 class GapPoint(BaseModel):
     """One scored test on its dataset's score-vs-gap curve."""
@@ -96,6 +118,7 @@ class GapPoint(BaseModel):
     target_gap: int | None
     achieved_gap: int
     score: float  # normalised, 0..1
+    memory_distance: int | None = None  # None in results written before memory distances were measured
 
 
 class GapBin(BaseModel):
@@ -119,7 +142,7 @@ def gap_bin(gap: int) -> tuple[int, int]:
 def gap_curve(results: Sequence["TestResult"]) -> tuple[list[GapPoint], list[GapBin]]:
     """Score-vs-gap data of one dataset and agent: a point per scored test with a gap (by gap), and binned means."""
     points = sorted((GapPoint(example_id=r.example_id, target_gap=r.target_gap, achieved_gap=r.achieved_gap,
-                              score=r.normalized if r.status == "ok" else 0.0)
+                              score=r.normalized if r.status == "ok" else 0.0, memory_distance=r.memory_distance)
                      for r in results if r.status != "unscored" and r.achieved_gap is not None),
                     key=lambda p: (p.achieved_gap, p.example_id))
     bins: dict[tuple[int, int], list[float]] = {}
@@ -138,6 +161,7 @@ class DatasetSummary(BaseModel):
     std: float
     target_gap: float | None
     achieved_gap: float | None
+    memory_distance: float | None = None  # mean memory distance of its tests (None: not measured)
     curve: list[GapPoint] = Field(default_factory=list)  # score vs achieved gap, one point per scored test
     curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
 
@@ -148,6 +172,9 @@ class AgentSummary(BaseModel):
     benchmark_score: float  # sum over datasets of the mean normalised score
     max_benchmark_score: int
     ltm_score: float  # mean achieved gap of the perfectly answered tests (0 if none)
+    # the same on memory distances: mean memory distance of the perfectly answered tests (None: results written
+    # before memory distances were measured)
+    ltm_score_memory_distance: float | None = None
     datasets: list[DatasetSummary]
     turns: int
     filler_turns: int
@@ -161,6 +188,10 @@ class AgentSummary(BaseModel):
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
 
+    def ltm_score_on(self, basis: DistanceBasis) -> float | None:
+        """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
+        return self.ltm_score if basis == "gap" else self.ltm_score_memory_distance
+
 
 class RunSummary(BaseModel):
     format: int = RESULTS_FORMAT
@@ -170,6 +201,14 @@ class RunSummary(BaseModel):
     judge: str | None = None  # the judge model, when answers were judged
     agents: list[AgentSummary]
     errors: dict[str, str] = Field(default_factory=dict)  # agent -> why it did not finish
+
+
+def ltm_score(results: Sequence[TestResult], basis: DistanceBasis = "gap") -> float:
+    """The LTM score: the mean distance of the perfectly answered tests (0 if none), the distance being the
+    achieved gap (as the reference benchmark) or the memory distance (`basis`). Tests without that distance
+    are left out."""
+    perfect = [d for r in results if r.status == "ok" and r.normalized >= 1.0 and (d := r.distance(basis)) is not None]
+    return statistics.fmean(perfect) if perfect else 0.0
 
 
 def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> AgentSummary:
@@ -183,6 +222,7 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
         values = [r.normalized if r.status == "ok" else 0.0 for r in scored]
         targets = [r.target_gap for r in rs if r.target_gap is not None]
         achieved = [r.achieved_gap for r in rs if r.achieved_gap is not None]
+        distances = [r.memory_distance for r in rs if r.memory_distance is not None]
         curve, curve_bins = gap_curve(rs)
         datasets.append(DatasetSummary(
             dataset=name,
@@ -194,15 +234,16 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
             std=statistics.pstdev(values) if len(values) > 1 else 0.0,
             target_gap=statistics.fmean(targets) if targets else None,
             achieved_gap=statistics.fmean(achieved) if achieved else None,
+            memory_distance=statistics.fmean(distances) if distances else None,
             curve=curve,
             curve_bins=curve_bins,
         ))
-    perfect = [r.achieved_gap for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
     return AgentSummary(
         agent=agent,
         benchmark_score=sum(d.score for d in datasets),
         max_benchmark_score=len(datasets),
-        ltm_score=statistics.fmean(perfect) if perfect else 0.0,
+        ltm_score=ltm_score(results, "gap"),
+        ltm_score_memory_distance=ltm_score(results, "memory_distance"),
         datasets=datasets,
         **stats,
     )

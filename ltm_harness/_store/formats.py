@@ -9,6 +9,9 @@
   no longer say `cached`. Formats 1 to 3 are still read (report, rescore); only format 4 logs can be resumed, since
   a resume checks every event it makes against the recorded one.
 * `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
+  1: the first format. 2: memory distances (`memory_distance` on each gap of results.json and each curve point,
+  per dataset in the summary, and `ltm_score_memory_distance`). Format 1 files are still read (those fields
+  missing: None).
 
 The layout and every field are described in docs/run-format.md.
 """
@@ -22,7 +25,7 @@ from ltm_harness._errors import RunFolderError
 EVENT_FORMAT = 4
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
 RESUMABLE_EVENT_FORMAT = 4  # the oldest event format a run can be resumed from
-RESULTS_FORMAT = 1
+RESULTS_FORMAT = 2
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import ltm_harness._agents.specs as runner  # where agents are made from their specs
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._agents.baselines import RetrievalAgent
+from ltm_harness._agents.baselines import NullAgent, RetrievalAgent
 from ltm_harness._errors import LTMError
 from ltm_harness._store.eventlog import read_events
 from ltm_harness._store.events import SessionAborted, TurnEvent
@@ -26,9 +26,9 @@ FAST = {"attempts": 3, "backoff": 0.0, "timeout": 0.2, "give_up_after": 3}
 class Flaky(Agent):
     """Retrieval, except for the messages `fail` says: it raises (or stalls) on them, `times` times each."""
 
-    def __init__(self, spec: str, fail, times: int = 99, stall: bool = False) -> None:
+    def __init__(self, spec: str, fail, times: int = 99, stall: bool = False, inner: Agent | None = None) -> None:
         super().__init__(spec)
-        self.inner = RetrievalAgent("retrieval")
+        self.inner = inner or RetrievalAgent("retrieval")
         self.fail, self.times, self.stall = fail, times, stall
         self.failures: dict[str, int] = {}
         self.asked = 0
@@ -132,7 +132,8 @@ async def test_a_failed_turn_errors_the_tests_that_watch_it(tmp_path, monkeypatc
             state["failing"] = text
         return text == state.get("failing")
 
-    use(monkeypatch, lambda spec: Flaky(spec, fail))
+    # Null inside: retrieval would answer the request with the quote (its best match), ending the test at once.
+    use(monkeypatch, lambda spec: Flaky(spec, fail, inner=NullAgent("null")))
     await run_all(prepare(cfg, tmp_path), ["retrieval"])
     events = read_events(tmp_path / "t" / "retrieval" / "events.jsonl")
     failed = [e for e in events if isinstance(e, TurnEvent) and e.failed]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ltm_harness import read_run
 from ltm_harness._cli.main import main
 from ltm_harness._store.formats import EVENT_FORMAT, RESULTS_FORMAT
 from ltm_harness.testing import make_config, run_config
@@ -59,7 +60,36 @@ def test_a_newer_summary_is_refused_by_report(run_dir, capsys):
     path.write_text(json.dumps(data))
     assert main(["report", str(run_dir)]) == 2
     err = one_error_line(capsys)
-    assert "summary.json: this summary was written by a newer ltm-harness (format 2" in err
+    assert f"summary.json: this summary was written by a newer ltm-harness (format {RESULTS_FORMAT + 1}" in err
+
+
+def test_results_format_1_without_memory_distances_is_still_reported(run_dir, capsys):
+    """Results written before memory distances (format 1: no `memory_distance` on gaps and curve points, no
+    `ltm_score_memory_distance`) are read and reported; the missing distances are None."""
+    for path in run_dir.rglob("summary.json"):
+        data = json.loads(path.read_text())
+        data["format"] = 1
+        for agent in data.get("agents", [data]):
+            agent["format"] = 1
+            agent.pop("ltm_score_memory_distance", None)
+            for d in agent["datasets"]:
+                d.pop("memory_distance", None)
+                for p in d["curve"]:
+                    p.pop("memory_distance", None)
+        path.write_text(json.dumps(data))
+    for path in run_dir.rglob("results.json"):
+        results = json.loads(path.read_text())
+        for r in results:
+            for g in r["gaps"]:
+                del g["memory_distance"]
+        path.write_text(json.dumps(results))
+    assert main(["report", str(run_dir)]) == 0
+    capsys.readouterr()
+    run = read_run(run_dir)
+    agent = run.summary.agents[0]
+    assert agent.ltm_score_memory_distance is None and agent.ltm_score_on("memory_distance") is None
+    results = run.results("retrieval")
+    assert results and all(r.memory_distance is None for r in results) and any(r.gaps for r in results)
 
 
 @pytest.mark.parametrize("older", [1, 2, 3])
