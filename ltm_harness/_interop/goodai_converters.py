@@ -141,6 +141,25 @@ def _trigger_response(ref: ReferenceTest) -> Converted:
 _SPY_TOPICS = [("time", re.compile(r"^[^:]+: The time we will meet is (.+?)\.?$")),
                ("place", re.compile(r"^[^:]+: We will rendezvous (.+?)\.?$")),
                ("thing", re.compile(r"^[^:]+: Bring to the meeting (.+?)\.?$"))]
+# Every meaning the reference's spy_meeting codes accept, per topic, over its published versions (Benchmarks 2 and 3).
+# The reference penalises an answer that names a meaning of a code the test did not send (it hedges across meetings,
+# or recalls an earlier test's message): an imported test's rivals for a topic are that topic's meanings it does not
+# accept.
+SPY_REFERENCE_MEANINGS: dict[str, list[str]] = {
+    "time": ["dawn", "sunrise", "morning", "rise", "noon", "midday", "sunset", "dusk", "set", "sets", "night",
+             "midnight", "nighttime"],
+    "place": ["shore", "beach", "coastline", "railway", "yard", "depot", "railway depot", "train yard", "automobile",
+              "factory", "manufacturing", "automobile factory", "car factory", "orchard", "port", "warehouse",
+              "seaport", "docks", "city square"],
+    "thing": ["boat", "bridge", "raft", "kayak", "pick", "picks", "key", "lockpicks", "lockpicking", "slim jim", "bribe",
+              "credentials", "paperwork", "passport", "motorbike", "motorcycle", "car", "fast vehicle"],
+}
+
+
+def spy_rivals(topic: str, accepted: list[str]) -> list[str]:
+    """The reference's meanings of `topic` that `accepted` does not hold: naming one of them is confusion."""
+    taken = {a.lower() for a in accepted}
+    return [m for m in SPY_REFERENCE_MEANINGS.get(topic, []) if m.lower() not in taken]
 
 
 def _spy_meeting(ref: ReferenceTest) -> Converted:
@@ -160,9 +179,9 @@ def _spy_meeting(ref: ReferenceTest) -> Converted:
     expected = [[str(k) for k in keywords] for keywords in ref.expected_responses]
     first = dict(zip(topics, (k[0] for k in expected)))
     oracle = f"We meet at {first.get('time', '')}, at the {first.get('place', '')}, and I should bring this: {first.get('thing', '')}."
-    # The reference's meanings are its own lists: nothing else is known to be a wrong meaning.
     return _plain(ref, expected=expected, oracle=[oracle],
-                  extra={"topics": topics, "codes": codes, "rivals": [[] for _ in topics]})
+                  extra={"topics": topics, "codes": codes,
+                         "rivals": [spy_rivals(t, accepted) for t, accepted in zip(topics, expected)]})
 
 
 _ROUTE_NOTE = "(Just an example"
