@@ -127,15 +127,48 @@ def _sallyanne(ref: ReferenceTest) -> Converted:
     return _plain(ref, oracle=[json.dumps({"answer": answer})], extra=extra)
 
 
+# Older prospective-memory tests (Benchmarks 1 and 2) describe the task in words: the quote is in the first line,
+# the author and when to recite it in the request; `expected_responses` only restates the task.
+_QUOTED = re.compile(r"""['"\u2018\u201c](?P<quote>.+)['"\u2019\u201d]""", re.DOTALL)
+_RECITE = [  # (request, how many replies after the reply to the request the quote is due)
+    re.compile(r"quote (?:by|from) (?P<author>.+?) in the (?P<n>\d+)(?:st|nd|rd|th) new message after this one",
+               re.IGNORECASE),  # Benchmark 2
+    re.compile(r"quote (?:by|from) (?P<author>.+?) after the next (?P<n>\d+) (?:statements|messages)", re.IGNORECASE),  # 1
+]
+
+
+def _older_prospective_memory(ref: ReferenceTest) -> list[Any]:
+    """[[quote, author, n]] of a Benchmark 1 or 2 test: the quote is due in the reply to the N-th user message after
+    the request, i.e. the (N+1)-th reply counting the reply to the request as the first (this harness's counting)."""
+    if len(ref.script) != 2 or ref.is_question != [False, True]:
+        raise ValueError("a prospective-memory test has two lines: the quote, then the request")
+    quoted = _QUOTED.search(ref.script[0])
+    if not quoted:
+        raise ValueError("the first line holds no quote in quotation marks")
+    for pattern in _RECITE:
+        m = pattern.search(ref.script[1])
+        if m:
+            return [[quoted.group("quote").strip(), m.group("author").strip(), int(m.group("n")) + 1]]
+    raise ValueError(f"the request {ref.script[1]!r} does not say when to recite the quote")
+
+
 def _prospective_memory(ref: ReferenceTest) -> Converted:
     entry = ref.expected_responses[0] if ref.expected_responses else None
+    if isinstance(entry, str):
+        return _plain(ref, expected=_older_prospective_memory(ref), oracle=["OK, I will do that."])
     if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], int)):
-        raise ValueError("expected_responses must be [[quote, author, n]]")
+        raise ValueError("expected_responses must be [[quote, author, n]] (Benchmark 3) or the task in words "
+                         "(Benchmarks 1 and 2)")
     return _plain(ref, oracle=["OK, I will do that."])
 
 
+_SAY = re.compile(r"""^say:\s*['"](?P<phrase>.*)['"]\s*$""", re.DOTALL)
+
+
 def _trigger_response(ref: ReferenceTest) -> Converted:
-    return _plain(ref, oracle=[str(e) for e in ref.expected_responses])
+    # Benchmark 1 writes each expected reply as "say: '<phrase>'": the phrase is what the reply must hold.
+    expected = [m.group("phrase") if isinstance(e, str) and (m := _SAY.match(e)) else e for e in ref.expected_responses]
+    return _plain(ref, expected=expected, oracle=[str(e) for e in expected])
 
 
 _SPY_TOPICS = [("time", re.compile(r"^[^:]+: The time we will meet is (.+?)\.?$")),
