@@ -107,16 +107,22 @@ def word_overlap(reply: str, expected: str) -> float:
     return sum(w in have for w in want) / len(want)
 
 
-# Words that mark a value as the current one when they come just before it ("now it is Red", "most recently Red"),
-# as a value that no longer holds ("it used to be Brown"), or a reply that hedges between values ("Red or Cream").
-_CURRENT = re.compile(r"\b(now|currently|current|latest|last(?! (week|time|month|year|night|session))|most recent(ly)?|recently|these days|nowadays|today|at the moment|"
-                      r"at present|changed (it )?to|switched (it )?to|updated (it )?to|finally|in the end)\b")
-_PAST = re.compile(r"\b(used to|you were|previously|before|earlier|originally|at first|initially|first|formerly|"
-                   r"once|past|history)\b")
-_SEQUENCE = re.compile(r"\b(then|after that|later|afterwards|next)\b")  # "Brown, then Cream, then Red"
+# Words that mark a value just after them: as the current one ("now it is Red", "most recently Red"), as one that no
+# longer holds ("it used to be Brown"), as recalled ("you also mentioned Cream"), as the next of a sequence ("Brown,
+# then Cream"), or as denied ("Red, not Cream"); and words that hedge between two values ("Red or Cream").
+_MARKERS = [
+    ("current", re.compile(r"\b(now|currently|current|latest|last(?! (week|time|month|year|night|session))|"
+                           r"most recent(ly)?|recently|these days|nowadays|today|at the moment|at present|"
+                           r"changed (it )?to|switched (it )?to|updated (it )?to|finally|in the end)\b")),
+    ("past", re.compile(r"\b(used to|you were|previously|before|earlier|originally|at first|initially|first|"
+                        r"formerly|once|in the past)\b")),
+    ("recall", re.compile(r"\b(also|mentioned|told me|said|too|as well)\b")),
+    ("sequence", re.compile(r"\b(then|after that|later|afterwards|next)\b")),
+    ("negated", re.compile(r"\b(not|no longer|rather than|instead of|nor)\b")),
+]
 _HEDGE = re.compile(r"\b(or|either|maybe|perhaps|possibly|not sure|unsure|might|may be|could be)\b")
 _NEGATION = re.compile(r"\b(not|no longer|rather than|instead of|than|nor)\b")
-_NEAR = 6  # words before a value that can mark it current or past
+_NEAR = 10  # words before a value that can mark it
 
 
 def _mentions(text: str, values: list[str]) -> list[tuple[int, str]]:
@@ -131,20 +137,21 @@ def _mentions(text: str, values: list[str]) -> list[tuple[int, str]]:
 
 
 def _marker(words: str) -> str:
-    """"current", "past", "sequence" or "": the marker nearest the end of `words` (the words just before a value)."""
-    marks = ([(m.end(), "current") for m in _CURRENT.finditer(words)] + [(m.end(), "past") for m in _PAST.finditer(words)]
-             + [(m.end(), "sequence") for m in _SEQUENCE.finditer(words)])
+    """The kind of the marker nearest the end of `words` (the words just before a value), "" if none."""
+    marks = [(m.end(), kind) for kind, pattern in _MARKERS for m in pattern.finditer(words)]
     return max(marks)[1] if marks else ""
 
 
 def score_latest(response: str, expected: str, rivals: list[str], noun: str) -> tuple[float, float, list[str]]:
     """For facts that change: right when the value the reply gives as the current one is `expected`.
 
-    The reply may recall the earlier values as well, before or after the answer ("Red. Before that Brown and
-    Cream", "It used to be Brown, then Cream, and now it is Red"). Which value is given as the answer: one marked
-    current ("now", "most recently", ...) if any; else, when the reply opens on a value marked as past ("used to
-    be Brown, ...") or on a sequence ("Brown, then Cream, ..."), the last value named; else the first value named. A sentence that names `expected` and
-    another value with "or", "maybe", ... hedges between them: wrong, whichever comes first.
+    The reply may recall the earlier values, before or after its answer ("Red. Before that Brown and Cream", "It used
+    to be Brown, then Cream, and now it is Red"); a value it denies ("Red, not Cream") is not an answer. Which value
+    it gives: the last one marked current ("now", "most recently", ...); else, when it opens on a value marked as
+    past ("it used to be Brown, ...") or on a sequence ("Brown, then Cream, ..."), the last value named; else, when a
+    later value is marked as past or recalled ("before that", "you also mentioned"), the first value named (the
+    answer, then the history); else the last value named (values stated one after another, the latest last). Naming
+    `expected` and another value with "or", "maybe", ... between them hedges: wrong, whichever comes first.
     """
     others = [c for c in rivals if normalize(c) != normalize(expected)]
     if not phrase_positions(response, expected):
@@ -152,27 +159,35 @@ def score_latest(response: str, expected: str, rivals: list[str], noun: str) -> 
     if not others or not any(phrase_positions(response, c) for c in others):
         return 1.0, 1.0, [f"{expected!r} is the only {noun} in the answer."]
     want = normalize(expected)
-    mentions: list[tuple[str, str]] = []  # (value, "current" | "past" | "") in reply order
+    norm = f" {normalize(response)} "
+    named = _mentions(response, others + [expected])
+    for (a, va), (b, vb) in zip(named, named[1:]):
+        if want in (normalize(va), normalize(vb)) and normalize(va) != normalize(vb):
+            between = norm[a + len(normalize(va)) + 1:b + 1]
+            if _HEDGE.search(between) and not _NEGATION.search(between):
+                rival = vb if normalize(va) == want else va
+                return 0.0, 1.0, [f"The answer hedges between {expected!r} and {rival!r}."]
+    mentions: list[tuple[str, str]] = []  # (value, marker) in reply order; markers count within a sentence
     for part in re.split(r"(?<=[.!?;])\s+|\n+", response):
-        norm = f" {normalize(part)} "
-        named = _mentions(part, others + [expected])
-        for (a, va), (b, vb) in zip(named, named[1:]):
-            if want in (normalize(va), normalize(vb)) and normalize(va) != normalize(vb):
-                between = norm[a + len(normalize(va)) + 1:b + 1]
-                if _HEDGE.search(between) and not _NEGATION.search(between):
-                    rival = vb if normalize(va) == want else va
-                    return 0.0, 1.0, [f"The answer hedges between {expected!r} and {rival!r}."]
-        end = 0  # the words that can mark a value: those since the previous value, at most _NEAR of them
-        for pos, v in named:
-            mentions.append((v, _marker(" ".join(norm[end:pos].split()[-_NEAR:]))))
-            end = pos + len(normalize(v)) + 1
-    current = [v for v, mark in mentions if mark == "current"]
+        part_norm = f" {normalize(part)} "
+        end, previous = 0, ""
+        for pos, v in _mentions(part, others + [expected]):
+            words = part_norm[end:pos].split()
+            mark = _marker(" ".join(words[-_NEAR:]))
+            if not mark and previous == "negated" and set(words) <= {"or", "and", "nor"}:
+                mark = "negated"  # "not Brown or Cream"
+            mentions.append((v, mark))
+            end, previous = pos + len(normalize(v)) + 1, mark
+    given_ones = [(v, mark) for v, mark in mentions if mark != "negated"] or mentions
+    current = [v for v, mark in given_ones if mark == "current"]
     if current:
         given, how = current[-1], "marked as the current one"
-    elif mentions[0][1] == "past" or (len(mentions) > 1 and mentions[1][1] == "sequence"):
-        given, how = mentions[-1][0], "named last, after earlier ones"
+    elif given_ones[0][1] == "past" or (len(given_ones) > 1 and given_ones[1][1] == "sequence"):
+        given, how = given_ones[-1][0], "named last, after earlier ones"
+    elif any(mark in ("past", "recall") for _, mark in given_ones[1:]):
+        given, how = given_ones[0][0], "given first, then earlier ones recalled"
     else:
-        given, how = mentions[0][0], "given first, as the answer"
+        given, how = given_ones[-1][0], "the last of the values stated"
     if normalize(given) == want:
         return 1.0, 1.0, [f"{expected!r} is the {noun} the answer gives ({how})."]
     return 0.0, 1.0, [f"The answer gives {given!r} as the {noun} ({how}), not {expected!r}."]

@@ -97,8 +97,10 @@ def test_hedging_between_two_colours_is_wrong_in_either_order(template, first, s
 @pytest.mark.parametrize("reply, expected", [
     ("Red. Red!", 1.0),  # said twice
     ("Red (not Cream).", 1.0),  # a negated rival is no hedge
-    ("Brown, Cream, Red.", 0.0),  # a bare list does not say which is current: the first one is taken
-    ("Red? Or was it Cream?", 1.0),  # the hedge is in another sentence, after the answer
+    ("Brown, Cream, Red.", 1.0),  # values stated one after another, no word on which is current: the latest last
+    ("Red, Cream, Brown.", 0.0),
+    ("Red? Or was it Cream?", 0.0),  # a hedge across two sentences
+    ("Your favourite colour is Red. You also mentioned Brown and Cream.", 1.0),  # the answer, then recalled ones
 ])
 def test_borderline_answers(reply, expected):
     assert score_of(reply) == expected
@@ -121,6 +123,4 @@ def test_oracle_answers_score_one():
 async def test_end_to_end(tmp_path):
     summary = await run_config(make_config(["colours"], span=1500, examples=3), tmp_path, ["oracle", "null", "retrieval"])
     score = {a.agent: a.benchmark_score for a in summary.agents}
-    # retrieval answers with the best-matching statements, every stated colour in no order of time: that
-    # says no colour is the current one, so it scores 0 (a bare list is read as giving its first colour).
-    assert score["oracle"] == 1.0 and score["null"] == 0.0 and score["retrieval"] == 0.0
+    assert score["oracle"] == 1.0 and score["null"] == 0.0 and score["retrieval"] > 0.0
