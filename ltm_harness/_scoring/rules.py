@@ -120,7 +120,7 @@ _MARKERS = [
     ("sequence", re.compile(r"\b(then|after that|later|afterwards|next)\b")),
     ("negated", re.compile(r"\b(not|no longer|rather than|instead of|nor)\b")),
 ]
-_HEDGE = re.compile(r"\b(or|either|maybe|perhaps|possibly|not sure|unsure|might|may be|could be)\b")
+_HEDGE = re.compile(r"\b(or|either|maybe|perhaps|possibly|not sure|unsure)\b")
 _NEGATION = re.compile(r"\b(not|no longer|rather than|instead of|than|nor)\b")
 _NEAR = 10  # words before a value that can mark it
 

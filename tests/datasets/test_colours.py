@@ -124,3 +124,8 @@ async def test_end_to_end(tmp_path):
     summary = await run_config(make_config(["colours"], span=1500, examples=3), tmp_path, ["oracle", "null", "retrieval"])
     score = {a.agent: a.benchmark_score for a in summary.agents}
     assert score["oracle"] == 1.0 and score["null"] == 0.0 and score["retrieval"] > 0.0
+
+
+def test_the_dataset_s_own_statements_are_no_hedge():
+    # "could be described as" is how a statement says the colour, not a doubt about it
+    assert score_of("My favourite colour could be described as Brown. My favourite colour could be described as Red.") == 1.0
