@@ -113,7 +113,7 @@ NUMBER_WORDS = {
 }
 _NUM = (r"(?P<{name}>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|"
         + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + ")")
-_KM = r"km|kms|kilomet(?:er|re)s?|k\.m\.?"
+_KM = r"km|kms|kilomet(?:er|re)s?|k\.m\.?|k"  # "3k north": a runner's shorthand
 _METRES = r"m|metres?|meters?"
 _UNIT = r"\s*-?\s*(?P<{name}>" + _KM + "|" + _METRES + r")\b"
 _DIAG = r"(?:north|south)[\s-]?(?:east|west)(?:wards?|erly)?"
@@ -142,7 +142,7 @@ _CONVERSION = re.compile(r"\(\s*(?:about|approx\.?|approximately|roughly|around|
 _OTHER_DISTANCE = re.compile(r"\b[\d.,]+\s*" + _OTHER_UNIT, re.IGNORECASE)
 _SUMMARY = re.compile(r"\b(total|in all|altogether|overall|combined|sum|whole (walk|route|trip|journey))\b", re.IGNORECASE)
 _RESTATES = re.compile(r"\b(which|that|who|located|lies|lying|sits|i\.?e\.?)\b", re.IGNORECASE)
-_BARE_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
 _JSON_DISTANCE_KEY = re.compile(r"km|kilomet|distance", re.IGNORECASE)
 
 
