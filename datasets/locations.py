@@ -173,7 +173,6 @@ class ReadMoves:
     unpaired: list[str] = field(default_factory=list)  # distances given without a direction next to them
     other_units: list[str] = field(default_factory=list)  # distances in miles, feet, ... (not converted)
     order: list[str] = field(default_factory=list)  # "move" / "diagonal", in reading order
-    from_json: bool = False
 
     def without_repeats(self) -> list[Move]:
         """The moves with a move repeated within one sentence counted once: "go 3 km North to the Museum, and
@@ -195,6 +194,8 @@ class ReadMoves:
 
 @dataclass
 class _Segment:
+    """What one sentence or line of a reply says: its moves, and distances and directions not paired in a move."""
+
     moves: list[tuple[int, Move]] = field(default_factory=list)  # (position, move)
     lone_distances: list[tuple[int, float, str]] = field(default_factory=list)  # (position, km, text)
     lone_directions: list[tuple[int, str]] = field(default_factory=list)  # (position, compass direction)
@@ -227,7 +228,7 @@ def read_moves(text: str) -> ReadMoves:
     out = ReadMoves()
     json_moves = _json_moves(text)
     if json_moves is not None:
-        out.moves, out.sentence, out.order, out.from_json = json_moves, list(range(len(json_moves))), ["move"] * len(json_moves), True
+        out.moves, out.sentence, out.order = json_moves, list(range(len(json_moves))), ["move"] * len(json_moves)
         return out
     text = _CONVERSION.sub(" ", text.replace("\u2013", "-").replace("\u2014", "-"))
     segments: list[_Segment] = []
