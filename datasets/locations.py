@@ -9,10 +9,17 @@ south, east or west of the previous one. Two datasets share the town:
   reply is turned into moves (distance and compass direction), the moves are walked on the map,
   and the route is right when it ends at the last place.
 
-Both are scored by rules that read the reply. Replies the rules cannot read with confidence (no
-distance with a direction, diagonal moves, a right route followed by something else) go to the
-LLM judge when the run has one; without a judge the rules' best reading stands and the reason
-says it was inconclusive. The two datasets are incompatible in the v3 configs (they share places).
+Both are scored by rules that read the reply: distances in km or metres ("3,000 metres") with a compass
+direction before or after them ("3 km North", "north for three km", "3 km N"), or said apart within one
+step ("walk north until the Museum (3 km)", "Direction: North" then "Distance: 3 km", a table row), or
+JSON steps; conversions in brackets ("(1.9 miles)") and totals ("12 km in all") are not steps, and a step
+restated in the same sentence ("..., which is 3 km North of the Park") counts once. For a route, an
+answer that gives no step that can be followed (no distance with a compass direction, or diagonal moves
+only) is wrong, as in the reference, which must turn the answer into such steps. Replies the rules cannot
+read with confidence (distances in other units or without a unit, diagonal steps among compass ones, a
+right route followed by something else) go to the LLM judge when the run has one; without a judge the
+rules' best reading stands and the reason says it was inconclusive. The two datasets are incompatible in
+the v3 configs (they share places).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.program import TestOutcome
+from ltm_harness._scoring.rules import extract_json
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 # Places of a small town: no colours, names, shop items, times of day or spy-meeting places.
@@ -103,34 +111,54 @@ NUMBER_WORDS = {
     "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
     "eighteen": 18, "nineteen": 19, "twenty": 20,
 }
-_NUM = r"(?P<{name}>\d+(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + ")"
-_UNIT = r"\s*-?\s*(?:km|kms|kilomet(?:er|re)s?|k\.m\.?)\b"
+_NUM = (r"(?P<{name}>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|"
+        + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + ")")
+_KM = r"km|kms|kilomet(?:er|re)s?|k\.m\.?|k"  # "3k north": a runner's shorthand
+_METRES = r"m|metres?|meters?"
+_UNIT = r"\s*-?\s*(?P<{name}>" + _KM + "|" + _METRES + r")\b"
 _DIAG = r"(?:north|south)[\s-]?(?:east|west)(?:wards?|erly)?"
 _AXIS = r"(?:north|south|east|west)(?:wards?|erly)?"
+_LETTER = r"(?-i:[NSEW])"  # "3 km N", after a distance only
 _DIR = r"(?P<{name}>" + _DIAG + "|" + _AXIS + r")\b"
-_BETWEEN_AFTER = r"(?:\s+(?:to|towards?|toward|in|into|the|an?|direction|of|due|heading|going|travelling|traveling|then))*"
+_DIR_AFTER = r"(?P<{name}>" + _DIAG + "|" + _AXIS + "|" + _LETTER + r")\b"
+_BETWEEN_AFTER = (r"(?:\s+(?:to|towards?|toward|in|into|the|an?|direction|of|due|heading|going|travelling|traveling|then|"
+                  r"back|straight|further|more|again|walk|drive|ride|trip|journey|stroll|hike))*")
 _BETWEEN_BEFORE = r"(?:\s+(?:for|by|about|approximately|roughly|around|some|another|a|further|more|distance|of|then))*"
-# "4 km East", "4 kilometres to the east", "east for 4 km", "head North about 2 km"
+# "4 km East", "4 kilometres to the east", "east for 4 km", "head North about 2 km", "3,000 metres north", "3 km N"
 _MOVE = re.compile(
-    r"\b" + _NUM.format(name="d1") + _UNIT + ",?" + _BETWEEN_AFTER + r"\s+" + _DIR.format(name="r1")
-    + r"|\b" + _DIR.format(name="r2") + ",?" + _BETWEEN_BEFORE + r"\s+" + _NUM.format(name="d2") + _UNIT,
+    r"\b" + _NUM.format(name="d1") + _UNIT.format(name="u1") + r"[,*]*" + _BETWEEN_AFTER + r"\s+\**"
+    + _DIR_AFTER.format(name="r1")
+    + r"|\b" + _DIR.format(name="r2") + r"[,:*]*" + _BETWEEN_BEFORE + r"\s+\**" + _NUM.format(name="d2")
+    + _UNIT.format(name="u2"),
     re.IGNORECASE,
 )
-_DISTANCE = re.compile(r"\b" + _NUM.format(name="d") + _UNIT, re.IGNORECASE)
+_DISTANCE = re.compile(r"\b" + _NUM.format(name="d") + _UNIT.format(name="u"), re.IGNORECASE)
 _DIRECTION_WORD = re.compile(r"\b" + _DIR.format(name="r"), re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Distances in units the town is not measured in: a conversion in brackets is dropped, anything else is unread.
+_OTHER_UNIT = r"(?:miles?|mi|ft|feet|foot|yards?|yds?)\b"
+_CONVERSION = re.compile(r"\(\s*(?:about|approx\.?|approximately|roughly|around|~|\u2248)?\s*[\d.,]+\s*" + _OTHER_UNIT
+                         + r"[^)]*\)", re.IGNORECASE)
+_OTHER_DISTANCE = re.compile(r"\b[\d.,]+\s*" + _OTHER_UNIT, re.IGNORECASE)
+_SUMMARY = re.compile(r"\b(total|in all|altogether|overall|combined|sum|whole (walk|route|trip|journey))\b", re.IGNORECASE)
+_RESTATES = re.compile(r"\b(which|that|who|located|lies|lying|sits|i\.?e\.?)\b", re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+_JSON_DISTANCE_KEY = re.compile(r"km|kilomet|distance", re.IGNORECASE)
 
 
-def _distance(token: str) -> float:
-    token = token.lower()
-    return float(NUMBER_WORDS[token]) if token in NUMBER_WORDS else float(token)
+def _distance(token: str, unit: str = "km") -> float:
+    token = token.lower().replace(",", "")
+    value = float(NUMBER_WORDS[token]) if token in NUMBER_WORDS else float(token)
+    return value / 1000 if unit.lower().startswith("m") else value
 
 
 def _compass(word: str) -> str | None:
-    """The compass direction of an axis word ("eastwards" -> "East"), None for a diagonal one."""
+    """The compass direction of an axis word ("eastwards" -> "East", "N" -> "North"), None for a diagonal one."""
     w = word.lower().replace("-", "").replace(" ", "")
+    if re.match(r"(north|south)(east|west)", w):
+        return None
     for name in COMPASS:
-        if w.startswith(name.lower()) and not re.match(r"(north|south)(east|west)", w):
+        if w.startswith(name.lower()) or w == name[0].lower():
             return name
     return None
 
@@ -143,10 +171,12 @@ class ReadMoves:
     sentence: list[int] = field(default_factory=list)  # the sentence each move was read from
     diagonal: list[str] = field(default_factory=list)  # distances given with a diagonal direction
     unpaired: list[str] = field(default_factory=list)  # distances given without a direction next to them
+    other_units: list[str] = field(default_factory=list)  # distances in miles, feet, ... (not converted)
+    order: list[str] = field(default_factory=list)  # "move" / "diagonal", in reading order
 
     def without_repeats(self) -> list[Move]:
-        """The moves with a move repeated within one sentence counted once: "go 3 km North to the Museum,
-        which is 3 km North of the Park" is one step."""
+        """The moves with a move repeated within one sentence counted once: "go 3 km North to the Museum, and
+        another 3 km North to the Park" may be one step said twice."""
         out: list[Move] = []
         for i, move in enumerate(self.moves):
             if i and self.sentence[i] == self.sentence[i - 1] and move == self.moves[i - 1]:
@@ -154,24 +184,115 @@ class ReadMoves:
             out.append(move)
         return out
 
+    def diagonals_only_after(self) -> bool:
+        """Whether every diagonal comes after the last compass move (a summary of the route, not a step of it)."""
+        if "move" not in self.order:
+            return False
+        last = len(self.order) - 1 - self.order[::-1].index("move")
+        return "diagonal" not in self.order[:last]
+
+
+@dataclass
+class _Segment:
+    """What one sentence or line of a reply says: its moves, and distances and directions not paired in a move."""
+
+    moves: list[tuple[int, Move]] = field(default_factory=list)  # (position, move)
+    lone_distances: list[tuple[int, float, str]] = field(default_factory=list)  # (position, km, text)
+    lone_directions: list[tuple[int, str]] = field(default_factory=list)  # (position, compass direction)
+    bare: list[str] = field(default_factory=list)  # numbers without a unit
+    summary: bool = False
+
+
+def _json_moves(text: str) -> list[Move] | None:
+    """Steps given as a JSON list of objects, each with a compass direction and a distance in km."""
+    data = extract_json(text)
+    if not isinstance(data, list) or not data or not all(isinstance(e, dict) for e in data):
+        return None
+    moves: list[Move] = []
+    for entry in data:
+        directions = [c for v in entry.values() if isinstance(v, str) and (c := _compass_word(v))]
+        distances = [v for k, v in entry.items() if _JSON_DISTANCE_KEY.search(str(k))
+                     and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(directions) != 1 or len(distances) != 1:
+            return None
+        moves.append((float(distances[0]), directions[0]))
+    return moves
+
+
+def _compass_word(value: str) -> str | None:
+    m = re.fullmatch(_AXIS, value.strip(), re.IGNORECASE)
+    return _compass(value.strip()) if m else None
+
 
 def read_moves(text: str) -> ReadMoves:
     out = ReadMoves()
-    for index, part in enumerate(sentences(text.replace("\u2013", "-").replace("\u2014", "-"))):
+    json_moves = _json_moves(text)
+    if json_moves is not None:
+        out.moves, out.sentence, out.order = json_moves, list(range(len(json_moves))), ["move"] * len(json_moves)
+        return out
+    text = _CONVERSION.sub(" ", text.replace("\u2013", "-").replace("\u2014", "-"))
+    segments: list[_Segment] = []
+    for part in sentences(text):
+        seg = _Segment(summary=bool(_SUMMARY.search(part)))
         covered: list[tuple[int, int]] = []
+        last_end, last_move = -1, None
         for m in _MOVE.finditer(part):
             number = m.group("d1") or m.group("d2")
+            unit = m.group("u1") or m.group("u2")
             word = m.group("r1") or m.group("r2")
             covered.append(m.span())
             direction = _compass(word)
             if direction is None:
                 out.diagonal.append(m.group(0))
-            else:
-                out.moves.append((_distance(number), direction))
-                out.sentence.append(index)
+                seg.moves.append((m.start(), (-1.0, "diagonal")))
+                continue
+            move = (_distance(number, unit), direction)
+            if move == last_move and _RESTATES.search(part[last_end:m.start()]):
+                continue  # "3 km North to the Museum, which is 3 km North of the Library": said once
+            seg.moves.append((m.start(), move))
+            last_end, last_move = m.end(), move
         for m in _DISTANCE.finditer(part):
             if not any(a <= m.start() < b for a, b in covered):
-                out.unpaired.append(m.group(0))
+                seg.lone_distances.append((m.start(), _distance(m.group("d"), m.group("u")), m.group(0)))
+        for m in _DIRECTION_WORD.finditer(part):
+            c = _compass(m.group("r"))
+            if c and not any(a <= m.start() < b for a, b in covered):
+                seg.lone_directions.append((m.start(), c))
+        out.other_units += [m.group(0) for m in _OTHER_DISTANCE.finditer(part)]
+        spans = (covered + [(m.start(), m.end()) for m in _DISTANCE.finditer(part)]
+                 + [(m.start(), m.end()) for m in _OTHER_DISTANCE.finditer(part)])
+        seg.bare = [f"{m.group(0)} (no unit)" for m in _BARE_NUMBER.finditer(part)
+                    if not any(a <= m.start() < b for a, b in spans)]
+        # One distance and one direction said apart in one step ("walk north ... until the Museum (3 km)").
+        if len(seg.lone_distances) == 1 and len(seg.lone_directions) == 1 and not seg.summary:
+            (pd, km, _), (pr, direction) = seg.lone_distances[0], seg.lone_directions[0]
+            seg.moves.append((min(pd, pr), (km, direction)))
+            seg.lone_distances, seg.lone_directions = [], []
+        segments.append(seg)
+    # A step written over two lines ("Direction: North" then "Distance: 3 km").
+    for a, b in zip(segments, segments[1:]):
+        if a.moves or b.moves or a.summary or b.summary:
+            continue
+        if len(a.lone_directions) == 1 and not a.lone_distances and len(b.lone_distances) == 1 and not b.lone_directions:
+            a.moves.append((0, (b.lone_distances[0][1], a.lone_directions[0][1])))
+        elif len(a.lone_distances) == 1 and not a.lone_directions and len(b.lone_directions) == 1 and not b.lone_distances:
+            a.moves.append((0, (a.lone_distances[0][1], b.lone_directions[0][1])))
+        else:
+            continue
+        a.lone_distances, a.lone_directions, b.lone_distances, b.lone_directions = [], [], [], []
+    for index, seg in enumerate(segments):
+        for _, move in sorted(seg.moves, key=lambda pm: pm[0]):
+            if move[1] == "diagonal":
+                out.order.append("diagonal")
+                continue
+            out.moves.append(move)
+            out.sentence.append(index)
+            out.order.append("move")
+        if not seg.summary:
+            out.unpaired += [t for _, _, t in seg.lone_distances]
+        if seg.lone_directions and not seg.lone_distances:
+            # a direction beside a number without a unit ("| North | 3 |" under a "Distance (km)" heading) is unread
+            out.unpaired += seg.bare
     return out
 
 
@@ -317,7 +438,7 @@ class Locations(_TownDataset):
                 return RuleVerdict(1.0, f"The final answer is {said}, as expected.", True)
             return RuleVerdict(0.0, f"The final answer is {said}; expected {want}.", True)
         # No distance next to a direction: look for a distance and a direction said apart.
-        distances = [_distance(m.group("d")) for m in _DISTANCE.finditer(response)]
+        distances = [_distance(m.group("d"), m.group("u")) for m in _DISTANCE.finditer(response)]
         directions = [c for c in (_compass(m.group("r")) for m in _DIRECTION_WORD.finditer(response)) if c]
         if distances and directions:
             right = abs(distances[-1] - distance) < 1e-9 and directions[-1] == direction
@@ -394,15 +515,25 @@ class LocationsDirections(_TownDataset):
         return walk(read.moves)
 
     def rule_verdict(self, response: str, target: tuple[float, float]) -> RuleVerdict:
+        """Walk the steps read from the answer. Decided by the rules (conclusive) when the steps end at the destination,
+        when the answer gives no step that can be followed (no distance with a compass direction: the reference cannot
+        follow it either), or when its steps end elsewhere and nothing in it went unread; else the judge decides."""
         want = describe_position(target)
         read = read_moves(response)
+        unread = read.unpaired + read.other_units
         if not read.moves:
-            extra = " (only diagonal moves)" if read.diagonal else ""
-            return RuleVerdict(0.0, f"No step with a distance and a compass direction could be read from the "
-                                    f"answer{extra}; the destination is {want} of the start.", False)
+            if unread:
+                return RuleVerdict(0.0, f"No step with a distance in km and a compass direction could be read, but the "
+                                        f"answer gives distances otherwise ({', '.join(unread)}); the destination is "
+                                        f"{want} of the start.", False)
+            if read.diagonal:
+                return RuleVerdict(0.0, f"The answer only gives diagonal moves ({', '.join(read.diagonal)}), which cannot "
+                                        f"be followed from place to place; the destination is {want} of the start.", True)
+            return RuleVerdict(0.0, f"The answer gives no step with a distance and a compass direction, so its route "
+                                    f"cannot be followed; the destination is {want} of the start.", True)
         end = walk(read.moves)
         n = len(read.moves)
-        if read.diagonal:
+        if read.diagonal and not read.diagonals_only_after():
             return RuleVerdict(float(_same(end, target)), f"The route has diagonal steps ({', '.join(read.diagonal)}) "
                                                           f"besides {n} compass steps; the destination is {want} of the start.", False)
         if _same(end, target):
@@ -411,19 +542,23 @@ class LocationsDirections(_TownDataset):
         if len(single) < n and _same(walk(single), target):
             return RuleVerdict(1.0, f"The steps of the answer end at the destination ({want} of the start) if a step "
                                     f"repeated within a sentence is taken once.", False)
-        # A right route followed by a restatement (the whole route again, or the net way there) is right too.
+        # A right route followed by a restatement (the whole route again, or the net way there), or by the way back
+        # to the start, is right too.
         prefix_hits = [k for k in range(1, n) if _same(walk(read.moves[:k]), target)]
         for k in prefix_hits:
             if _same(walk(read.moves[k:]), target):
                 return RuleVerdict(1.0, f"The first {k} steps of the answer end at the destination ({want} of the "
                                         f"start), and the rest restates the same way there.", True)
+            if _same(end, (0.0, 0.0)):
+                return RuleVerdict(1.0, f"The first {k} steps of the answer end at the destination ({want} of the "
+                                        f"start), and the rest is the way back to the start.", True)
         if prefix_hits:
             return RuleVerdict(0.0, f"The first {prefix_hits[0]} steps end at the destination ({want} of the start), "
                                     f"but the answer goes on to {describe_position(end)}.", False)
-        if read.unpaired:
+        if unread:
             return RuleVerdict(0.0, f"The steps read end {describe_position(end)} of the start, not at the destination "
-                                    f"({want}), and the answer has distances without a direction "
-                                    f"({', '.join(read.unpaired)}).", False)
+                                    f"({want}), and the answer has distances that were not read as steps "
+                                    f"({', '.join(unread)}).", False)
         return RuleVerdict(0.0, f"The {n} steps of the answer end {describe_position(end)} of the start, not at the "
                                 f"destination, {want} of the start.", True)
 

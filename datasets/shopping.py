@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,16 +67,50 @@ def _it(q: int) -> str:
     return "it" if q == 1 else "them"
 
 
-def _same_item(said: str, expected: str) -> bool:
-    """Case-insensitive, tolerating a trailing plural "s"/"es" (and "tins of soup" for "tin of soup")."""
-    a, b = normalize(said), normalize(expected)
+# Nouns people count things in: "2 bars of soap", "toilet paper rolls", "bottles of milk" name soap, toilet paper, milk.
+UNITS = ["roll", "bar", "bottle", "carton", "tube", "pack", "packet", "box", "can", "tin", "jar", "bag", "loaf",
+         "head", "bunch", "piece", "pint", "litre", "liter", "gallon", "dozen", "tub", "pot", "stick", "slice",
+         "sachet", "container", "block", "punnet", "kilo", "kg", "pound", "lb", "bundle", "case", "crate", "jug"]
+_UNIT = r"(?:" + "|".join(UNITS) + r")(?:s|es)?"
+_UNIT_OF = re.compile(rf"^(?:\d+ |an? )?{_UNIT} of (?P<core>.+)$")
+_UNIT_AFTER = re.compile(rf"^(?P<core>.+?) {_UNIT}$")
+_ASIDE = re.compile(r"\([^)]*\)")
+
+
+def _core(name: str, *, suffix: bool) -> str:
+    """The item without its unit noun: "bars of soap" -> "soap"; with `suffix`, "soap bars" -> "soap" too."""
+    text = normalize(_ASIDE.sub(" ", name))
+    m = _UNIT_OF.match(text)
+    if m:
+        text = m.group("core")
+    if suffix:
+        m = _UNIT_AFTER.match(text)
+        if m:
+            text = m.group("core")
+    return text
+
+
+def _same_form(a: str, b: str) -> bool:
+    """`a` is `b`, or its plural ("s"/"es", "tins of soup" for "tin of soup")."""
     if not a or not b:
         return False
     forms = {b, b + "s", b + "es", normalize(PLURALS.get(b, b))}
+    if b.endswith("y"):
+        forms.add(b[:-1] + "ies")
     head, sep, tail = b.partition(" of ")
     if sep:
         forms |= {f"{head}s of {tail}", f"{head}es of {tail}"}
     return a in forms or b in {a + "s", a + "es"}
+
+
+def _same_item(said: str, expected: str) -> bool:
+    """Case-insensitive, tolerating plurals and a unit noun around the item ("toilet paper rolls", "bars of soap",
+    "bottles of milk" for toilet paper, soap, milk). A unit noun ending the expected item is part of its name
+    ("bin bag" is not "bin")."""
+    a, b = normalize(said), normalize(expected)
+    if _same_form(a, b):
+        return True
+    return _same_form(_core(said, suffix=True), _core(expected, suffix=False))
 
 
 def _quantity(value: Any) -> float | None:

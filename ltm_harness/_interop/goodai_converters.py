@@ -127,20 +127,72 @@ def _sallyanne(ref: ReferenceTest) -> Converted:
     return _plain(ref, oracle=[json.dumps({"answer": answer})], extra=extra)
 
 
+# Older prospective-memory tests (Benchmarks 1 and 2) describe the task in words: the quote is in the first line,
+# the author and when to recite it in the request; `expected_responses` only restates the task.
+_QUOTED = re.compile(r"""['"\u2018\u201c](?P<quote>.+)['"\u2019\u201d]""", re.DOTALL)
+_RECITE = [  # (request, how many replies after the reply to the request the quote is due)
+    re.compile(r"quote (?:by|from) (?P<author>.+?) in the (?P<n>\d+)(?:st|nd|rd|th) new message after this one",
+               re.IGNORECASE),  # Benchmark 2
+    re.compile(r"quote (?:by|from) (?P<author>.+?) after the next (?P<n>\d+) (?:statements|messages)", re.IGNORECASE),  # 1
+]
+
+
+def _older_prospective_memory(ref: ReferenceTest) -> list[Any]:
+    """[[quote, author, n]] of a Benchmark 1 or 2 test: the quote is due in the reply to the N-th user message after
+    the request, i.e. the (N+1)-th reply counting the reply to the request as the first (this harness's counting)."""
+    if len(ref.script) != 2 or ref.is_question != [False, True]:
+        raise ValueError("a prospective-memory test has two lines: the quote, then the request")
+    quoted = _QUOTED.search(ref.script[0])
+    if not quoted:
+        raise ValueError("the first line holds no quote in quotation marks")
+    for pattern in _RECITE:
+        m = pattern.search(ref.script[1])
+        if m:
+            return [[quoted.group("quote").strip(), m.group("author").strip(), int(m.group("n")) + 1]]
+    raise ValueError(f"the request {ref.script[1]!r} does not say when to recite the quote")
+
+
 def _prospective_memory(ref: ReferenceTest) -> Converted:
     entry = ref.expected_responses[0] if ref.expected_responses else None
+    if isinstance(entry, str):
+        return _plain(ref, expected=_older_prospective_memory(ref), oracle=["OK, I will do that."])
     if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], int)):
-        raise ValueError("expected_responses must be [[quote, author, n]]")
+        raise ValueError("expected_responses must be [[quote, author, n]] (Benchmark 3) or the task in words "
+                         "(Benchmarks 1 and 2)")
     return _plain(ref, oracle=["OK, I will do that."])
 
 
+_SAY = re.compile(r"""^say:\s*['"](?P<phrase>.*)['"]\s*$""", re.DOTALL)
+
+
 def _trigger_response(ref: ReferenceTest) -> Converted:
-    return _plain(ref, oracle=[str(e) for e in ref.expected_responses])
+    # Benchmark 1 writes each expected reply as "say: '<phrase>'": the phrase is what the reply must hold.
+    expected = [m.group("phrase") if isinstance(e, str) and (m := _SAY.match(e)) else e for e in ref.expected_responses]
+    return _plain(ref, expected=expected, oracle=[str(e) for e in expected])
 
 
 _SPY_TOPICS = [("time", re.compile(r"^[^:]+: The time we will meet is (.+?)\.?$")),
                ("place", re.compile(r"^[^:]+: We will rendezvous (.+?)\.?$")),
                ("thing", re.compile(r"^[^:]+: Bring to the meeting (.+?)\.?$"))]
+# Every meaning the reference's spy_meeting codes accept, per topic, over its published versions (Benchmarks 2 and 3).
+# The reference penalises an answer that names a meaning of a code the test did not send (it hedges across meetings,
+# or recalls an earlier test's message): an imported test's rivals for a topic are that topic's meanings it does not
+# accept.
+SPY_REFERENCE_MEANINGS: dict[str, list[str]] = {
+    "time": ["dawn", "sunrise", "morning", "rise", "noon", "midday", "sunset", "dusk", "set", "sets", "night",
+             "midnight", "nighttime"],
+    "place": ["shore", "beach", "coastline", "railway", "yard", "depot", "railway depot", "train yard", "automobile",
+              "factory", "manufacturing", "automobile factory", "car factory", "orchard", "port", "warehouse",
+              "seaport", "docks", "city square"],
+    "thing": ["boat", "bridge", "raft", "kayak", "pick", "picks", "key", "lockpicks", "lockpicking", "slim jim", "bribe",
+              "credentials", "paperwork", "passport", "motorbike", "motorcycle", "car", "fast vehicle"],
+}
+
+
+def spy_rivals(topic: str, accepted: list[str]) -> list[str]:
+    """The reference's meanings of `topic` that `accepted` does not hold: naming one of them is confusion."""
+    taken = {a.lower() for a in accepted}
+    return [m for m in SPY_REFERENCE_MEANINGS.get(topic, []) if m.lower() not in taken]
 
 
 def _spy_meeting(ref: ReferenceTest) -> Converted:
@@ -160,9 +212,9 @@ def _spy_meeting(ref: ReferenceTest) -> Converted:
     expected = [[str(k) for k in keywords] for keywords in ref.expected_responses]
     first = dict(zip(topics, (k[0] for k in expected)))
     oracle = f"We meet at {first.get('time', '')}, at the {first.get('place', '')}, and I should bring this: {first.get('thing', '')}."
-    # The reference's meanings are its own lists: nothing else is known to be a wrong meaning.
     return _plain(ref, expected=expected, oracle=[oracle],
-                  extra={"topics": topics, "codes": codes, "rivals": [[] for _ in topics]})
+                  extra={"topics": topics, "codes": codes,
+                         "rivals": [spy_rivals(t, accepted) for t, accepted in zip(topics, expected)]})
 
 
 _ROUTE_NOTE = "(Just an example"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._runner.config import describe_validation_error
@@ -23,7 +23,12 @@ class ReferenceWait(BaseModel):
 
 
 class ReferenceTest(BaseModel):
-    """A reference `*.def.json`. Fields this harness has no use for are refused, so a format change shows."""
+    """A reference `*.def.json`. Fields this harness has no use for are refused, so a format change shows.
+
+    Three generations are read. Benchmark 3 gives `waits` (tokens, time, percentage of the memory span) after each
+    line. Benchmark 1 gives `time_jumps` (seconds) and `token_spacings` (tokens) after each line instead, and names its
+    scoring function in `evaluation_fn` (this harness scores by dataset, so that name is not used); they are read
+    as the same waits. Benchmark 2 uses `waits` with older contents for some datasets (see the converters)."""
 
     model_config = ConfigDict(extra="forbid")
     script: list[str]
@@ -33,11 +38,34 @@ class ReferenceTest(BaseModel):
     can_be_interleaved: bool = True
     is_temporal: bool = False
     uses_callback: bool = False
+    # Benchmark 1
+    time_jumps: list[float] | None = None
+    token_spacings: list[int] | None = None
+    evaluation_fn: str | None = None
+    reset_message: str | None = None
 
     @field_validator("expected_responses", mode="before")
     @classmethod
     def _one_answer_as_list(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v  # e.g. Locations: "They are in the same location."
+
+    @field_validator("time_jumps", "token_spacings")
+    @classmethod
+    def _not_negative(cls, v: list[float] | list[int] | None) -> Any:
+        if v is not None and any(x < 0 for x in v):
+            raise ValueError("must not hold negative values")
+        return v
+
+    @model_validator(mode="after")
+    def _waits_of_benchmark_1(self) -> "ReferenceTest":
+        if self.time_jumps is None and self.token_spacings is None:
+            return self
+        if self.waits:
+            raise ValueError("has both waits (Benchmark 3) and time_jumps/token_spacings (Benchmark 1); keep one")
+        jumps, spacings = self.time_jumps or [], self.token_spacings or []
+        self.waits = [ReferenceWait(tokens=spacings[i] if i < len(spacings) else 0,
+                                    time=jumps[i] if i < len(jumps) else 0.0) for i in range(len(self.script))]
+        return self
 
 
 class ReferenceDatasetEntry(BaseModel):

@@ -49,10 +49,69 @@ def test_scoring(reply, score):
 def test_rivals_are_the_test_s_own_colours():
     ds = make()
     ex = ds.generate_examples(1)[0].model_copy(update={"expected_responses": ["Red"], "extra": {"stated": ["Brown", "Red"]}})
-    # Gold was never stated in this test, so naming it after Red is not a confusion.
-    assert ds.evaluate_example(ex, ex.questions, ["Red, like gold."])[0] == 1.0
+    # Gold was never stated in this test, so hedging with it is not a confusion with an earlier answer.
+    assert ds.evaluate_example(ex, ex.questions, ["Red, or maybe gold."])[0] == 1.0
     # evaluate_correct alone (no example) treats every known colour as a rival.
-    assert ds.evaluate_correct(ex.questions, ["Red, like gold."], ["Red"])[0] == 0.0
+    assert ds.evaluate_correct(ex.questions, ["Red, or maybe gold."], ["Red"])[0] == 0.0
+
+
+# Written from the dataset's description: "the agent must give the latest one". The reply may recall the
+# earlier colours (before or after the answer) as long as the colour it gives as the current one is the latest.
+STATED = ["Brown", "Cream", "Red"]
+
+
+@pytest.mark.parametrize("reply", [
+    "Your favourite colour is Red. Earlier you told me Brown, and then Cream.",
+    "Red! Before that it was Cream, and originally Brown.",
+    "Your current favourite colour is Red (you previously said Brown and Cream).",
+    "You told me Brown first, then Cream, and most recently Red.",
+    "The last colour you told me was Red; before that, Cream.",
+    "Your favourite colour is Red, not Brown or Cream.",
+    "You've mentioned Brown, Cream and Red over time; the latest one is Red.",
+    "It's Red now. It used to be Brown.",
+    "Brown, then Cream, then Red.",
+])
+def test_right_answers_that_recall_earlier_colours(reply):
+    assert score_of(reply) == 1.0
+
+
+@pytest.mark.parametrize("reply", [
+    "Your favourite colour is Cream. Before that it was Red.",
+    "Your favourite colour is Brown. Later you changed it to Cream.",
+    "Cream is your favourite colour now, it used to be Red.",
+    "You said Red at first, but your favourite colour is now Cream.",
+    "Brown, then Red, then Cream.",
+])
+def test_wrong_answers_that_name_the_right_colour_as_an_old_one(reply):
+    assert score_of(reply) == 0.0
+
+
+@pytest.mark.parametrize("first, second", [("Red", "Cream"), ("Red", "Brown")])
+@pytest.mark.parametrize("template", ["Either {} or {}.", "{}, or maybe {}.", "I'm not sure: {} or {}.",
+                                      "Perhaps {}, perhaps {}."])
+def test_hedging_between_two_colours_is_wrong_in_either_order(template, first, second):
+    assert score_of(template.format(first, second)) == 0.0
+    assert score_of(template.format(second, first)) == 0.0
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Red. Red!", 1.0),  # said twice
+    ("Red (not Cream).", 1.0),  # a negated rival is no hedge
+    ("Brown, Cream, Red.", 1.0),  # values stated one after another, no word on which is current: the latest last
+    ("Red, Cream, Brown.", 0.0),
+    ("Red? Or was it Cream?", 0.0),  # a hedge across two sentences
+    ("Your favourite colour is Red. You also mentioned Brown and Cream.", 1.0),  # the answer, then recalled ones
+])
+def test_borderline_answers(reply, expected):
+    assert score_of(reply) == expected
+
+
+def score_of(reply: str) -> float:
+    ds = make()
+    ex = ds.generate_examples(1)[0].model_copy(update={"expected_responses": ["Red"], "extra": {"stated": STATED}})
+    got, max_score, reasons = ds.evaluate_example(ex, ex.questions, [reply])
+    assert max_score == 1.0 and reasons
+    return got
 
 
 def test_oracle_answers_score_one():
@@ -65,3 +124,8 @@ async def test_end_to_end(tmp_path):
     summary = await run_config(make_config(["colours"], span=1500, examples=3), tmp_path, ["oracle", "null", "retrieval"])
     score = {a.agent: a.benchmark_score for a in summary.agents}
     assert score["oracle"] == 1.0 and score["null"] == 0.0 and score["retrieval"] > 0.0
+
+
+def test_the_dataset_s_own_statements_are_no_hedge():
+    # "could be described as" is how a statement says the colour, not a doubt about it
+    assert score_of("My favourite colour could be described as Brown. My favourite colour could be described as Red.") == 1.0

@@ -115,6 +115,9 @@ def test_the_answer_is_the_way_back_from_the_last_place(n):
     "Step by step: from the Cinema you went 1 km East, then 2 km North... Adding it up, the Museum is 3 km West "
     "of the Cinema.",
     "First the Library is 2 km North. Then 4 km South.\nSo you have to walk 3 km westwards to get back.",
+    "The distance is 3 km and the direction is west.",  # said apart in one sentence: read as one answer
+    "It is 3,000 metres west.",
+    "3 km W",
 ])
 def test_right_answers(reply):
     s, reasons = score(reply)
@@ -134,7 +137,7 @@ def test_wrong_answers_are_wrong_for_sure(reply):
 
 @pytest.mark.parametrize("reply, guess", [
     ("I don't know.", 0.0),
-    ("The distance is 3 km and the direction is west.", 1.0),  # said apart, not as one answer
+    ("The distance is 3 km. I think the direction is west, or maybe east.", 0.0),  # said apart, with two directions
     ("Either 3 km West or 3 km East.", 0.0),  # two answers in the final sentence: the last one read
     ("It is 3 km.", 0.0),
 ])

@@ -103,19 +103,48 @@ def test_routes_that_end_at_the_destination(reply):
     "Go 3 km North, then 4 km West, then 1 km South.",
     "Go 3 km South, 4 km East and 1 km North.",
     "Just walk 5 km East.",
+    "Go 3 km North and 4 km East, about 6 km in all, then 2 km South.",  # a total is not a step
 ])
 def test_routes_that_end_elsewhere_are_wrong_for_sure(reply):
     s, reasons = score(reply)
     assert s == 0.0 and "Inconclusive" not in reasons[0] and "not at the destination" in reasons[0], reasons
 
 
+@pytest.mark.parametrize("reply", [
+    "I don't know.",
+    "Go from the Park to the Museum, then to the Library, then to the Cinema.",  # places, no moves
+    "Head north to the Museum, east to the Library and south to the Cinema.",  # directions, no distances
+    "The Cinema is about 4.5 km north-east of the Park, so head north-east.",  # diagonal only
+])
+def test_answers_without_a_route_that_can_be_followed_are_wrong_for_sure(reply):
+    # The reference turns the answer into steps of whole km in a compass direction; none can be had from these.
+    s, reasons = score(reply)
+    assert s == 0.0 and "Inconclusive" not in reasons[0], reasons
+
+
+@pytest.mark.parametrize("reply", [
+    "Go 3 km North to the Museum, which is 3 km North of the Park. Then 4 km East and 1 km South.",  # restated once
+    "Head north until you reach the Museum (3 km). Walk east to the Library (4 km). Go south to the Cinema (1 km).",
+    "Step 1:\n- Direction: North\n- Distance: 3 km\nStep 2:\n- Direction: East\n- Distance: 4 km\nStep 3:\n"
+    "- Direction: South\n- Distance: 1 km",
+    "| From | To | Direction | Distance |\n|---|---|---|---|\n| Park | Museum | North | 3 km |\n"
+    "| Museum | Library | East | 4 km |\n| Library | Cinema | South | 1 km |\n\nTotal: 8 km.",
+    "Go 3,000 metres north, 4 km east and 1000 m south.",  # mixed units
+    "3 km N, then 4 km E, then 1 km S.",
+    "Go 3 km (1.9 miles) north, 4 km (2.5 miles) east, 1 km (0.6 miles) south.",  # conversions in brackets
+    ROUTE + "\nTo come back, go 1 km North, 4 km West and 3 km South.",  # then the way back
+    '[{"direction": "North", "km": 3}, {"direction": "East", "km": 4}, {"direction": "South", "km": 1}]',
+])
+def test_route_styles_the_rules_read(reply):
+    s, reasons = score(reply)
+    assert s == 1.0 and "Inconclusive" not in reasons[0], reasons
+
+
 @pytest.mark.parametrize("reply, guess", [
-    ("I don't know.", 0.0),
-    ("Go from the Park to the Museum, then to the Library, then to the Cinema.", 0.0),  # places, no moves
-    ("Go 3 km North to the Museum, which is 3 km North of the Park. Then 4 km East and 1 km South.", 1.0),
     ("Go 3 km North, 4 km East, 1 km South. Then 2 km West to get a coffee.", 0.0),  # reaches it, then goes on
     ("Go 2 km north-east, then 2 km East.", 0.0),
-    ("Go 3 km North and 4 km East, about 6 km in all, then 2 km South.", 0.0),  # a distance without direction
+    ("Walk 1.9 miles north, 2.5 miles east and 0.6 miles south.", 0.0),  # a unit the town is not measured in
+    ("| Direction | Distance (km) |\n|---|---|\n| North | 3 |\n| East | 4 |\n| South | 1 |", 0.0),  # no unit by the numbers
 ])
 def test_borderline_routes_are_inconclusive(reply, guess):
     s, reasons = score(reply)
@@ -135,7 +164,7 @@ async def test_the_judge_decides_only_what_the_rules_cannot():
     judge = FakeJudge(score=0.0)
     sure = await ds.evaluate_with_judge(ex, ["How?"], [ROUTE], judge)
     assert sure.score == 1.0 and not judge.calls and not sure.verdicts
-    unsure = await ds.evaluate_with_judge(ex, ["How?"], ["Walk up to the Museum, right to the Library, down a bit."], judge)
+    unsure = await ds.evaluate_with_judge(ex, ["How?"], ["Walk 1.9 miles north, 2.5 miles east and 0.6 miles south."], judge)
     assert unsure.score == 0.0 and len(unsure.verdicts) == 1 and len(judge.calls) == 1
     _, expected, _, context = judge.calls[0]
     assert ROUTE in expected and "4 km East and 2 km North" in expected and "ends at the last" in context
@@ -148,7 +177,7 @@ async def test_an_unparseable_verdict_propagates_for_the_base_class_to_mark_unsc
 
     ds, ex = example()
     with pytest.raises(JudgeUnparseable):
-        await ds.evaluate_with_judge(ex, ["How?"], ["No idea."], Broken())
+        await ds.evaluate_with_judge(ex, ["How?"], ["Go 2 km north-east, then 2 km East."], Broken())
 
 
 async def test_oracle_scores_one_and_null_zero(tmp_path):

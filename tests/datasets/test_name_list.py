@@ -107,3 +107,31 @@ async def test_end_to_end(tmp_path: Path):
     summary = await run_config(make_config(["name_list"], span=2000, examples=3, seed=1), tmp_path, ["oracle", "null"])
     scores = {a.agent: a.benchmark_score for a in summary.agents}
     assert scores["oracle"] == 1.0 and scores["null"] <= 0.05
+
+
+# The slips LLMs make in JSON are read (the json5 package): the names are what the answer is scored on.
+@pytest.mark.parametrize("reply", [
+    '["Katrina", "Esther", "Oscar", "Zachary", "Gordon",]',  # trailing comma
+    "['Katrina', 'Esther', 'Oscar', 'Zachary', 'Gordon']",  # single quotes
+    '```json\n[\n  "Katrina",\n  "Esther",\n  "Oscar",\n  "Zachary",\n  "Gordon",\n]\n```',
+    '[\n  "Katrina", // the first\n  "Esther",\n  "Oscar",\n  "Zachary",\n  "Gordon" /* the latest */\n]',  # comments
+    '[{name: "Katrina"}, {name: "Esther"}, {name: "Oscar"}, {name: "Zachary"}, {name: "Gordon"},]',  # bare keys
+])
+def test_right_answers_with_json_slips(reply):
+    assert score(reply) == 1.0
+
+
+@pytest.mark.parametrize("reply", [
+    "[Katrina, Esther, Oscar, Zachary, Gordon]",  # no quotes at all: not JSON, nothing is guessed
+    '["Katrina", "Esther", "Oscar", "Zachary", "Gordon",',  # a list that never closes
+])
+def test_wrong_answers_that_are_not_json_even_leniently(reply):
+    assert score(reply) == 0.0
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("['Katrina', 'Esther', 'Fiona',]", 0.2),  # lenient JSON is scored like strict JSON: 2 right, 1 never given
+    ('You gave me [several names]. Here they are: ["Katrina", "Esther",]', 0.4),  # prose in brackets is skipped
+])
+def test_borderline_answers_with_json_slips(reply, expected):
+    assert score(reply) == pytest.approx(expected)

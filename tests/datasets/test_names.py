@@ -74,7 +74,10 @@ def test_wrong_answers(reply):
 
 @pytest.mark.parametrize("reply,expected", [
     ("Your name is Juliet, or was it Delphine?", 0.0),  # an old name after the right one
-    ("Juliet (you were Leonard before).", 0.0),
+    ("Juliet (you were Leonard before).", 1.0),  # the answer first, then an earlier name recalled
+    ("You were Leonard before, but now you are Delphine.", 0.0),
+    ("Leonard or Juliet, I am not sure.", 0.0),  # hedging, whichever comes first
+    ("Juliet or Leonard, I am not sure.", 0.0),
     ("You were Leonard, then Juliet.", 1.0),  # old name first, the latest one last
     ("Juliet. Juliet!", 1.0),
 ])
@@ -84,7 +87,8 @@ def test_borderline_answers(reply, expected):
 
 def test_a_name_from_outside_the_pool_is_scored_too():
     assert score("You are Terence.", ["Terence"]) == 1.0
-    assert score("You are Terence, not Juliet.", ["Terence"]) == 0.0
+    assert score("You are Juliet, not Terence.", ["Terence"]) == 0.0
+    assert score("You are Terence, or maybe Juliet.", ["Terence"]) == 0.0
 
 
 @pytest.mark.parametrize("seed", range(5))

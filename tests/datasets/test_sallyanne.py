@@ -122,6 +122,8 @@ def test_stories_are_consistent(qtype):
     "pantry",
     "Pantry.",
     "The pantry.",
+    "{'answer': 'pantry'}",  # JSON slips LLMs make are read (json5): single quotes
+    '{answer: "pantry",}',  # a bare key and a trailing comma
 ])
 def test_right_answers(reply):
     assert score(reply) == 1.0
@@ -140,6 +142,7 @@ def test_right_answers(reply):
     '{"answer": ["pantry"]}',
     '["pantry"]',
     '{"answer": "pantry"',  # broken JSON, not a single word either
+    "{'answer': 'basket',}",  # lenient JSON, wrong container
 ])
 def test_wrong_answers(reply):
     assert score(reply) == 0.0

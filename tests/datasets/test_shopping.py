@@ -154,3 +154,43 @@ async def test_end_to_end(tmp_path: Path):
     summary = await run_config(make_config(["shopping"], span=2000, examples=3, seed=1), tmp_path, ["oracle", "null"])
     scores = {a.agent: a.benchmark_score for a in summary.agents}
     assert scores["oracle"] == 1.0 and scores["null"] <= 0.05
+
+
+# Items named with a unit noun are the item: "toilet paper rolls" are toilet paper (the reference's items are bare:
+# toilet paper, soap, milk, toothpaste, leek, potato).
+REF_EXPECTED = [["toilet paper", 2], ["soap", 3], ["milk", 2], ["toothpaste", 1], ["potato", 4]]
+
+
+@pytest.mark.parametrize("reply", [
+    listing(("toilet paper rolls", 2), ("soap bars", 3), ("bottles of milk", 2), ("tube of toothpaste", 1),
+            ("potatoes", 4)),
+    listing(("Rolls of Toilet Paper", 2), ("bars of soap", 3), ("milk bottles", 2), ("toothpaste tubes", 1),
+            ("bag of potatoes", 4)),
+    listing(("toilet paper (rolls)", 2), ("soap", 3), ("cartons of milk", 2), ("toothpaste", 1), ("potato", 4)),
+    # unit nouns and a trailing comma together
+    '[{"item": "toilet paper rolls", "quantity": 2}, {"item": "soap bars", "quantity": 3}, '
+    '{"item": "milk", "quantity": 2}, {"item": "toothpaste", "quantity": 1}, {"item": "potatoes", "quantity": 4},]',
+])
+def test_right_answers_with_unit_nouns(reply):
+    assert score(reply, REF_EXPECTED) == 1.0
+
+
+@pytest.mark.parametrize("reply", [
+    listing(("paper towels", 2), ("soap dispenser", 3)),  # other things, not a unit of the item
+    listing(("bottles", 2), ("rolls", 3)),  # a unit noun alone names nothing
+])
+def test_wrong_answers_with_unit_nouns(reply):
+    assert score(reply, REF_EXPECTED) == 0.0
+
+
+@pytest.mark.parametrize("reply,expected", [
+    # "bin bag" ends in a unit noun that is part of its name: "bins" are another thing
+    (listing(("bins", 1)), 0.0),
+    (listing(("bin bags", 1)), 1.0),
+    # a tin of soup is soup, in whatever unit
+    (listing(("cans of soup", 2)), 1.0),
+    (listing(("soup", 2)), 1.0),
+])
+def test_borderline_unit_nouns_of_the_harness_s_own_items(reply, expected):
+    want = [["bin bag", 1]] if "bin" in reply else [["tin of soup", 2]]
+    assert score(reply, want) == pytest.approx(expected)

@@ -12,7 +12,8 @@ HELP = "import the GoodAI LTM Benchmark's test definitions (*.def.json) as a run
 DESCRIPTION = ("Convert a folder of the GoodAI LTM Benchmark's test definitions (one folder per dataset, "
                "<id>.def.json files, and the run's config.yml) into definitions and a config of this harness, "
                "in results/<run-name>/. Then `run -c results/<run-name>/config.yml` runs the same tests. "
-               "Dataset folders this harness cannot import are reported and skipped.")
+               "Dataset folders this harness cannot import are reported and skipped. Benchmark 1 and 2 definitions "
+               "are read as well as Benchmark 3's (give --span: their configs have no memory span).")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
