@@ -7,7 +7,10 @@ Per-test details are built on demand from JSON blocks, which keeps big runs' pag
 
 from __future__ import annotations
 
-from ltm_harness._report.svg import PALETTE
+import base64
+import hashlib
+
+from ltm_harness._report.colours import PALETTE
 
 _AGENT_COLOURS = "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE))
 _SCORE_COLOURS = "\n".join(
@@ -33,8 +36,16 @@ h4 { font-size: 13px; margin: 12px 0 4px; color: var(--muted); text-transform: u
 table { border-collapse: collapse; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
-.scroll > table > tbody > tr > td:first-child, .scroll > table > tr > td:first-child { white-space: nowrap; }
+.scroll > table > tbody > tr > td:first-child:not(.who), .scroll > table > tr > td:first-child:not(.who) { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num { white-space: normal; }
+.who { min-width: 8em; max-width: 18em; overflow-wrap: anywhere; }
+table.grid td.num { white-space: normal; min-width: 4.5em; }
+table.grid th.who { min-width: 5.5em; max-width: 11em; }
+.std { color: #555; font-size: 12px; white-space: nowrap; }
+table.matrix th { max-width: 10em; overflow-wrap: anywhere; }
+.badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
+.charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 .legend span.item { margin-right: 16px; white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
@@ -288,3 +299,11 @@ JS = r"""
   });
 })();
 """
+
+
+def content_security_policy(js: str, css: str) -> str:
+    """A policy that allows no request at all and runs only this script and style (by their hashes)."""
+    def digest(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+    return f"default-src 'none'; script-src {digest(js)}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"

@@ -11,6 +11,7 @@
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
             results.json, summary.json     written when it finished
+    results/index.html                     every run of the folder, listed (rewritten after each run, report, compare)
     results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
         <agent>.json                       the agent's results in the aiVLE schema
     <out>/<syllabus>-<worker>/             ScenarioFolder: a syllabus run, in the l2logger layout
@@ -45,6 +46,8 @@ AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
 LLM_CACHE = ".llm-cache"  # beside the run folders
 SUITES = "suites"  # results/suites/<suite-id>/
+RESULTS_INDEX = "index.html"  # beside the run folders
+COMPARE_PREFIX = "compare_"  # compare_<runs>.html beside the first run's folder
 MAIN_SESSION = "main"
 # The l2logger layout of a syllabus run
 LOGGER_INFO = "logger_info.json"
@@ -71,6 +74,11 @@ def slug(text: str) -> str:
 def suites_root(results_root: Path) -> Path:
     """Where suite runs go: one folder per suite, named by its id."""
     return results_root / SUITES
+
+
+def results_index(results_root: Path) -> Path:
+    """The page listing every run under `results_root`."""
+    return results_root / RESULTS_INDEX
 
 
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:

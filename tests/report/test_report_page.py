@@ -146,11 +146,15 @@ def test_long_texts_are_clipped_with_a_note(small_run: Path):
     assert reply.startswith("x" * MAX_TEXT) and "500 more characters" in reply and len(reply) < MAX_TEXT + 100
 
 
-def test_charts_one_per_dataset_plus_overview_gap_and_cost(small_run: Path):
+def test_charts_one_per_dataset_plus_overview_and_score_panels(small_run: Path):
     html = write_report([small_run]).html.read_text(encoding="utf-8")
     charts = re.findall(r'<svg class="chart"[^>]*aria-label="([^"]*)"', html)
     assert charts[:4] == ["benchmark score (share of max)", "colours", "jokes", "kv"]
-    assert "score against achieved information gap" in charts and "benchmark score against cost" in charts
+    # The pooled score panel, then one per dataset; no cost chart, since nothing was priced.
+    assert charts[4:8] == ["score against achieved information gap: all datasets", "colours: score vs gap",
+                           "jokes: score vs gap", "kv: score vs gap"]
+    assert "benchmark score against cost" not in charts and "Score against cost" not in html
+    assert not any("distance" in c for c in charts)  # no memory distance in these results: no such panels
     assert sum(c.endswith(": score against achieved gap") for c in charts) == 3  # one per agent
     # The oracle scores 1 everywhere: its bars are full height, the null agent's a sliver.
     colours_chart = re.search(r'aria-label="colours".*?</svg>', html, re.S)
