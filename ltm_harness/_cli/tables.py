@@ -82,17 +82,20 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     from rich import box
 
     marks = marks or {}
-    table = Table(title=escape(title), title_justify="left", box=box.ASCII if plain else box.HEAVY_HEAD)
-    table.add_column("dataset")
+    names = sorted({d.dataset for d in datasets})
+    with_std = len(agents) <= 4  # beyond, the std (in the page and the CSV) would make the table too wide
+    table = Table(title=escape(title + (" (± std)" if with_std else "")), title_justify="left",
+                  box=box.ASCII if plain else box.HEAVY_HEAD)
+    table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
     for a in agents:
         mark = marks.get(a.label)
-        table.add_column(escape(a.label) + (f"\n({escape(mark)})" if mark else ""), justify="right")
+        table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
     cells = {(d.label, d.dataset): d for d in datasets}
-    for name in sorted({d.dataset for d in datasets}):
+    for name in names:
         row = [escape(name)]
         for a in agents:
             d = cells.get((a.label, name))
-            row.append("-" if d is None else f"{d.score:.2f} ± {d.std:.2f}")
+            row.append("-" if d is None else f"{d.score:.2f} ± {d.std:.2f}" if with_std else f"{d.score:.2f}")
         table.add_row(*row)
     table.add_section()
     table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])

@@ -40,10 +40,10 @@ th { background: var(--soft); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th.num { white-space: normal; }
 .who { min-width: 8em; max-width: 18em; overflow-wrap: anywhere; }
-table.grid td.num { white-space: normal; min-width: 4.5em; }
+table.grid td.num { white-space: normal; min-width: 4em; }
 table.grid th.who { min-width: 5.5em; max-width: 11em; }
 .std { color: #555; font-size: 12px; white-space: nowrap; }
-table.matrix th { max-width: 10em; overflow-wrap: anywhere; }
+table.matrix th { max-width: 10em; overflow-wrap: break-word; }
 .badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
 .charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
@@ -116,6 +116,8 @@ JS = r"""
   const fmt = (n) => (n === null || n === undefined) ? "–" : Number(n).toLocaleString("en-US");
   const score2 = (n) => (n === null || n === undefined) ? "–" : Number(n).toFixed(2);
   const scoreClass = (n) => "s" + Math.max(0, Math.min(10, Math.round(Number(n) * 10)));
+  // A label that may wrap after its separators (a zero-width space after each), as narrow table headers need.
+  const breakable = (text) => String(text).replace(/([·:/_@-])/g, "$1\u200b");
   const roleName = { statement: "statement", answer: "answer statement", question: "question", reset: "reset" };
 
   function pager(total, page, onPage) {
@@ -270,7 +272,7 @@ JS = r"""
     const body = h("div", { class: "scroll" });
     root.replaceChildren(h("div", { class: "controls" }, search, h("label", null, box, " only tests where scores differ"), pagerBox), body);
     const head = h("tr", null, h("th", null, "test"),
-      idx.agents.map((a) => h("th", { class: "num", title: a.label }, h("span", { class: "swatch " + a.colour }), a.label)));
+      idx.agents.map((a) => h("th", { class: "num", title: a.label }, h("span", { class: "swatch " + a.colour }), breakable(a.label))));
     function render() {
       const shown = idx.tests.filter(([id, scores, statuses]) => (!query || id.toLowerCase().includes(query.toLowerCase())) &&
         (!differ || new Set(scores.map((s, i) => s === null ? String(statuses[i]) : s.toFixed(3))).size > 1));

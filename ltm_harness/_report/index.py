@@ -158,11 +158,11 @@ th, td { border-bottom: 1px solid #e4e4e4; padding: 4px 8px; text-align: left; v
 th { background: #f6f7f9; cursor: pointer; user-select: none; white-space: nowrap; }
 th[aria-sort=ascending]::after { content: " ▲"; } th[aria-sort=descending]::after { content: " ▼"; }
 td.date { white-space: nowrap; font-variant-numeric: tabular-nums; }
-td { overflow-wrap: anywhere; }
+td .note, td a { overflow-wrap: anywhere; }
 .agent { display: inline-block; margin: 0 12px 2px 0; white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }
 .agent b { padding: 0 3px; border-radius: 3px; }
-.state { padding: 0 6px; border-radius: 8px; font-size: 12px; }
+.state { padding: 0 6px; border-radius: 8px; font-size: 12px; white-space: nowrap; }
 .state.finished { background: #e3f4e1; } .state.unfinished { background: #fff3d6; } .state.damaged { background: #fbe0e0; color: #8b0000; }
 tr.hidden { display: none; }
 """ + "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE)) + "\n" + "\n".join(

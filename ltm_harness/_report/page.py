@@ -177,8 +177,8 @@ def _dataset_grid(entries: Sequence[Entry]) -> str:
                 cells.append('<td class="num">–</td>')
             else:
                 tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
-                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f}'
-                             f'<span class="std"> ± {d.std:.2f}</span></td>')
+                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} '
+                             f'<span class="std">±&nbsp;{d.std:.2f}</span></td>')
         rows.append(f'<tr><td>{_label(name)}</td>{"".join(cells)}</tr>')
     return f'<div class="scroll"><table class="grid">{head}{"".join(rows)}</table></div>'
 
@@ -220,8 +220,7 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[Any]]], qu
                                  width=300, height=210, draw_points=every, empty=quantity.missing))
     note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
                              "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
-    return (f'<h3>Score against {_e(quantity.name)}</h3><div class="charts">{pooled}</div>'
-            f'<div class="charts panels">{"".join(small)}</div>{note}')
+    return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
 
 
 def _charts(entries: Sequence[Entry], tables: Tables) -> str:

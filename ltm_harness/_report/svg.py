@@ -137,7 +137,8 @@ def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
 
 MIN_BIN = 4  # tests a bin needs before its mean is drawn and joined by a line; fewer are shown as their points
 CELL = 6.0  # pixels: points of one agent closer than this (at the same score) are drawn as one, sized by count
-DODGE = 7.0  # pixels between the points of different agents that fall on the same spot
+DODGE = 6.0  # pixels between the points of different agents that fall on the same spot
+LINE_DODGE = 2.0  # pixels between the equal means of agents in one bin, so equal lines show side by side
 
 
 def _bin_edges(x: float) -> tuple[int, int]:
@@ -155,10 +156,10 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
     evidence for a trend, so only its tests' points are drawn (also when `draw_points` is off, which leaves out the
     other points of big runs). Points that would cover each other are made visible, deterministically: one agent's
     tests on the same spot are one dot whose size grows with their count (the tooltip lists them), and the dots of
-    different agents on one spot are set side by side.
+    different agents on one spot are set side by side, and agents with equal means are drawn LINE_DODGE pixels apart.
     """
     xs = [x for s in series for x, _, _ in s.points if x > 0]
-    left, right, top, bottom = 44.0, 14.0, 26.0, 40.0
+    left, right, top, bottom = 44.0, 14.0, 34.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
     body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
     if not xs:
@@ -181,40 +182,55 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
         body.append(_text(x, base + 14, short_count(t)))
     body.append(_text(left + plot_w / 2, height - 6, axis))
     body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
-    # Which points are drawn, per agent: all of them, or (for big runs) only those of bins too small for a mean.
+    # Per agent, its bins in order: a mean (x, y, tip) for a bin with enough tests, None for one with too few; and
+    # which points are drawn: all of them, or (for big runs) only those of bins too small for a mean.
     shown: list[list[tuple[float, float, str]]] = []
-    lines: list[str] = []
+    trails: list[list[tuple[tuple[int, int], float, float, str] | None]] = []
     for s in series:
         bins: dict[tuple[int, int], list[tuple[float, float, str]]] = {}
         for g, v, what in s.points:
             if g > 0:
                 bins.setdefault(_bin_edges(g), []).append((g, v, what))
         keep: list[tuple[float, float, str]] = []
-        run: list[tuple[float, float, str]] = []  # consecutive bins with a mean: one polyline
-        means: list[str] = []
+        trail: list[tuple[tuple[int, int], float, float, str] | None] = []
         for edges in sorted(bins):
             members = bins[edges]
             if len(members) < min_bin:
                 keep += members
-                if len(run) > 1:
-                    lines.append(_polyline(run, s.colour))
-                run = []
+                trail.append(None)
                 continue
             if draw_points:
                 keep += members
             mg = 10 ** (sum(math.log10(g) for g, _, _ in members) / len(members))
             mv = sum(v for _, v, _ in members) / len(members)
             tip = f"{s.label}: mean score {mv:.2f} over {len(members)} tests from {short_count(edges[0])} to {short_count(edges[1])} tokens"
-            run.append((sx(mg), sy(mv), tip))
-            means.append(f'<rect class="mean" x="{_f(sx(mg) - 4)}" y="{_f(sy(mv) - 4)}" width="8" height="8" '
-                         f'fill="{s.colour}" stroke="#fff" transform="rotate(45 {_f(sx(mg))} {_f(sy(mv))})">'
-                         f"<title>{escape(tip)}</title></rect>")
-        if len(run) > 1:
-            lines.append(_polyline(run, s.colour))
-        lines += means
+            trail.append((edges, sx(mg), sy(mv), tip))
         shown.append(keep)
+        trails.append(trail)
+    # Agents with the same mean in a bin are drawn LINE_DODGE pixels apart, so equal lines show as parallel ones.
+    ties: dict[tuple[tuple[int, int], int], list[int]] = {}
+    for i, trail in enumerate(trails):
+        for m in trail:
+            if m is not None:
+                ties.setdefault((m[0], round(m[2] / 3)), []).append(i)
+    lift = {(key[0], i): (group.index(i) - (len(group) - 1) / 2) * LINE_DODGE for key, group in ties.items() for i in group}
     body.append(f'<g class="points">{"".join(_dots(series, shown, sx, sy))}</g>')
-    body += lines
+    means: list[str] = []
+    for i, (s, trail) in enumerate(zip(series, trails)):
+        run: list[tuple[float, float, str]] = []  # consecutive bins with a mean: one polyline
+        for m in [*trail, None]:
+            if m is None:
+                if len(run) > 1:
+                    body.append(_polyline(run, s.colour))
+                run = []
+                continue
+            edges, mx, my, tip = m
+            my += lift[(edges, i)]
+            run.append((mx, my, tip))
+            means.append(f'<rect class="mean" x="{_f(mx - 4)}" y="{_f(my - 4)}" width="8" height="8" '
+                         f'fill="{s.colour}" stroke="#fff" transform="rotate(45 {_f(mx)} {_f(my)})">'
+                         f"<title>{escape(tip)}</title></rect>")
+    body += means
     return _svg(width, height, title, body)
 
 

@@ -45,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
             for row in files.tables_data.agents:
                 if row.run == d.run.name:
                     marks[row.label] = ", ".join(filter(None, [marks.get(row.label), f"{d.what} differ"]))
-        console.print(report_table("mean score per dataset (± std)", files.tables_data.agents,
+        console.print(report_table("mean score per dataset", files.tables_data.agents,
                                    files.tables_data.datasets, marks, plain=not terminal))
     print_written(files)
     return 0
