@@ -21,7 +21,7 @@ from ltm_harness._report.compat import Difference
 from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
-from ltm_harness._results.models import TestResult
+from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
@@ -199,7 +199,7 @@ def _legend(entries: Sequence[Entry]) -> str:
                                            for e in entries) + "</p>"
 
 
-def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[Any]]], quantity: Quantity,
+def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
     MAX_POINTS: then the points of bins too small for a mean only)."""
@@ -207,7 +207,7 @@ def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[Any]]], qu
     return series, sum(len(s.points) for s in series) <= MAX_POINTS
 
 
-def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[Any]]], quantity: Quantity,
+def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
             datasets: Sequence[str]) -> str:
     """The pooled panel of every test, then one small panel per dataset, all against `quantity`."""
     series, every = _series(entries, points, quantity)
@@ -215,9 +215,9 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[Any]]], qu
                          draw_points=every, empty=quantity.missing)
     small = []
     for name in datasets:
-        series, every = _series(entries, points, quantity, name)
+        series, each = _series(entries, points, quantity, name)
         small.append(score_panel(f"{name}: score vs {quantity.short}", series, quantity.axis.replace(" (tokens, log scale)", " (tokens)"),
-                                 width=300, height=210, draw_points=every, empty=quantity.missing))
+                                 width=300, height=210, draw_points=each, empty=quantity.missing))
     note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
                              "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
     return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
@@ -248,9 +248,10 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
             f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
             f"{panels}"
-            '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap; '
+            '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap '
+            "(or its memory distance); "
             "a bigger dot is several tests on one spot, and agents on the same spot are set side by side. Tests are "
-            f"binned by gap (each bin twice as wide as the one before); a bin of at least {MIN_BIN} tests also gets "
+            f"binned by the x quantity (each bin twice as wide as the one before); a bin of at least {MIN_BIN} tests also gets "
             "its mean (a diamond), joined by a line to the neighbouring bins' means. Hover a bar or a point for its "
             f"numbers.</p>{cost}</section>")
 
