@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._agents.specs import check_agents
+from ltm_harness._report.index import refresh_index
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
@@ -115,12 +116,15 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
     except BaseException:
         claim.give_up()
         raise
+    index_warning = None
     try:
         mode: RunMode = Resume(retry_errored) if resume else Fresh()
         summary = await run_all(prepared, chosen, on_turn, mode=mode)
     finally:
         claim.lock.release()
-    return RunOutput(prepared.run_dir, summary, list(prepared.warnings), claim.notes)
+        index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
+    return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + ([index_warning] if index_warning else []),
+                     claim.notes)
 
 
 def run(config: ConfigLike = "default", agents: Sequence[str] | None = None, **options: Any) -> RunOutput:
@@ -148,7 +152,8 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
     with folder.lock():
         prepared = prepare(cfg, folder.path.parent, str(folder.run_config), existing_only=True, folder=folder)
         summary = await run_all(prepared, agents, on_turn, mode=Rescore())
-    return RunOutput(folder.path, summary)
+    index_warning = refresh_index(folder.path.parent)
+    return RunOutput(folder.path, summary, [index_warning] if index_warning else [])
 
 
 def rescore(path: str | Path, **options: Any) -> RunOutput:

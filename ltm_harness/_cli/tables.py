@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ltm_harness._report.tables import AgentRow, DatasetRow
 from ltm_harness._results.models import AgentSummary, RunSummary
 
 
@@ -77,3 +78,34 @@ def print_run(run: RunSummary, console: Console | None = None) -> None:
         console.print(agent_table(agent))
     if len(run.agents) > 1:
         console.print(comparison_table(run))
+
+
+def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow], marks: dict[str, str] | None = None,
+                 plain: bool = False) -> Table:
+    """The table of a report or comparison: a row per dataset, a column per agent (labelled as in the page), then
+    the benchmark score, the LTM score and, when anything was priced, the cost. `marks`: a note per label (how its
+    run differs from the first); `plain`: ASCII lines, for a pipe or a file."""
+    from rich import box
+
+    marks = marks or {}
+    names = sorted({d.dataset for d in datasets})
+    with_std = len(agents) <= 4  # beyond, the std (in the page and the CSV) would make the table too wide
+    table = Table(title=escape(title + (" (± std)" if with_std else "")), title_justify="left",
+                  box=box.ASCII if plain else box.HEAVY_HEAD)
+    table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
+    for a in agents:
+        mark = marks.get(a.label)
+        table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
+    cells = {(d.label, d.dataset): d for d in datasets}
+    for name in names:
+        row = [escape(name)]
+        for a in agents:
+            d = cells.get((a.label, name))
+            row.append("-" if d is None else f"{d.score:.2f} ± {d.std:.2f}" if with_std else f"{d.score:.2f}")
+        table.add_row(*row)
+    table.add_section()
+    table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])
+    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
+    if any(a.total_cost_usd for a in agents):
+        table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
+    return table

@@ -18,7 +18,8 @@ from ltm_harness._grid.index import read_index
 from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, PooledPoint, PooledX, ScoreRow, cell_rows, load_cells,
                                        pooled_points, score_rows)
 from ltm_harness._report.assets import CSS
-from ltm_harness._report.svg import Curve, Series, colour, gap_chart, span_chart
+from ltm_harness._report.colours import agent_slots, slot_colour
+from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
 from ltm_harness._report.page import MAX_POINTS
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.layout import StudyFolder
@@ -46,11 +47,11 @@ def _interval(r: ScoreRow) -> str:
 
 def _curves(rows: Sequence[ScoreRow], dataset: str, labels: list[str]) -> list[Curve]:
     curves = []
-    for i, label in enumerate(labels):
+    for label, slot in zip(labels, agent_slots(labels)):
         pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {r.seeds} seed(s)") for r in rows
                if r.dataset == dataset and _label(r.agent, r.config) == label]
         if pts:
-            curves.append(Curve(label, colour(i), pts))
+            curves.append(Curve(label, slot_colour(slot), pts))
     return curves
 
 
@@ -80,19 +81,20 @@ def _cells_table(cells: Sequence[CellRow]) -> str:
 
 def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, labels: list[str]) -> str:
     mine = [p for p in points if p.quantity == x.name]
-    series = [Series(label, colour(i), [(p.x, p.score, f"{p.cell}: {p.dataset}/{p.example_id}") for p in mine
-                                        if _label(p.agent, p.config) == label])
-              for i, label in enumerate(labels)]
-    return gap_chart(f"score against {x.label.split(' (')[0]}, pooled over the study", series,
-                     draw_points=len(mine) <= MAX_POINTS, x_label=x.label)
+    series = [Series(label, slot_colour(slot), [(p.x, p.score, f"{p.cell}: {p.dataset}/{p.example_id}") for p in mine
+                                                if _label(p.agent, p.config) == label])
+              for label, slot in zip(labels, agent_slots(labels))]
+    name = x.label.split(' (')[0]
+    return score_panel(f"score against {name}, pooled over the study", series, x.label,
+                       draw_points=len(mine) <= MAX_POINTS, empty=f"no {name} was measured")
 
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
                      quantities: Sequence[PooledX], level: float) -> str:
     labels = list(dict.fromkeys(_label(r.agent, r.config) for r in rows))
     datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
-    legend = "".join(f'<span class="item"><span class="swatch c{i % 12}"></span>{_e(label)}</span>'
-                     for i, label in enumerate(labels))
+    legend = "".join(f'<span class="item"><span class="swatch c{slot}"></span>{_e(label)}</span>'
+                     for label, slot in zip(labels, agent_slots(labels)))
     overall = span_chart("score against span, all datasets", _curves(rows, ALL, labels), width=640, height=300)
     per_dataset = "".join(span_chart(d, _curves(rows, d, labels)) for d in datasets)
     pooled = "".join(_pooled_chart(points, x, labels) for x in quantities)
@@ -104,7 +106,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f"the mean normalised score of its tests; over all datasets: the mean of those). The whisker and the "
             f"brackets are the {level:.0%} Student t interval over seeds, mean ± t·s/√n with s the sample standard "
             "deviation, clipped to [0, 1]; one seed gives no interval. The pooled chart has a dot per scored test of "
-            "every finished cell, and a line through the mean score of each half-decade.</p>")
+            "every finished cell (a bigger dot: several tests on one spot); bins of tests (each twice as wide as the one before) with enough tests also get their mean, joined by a line.</p>")
     csp = f"default-src 'none'; style-src {_hash(CSS)}; base-uri 'none'; form-action 'none'"
     return ("<!DOCTYPE html>\n"
             f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{csp}">'

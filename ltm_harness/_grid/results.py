@@ -213,9 +213,14 @@ def _gap(r: TestResult) -> float | None:
     return float(r.achieved_gap) if r.achieved_gap else None
 
 
+def _memory_distance(r: TestResult) -> float | None:
+    return float(r.memory_distance) if r.memory_distance else None
+
+
 # Every quantity here gets its pooled chart in the study's report, and its points in report.points.*.
 POOLED_X: dict[str, PooledX] = {
     "gap": PooledX("gap", "achieved information gap (tokens, log scale)", _gap),
+    "memory_distance": PooledX("memory_distance", "memory distance (tokens, log scale)", _memory_distance),
 }
 
 

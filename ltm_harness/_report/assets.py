@@ -7,7 +7,10 @@ Per-test details are built on demand from JSON blocks, which keeps big runs' pag
 
 from __future__ import annotations
 
-from ltm_harness._report.svg import PALETTE
+import base64
+import hashlib
+
+from ltm_harness._report.colours import PALETTE
 
 _AGENT_COLOURS = "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE))
 _SCORE_COLOURS = "\n".join(
@@ -33,8 +36,16 @@ h4 { font-size: 13px; margin: 12px 0 4px; color: var(--muted); text-transform: u
 table { border-collapse: collapse; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
-.scroll > table > tbody > tr > td:first-child, .scroll > table > tr > td:first-child { white-space: nowrap; }
+.scroll > table > tbody > tr > td:first-child:not(.who), .scroll > table > tr > td:first-child:not(.who) { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num { white-space: normal; }
+.who { min-width: 8em; max-width: 18em; overflow-wrap: anywhere; }
+table.grid td.num { white-space: normal; min-width: 4em; }
+table.grid th.who { min-width: 5.5em; max-width: 11em; }
+.std { color: #555; font-size: 12px; white-space: nowrap; }
+table.matrix th { max-width: 10em; overflow-wrap: break-word; }
+.badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
+.charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 .legend span.item { margin-right: 16px; white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
@@ -105,6 +116,8 @@ JS = r"""
   const fmt = (n) => (n === null || n === undefined) ? "–" : Number(n).toLocaleString("en-US");
   const score2 = (n) => (n === null || n === undefined) ? "–" : Number(n).toFixed(2);
   const scoreClass = (n) => "s" + Math.max(0, Math.min(10, Math.round(Number(n) * 10)));
+  // A label that may wrap after its separators (a zero-width space after each), as narrow table headers need.
+  const breakable = (text) => String(text).replace(/([·:/_@-])/g, "$1\u200b");
   const roleName = { statement: "statement", answer: "answer statement", question: "question", reset: "reset" };
 
   function pager(total, page, onPage) {
@@ -259,7 +272,7 @@ JS = r"""
     const body = h("div", { class: "scroll" });
     root.replaceChildren(h("div", { class: "controls" }, search, h("label", null, box, " only tests where scores differ"), pagerBox), body);
     const head = h("tr", null, h("th", null, "test"),
-      idx.agents.map((a) => h("th", { class: "num", title: a.label }, h("span", { class: "swatch " + a.colour }), a.label)));
+      idx.agents.map((a) => h("th", { class: "num", title: a.label }, h("span", { class: "swatch " + a.colour }), breakable(a.label))));
     function render() {
       const shown = idx.tests.filter(([id, scores, statuses]) => (!query || id.toLowerCase().includes(query.toLowerCase())) &&
         (!differ || new Set(scores.map((s, i) => s === null ? String(statuses[i]) : s.toFixed(3))).size > 1));
@@ -288,3 +301,11 @@ JS = r"""
   });
 })();
 """
+
+
+def content_security_policy(js: str, css: str) -> str:
+    """A policy that allows no request at all and runs only this script and style (by their hashes)."""
+    def digest(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+    return f"default-src 'none'; script-src {digest(js)}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"

@@ -9,18 +9,19 @@ slipped through could neither load anything nor execute.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from html import escape
 from typing import Any, Sequence
 
-from ltm_harness._report.assets import CSS, JS
+from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.load import RunData
-from ltm_harness._report.svg import Bar, Series, bar_chart, colour, cost_chart, gap_chart, money
+from ltm_harness._report.colours import slot_colour
+from ltm_harness._report.compat import Difference
+from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
+from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
-from ltm_harness._results.models import DistanceBasis, TestResult
+from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
@@ -56,8 +57,16 @@ def _score_class(value: float) -> str:
     return f"s{max(0, min(10, round(value * 10)))}"
 
 
-def _swatch(index: int) -> str:
-    return f'<span class="swatch c{index % 12}"></span>'
+def _swatch(e: Entry) -> str:
+    return f'<span class="swatch c{e.slot}"></span>'
+
+
+def _label(text: str) -> str:
+    """An agent's label that may break after its separators (`·`, `:`, `/`, `_`, `@`), so narrow columns wrap it."""
+    out = _e(text)
+    for sep in ("·", ":", "/", "_", "@", "-"):
+        out = out.replace(sep, sep + "<wbr>")
+    return out
 
 
 def _expected(value: Any) -> str:
@@ -103,54 +112,47 @@ def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
         found = [results.get(uid) for results in per_agent]
         tests.append([uid, [r.normalized if r is not None and r.status == "ok" else None for r in found],
                       [r.status if r is not None else None for r in found]])
-    return {"agents": [{"key": e.key, "label": e.label, "colour": f"c{i % 12}"} for i, e in enumerate(entries)],
+    return {"agents": [{"key": e.key, "label": e.label, "colour": f"c{e.slot}"} for e in entries],
             "tests": tests}
 
 
 # -- sections ---------------------------------------------------------------------------------------
-def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry]) -> str:
+def _marks(run: RunData, found: Sequence[Difference]) -> str:
+    """Badges on a run that differs from the first run of a comparison (shown with --force)."""
+    return "".join(f'<span class="badge mark" title="{_e(d.detail)}">{_e(d.what)} differ</span>'
+                   for d in found if d.run is run)
+
+
+def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found: Sequence[Difference]) -> str:
     lines = []
     for run in runs:
         tests = max((len(e.agent.results) for e in entries if e.run is run), default=0)
-        lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> · seed {run.summary.seed} · '
+        judge = f" · judge {_e(run.summary.judge)}" if run.summary.judge else ""
+        lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> {_marks(run, found)}· seed {run.summary.seed} · '
                      f'{"isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"} · '
-                     f'{tests} tests per agent · {len(run.agents)} agent(s) · folder {_e(run.folder)}</p>')
-    prints = {r.fingerprint for r in runs}
-    if len(runs) > 1 and (None in prints or len(prints) > 1):
-        lines.append('<p class="warn">These runs do not share their test definitions (different datasets, '
-                     'parameters or seeds): a test id such as colours/0 names a different test in each run.</p>')
+                     f'{tests} tests per agent · {len(run.agents)} agent(s){judge} · folder {_e(run.folder)}</p>')
+    if found:
+        lines.append('<div class="warn"><b>Compared although they differ</b> (--force): '
+                     + "".join(f"<br>{_e(d.detail)}" for d in found) + "</div>")
     return f"<header><h1>{_e(title)}</h1>{''.join(lines)}</header>"
 
 
-def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
+def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Difference]) -> str:
     head = ('<tr><th>agent</th><th class="num">benchmark score</th><th class="num">LTM score</th>'
             '<th class="num">LTM score on memory distance</th><th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
-    for i, (e, row) in enumerate(zip(entries, tables.agents)):
+    for e, row in zip(entries, tables.agents):
         flags = f" ({row.unscored} unscored, {row.errored} errored)" if row.unscored or row.errored else ""
         rows.append(
-            f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>'
+            f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
             f'<td class="num">{_num(row.ltm_score)} tokens</td>'
             f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens</td><td class="num">{row.tests}{flags}</td>'
             f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
             f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
             f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
-    datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
-    grid_head = "<tr><th>agent</th>" + "".join(f'<th class="num">{_e(d)}</th>' for d in datasets) + "</tr>"
-    grid = []
-    for i, e in enumerate(entries):
-        by_name = {d.dataset: d for d in e.agent.summary.datasets}
-        cells = []
-        for name in datasets:
-            d = by_name.get(name)
-            if d is None:
-                cells.append('<td class="num">–</td>')
-            else:
-                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
-                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} ± {d.std:.2f}</td>')
-        grid.append(f'<tr><td>{_swatch(i)}<a href="#{e.key}">{_e(e.label)}</a></td>{"".join(cells)}</tr>')
+    grid = _dataset_grid(entries)
     note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
             "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
             "answered tests; read it beside the benchmark score. LTM score on memory distance: the same mean on each test's "
@@ -159,7 +161,30 @@ def _summary_table(entries: Sequence[Entry], tables: Tables) -> str:
             "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
             "its tests.</p>")
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
-            f'<h3>Score per dataset</h3><div class="scroll"><table>{grid_head}{"".join(grid)}</table></div>{note}</section>')
+            f'<h3>Score per dataset</h3>{grid}{note}</section>')
+
+
+def _dataset_grid(entries: Sequence[Entry]) -> str:
+    """Mean ± std per dataset (a row) and agent (a column), as in the terminal's table: the datasets, however many,
+    run down the page, and agent names wrap, so the grid fits a laptop's screen without scrolling sideways."""
+    datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    head = ('<tr><th>dataset</th>' + "".join(f'<th class="num who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a></th>'
+                                              for e in entries) + "</tr>")
+    by_entry = [{d.dataset: d for d in e.agent.summary.datasets} for e in entries]
+    rows = []
+    for name in datasets:
+        cells = []
+        for by_name in by_entry:
+            d = by_name.get(name)
+            if d is None:
+                cells.append('<td class="num">–</td>')
+            else:
+                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
+                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} '
+                             f'<span class="std">±&nbsp;{d.std:.2f}</span></td>')
+        rows.append(f'<tr><td>{_label(name)}</td>{"".join(cells)}</tr>')
+    return f'<div class="scroll"><table class="grid">{head}{"".join(rows)}</table></div>'
+
 
 
 def _problems(runs: Sequence[RunData]) -> str:
@@ -173,55 +198,65 @@ def _problems(runs: Sequence[RunData]) -> str:
 
 
 def _legend(entries: Sequence[Entry]) -> str:
-    return '<p class="legend">' + "".join(f'<span class="item">{_swatch(i)}{_e(e.label)}</span>'
-                                           for i, e in enumerate(entries)) + "</p>"
+    return '<p class="legend">' + "".join(f'<span class="item">{_swatch(e)}{_e(e.label)}</span>'
+                                           for e in entries) + "</p>"
 
 
-def _points(e: Entry, basis: DistanceBasis = "gap") -> list[tuple[float, float, str]]:
-    return [(float(x), r.normalized, f"{r.dataset}/{r.example_id}")
-            for r in e.agent.results if r.status == "ok" and (x := r.distance(basis))]
+def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
+            dataset: str | None = None) -> tuple[list[Series], bool]:
+    """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
+    MAX_POINTS: then the points of bins too small for a mean only)."""
+    series = [Series(e.label, slot_colour(e.slot), xy(by, quantity, dataset)) for e, by in zip(entries, points)]
+    return series, sum(len(s.points) for s in series) <= MAX_POINTS
 
 
-def _gap_series(entries: Sequence[Entry], indexes: Sequence[int],
-                basis: DistanceBasis = "gap") -> tuple[list[Series], bool, str]:
-    """Series for a gap chart, whether to draw every test's point, and a note when they are too many."""
-    series = [Series(e.label, colour(i), _points(e, basis)) for e, i in zip(entries, indexes)]
-    total = sum(len(s.points) for s in series)
-    if total <= MAX_POINTS:
-        return series, True, ""
-    return series, False, (f'<p class="note">{total:,} tests: only the mean score per range of gaps is drawn; '
-                           "each test's score is in the tables.</p>")
+def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
+            datasets: Sequence[str]) -> str:
+    """The pooled panel of every test, then one small panel per dataset, all against `quantity`."""
+    series, every = _series(entries, points, quantity)
+    pooled = score_panel(f"score against {quantity.name}: all datasets", series, quantity.axis, width=620, height=300,
+                         draw_points=every, empty=quantity.missing)
+    small = []
+    for name in datasets:
+        series, each = _series(entries, points, quantity, name)
+        small.append(score_panel(f"{name}: score vs {quantity.short}", series, quantity.axis.replace(" (tokens, log scale)", " (tokens)"),
+                                 width=300, height=210, draw_points=each, empty=quantity.missing))
+    note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
+                             "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
+    return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
 
 
 def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     overview = bar_chart("benchmark score (share of max)",
-                         [Bar(e.label, colour(i), row.benchmark_share, 0.0,
+                         [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
                               f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})")
-                          for i, (e, row) in enumerate(zip(entries, tables.agents))])
+                          for e, row in zip(entries, tables.agents)])
     per_dataset = []
     for name in datasets:
         bars = []
-        for i, e in enumerate(entries):
+        for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
-            bars.append(Bar(e.label, colour(i), None if d is None else d.score, 0.0 if d is None else d.std,
+            bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
                             "" if d is None else f" over {d.scored} scored tests"))
         per_dataset.append(bar_chart(name, bars))
-    series, draw_points, note = _gap_series(entries, range(len(entries)))
-    gap = gap_chart("score against achieved information gap", series, draw_points=draw_points)
-    distance_series, draw_distance_points, _ = _gap_series(entries, range(len(entries)), "memory_distance")
-    distance = gap_chart("score against memory distance", distance_series, draw_points=draw_distance_points) \
-        if any(s.points for s in distance_series) else ""
-    cost = cost_chart("benchmark score against cost",
-                      [(e.label, colour(i), row.total_cost_usd, row.benchmark_share)
-                       for i, (e, row) in enumerate(zip(entries, tables.agents))])
+    points = [dataset_points(e.agent) for e in entries]
+    panels = "".join(_panels(entries, points, q, datasets) for q in QUANTITIES if q is GAP or has_values(points, q))
+    cost = ""
+    if any(row.total_cost_usd > 0 for row in tables.agents):  # drawn only when something was priced
+        chart = cost_chart("benchmark score against cost",
+                           [(e.label, slot_colour(e.slot), row.total_cost_usd, row.benchmark_share)
+                            for e, row in zip(entries, tables.agents)])
+        cost = f'<h3>Score against cost</h3><div class="charts">{chart}</div>'
     return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
             f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
-            f'<h3>Score against information gap, and cost</h3><div class="charts">{gap}{distance}{cost}</div>{note}'
-            '<p class="note">Gap chart: a dot per scored test at its longest achieved gap; the line joins the mean '
-            "score of each half-decade of gaps. Memory distance chart: the same at each test's longest memory distance "
-            "(tokens from the start of the earliest statement its answer depends on). Hover a bar or a point for its "
-            "numbers.</p></section>")
+            f"{panels}"
+            '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap '
+            "(or its memory distance); "
+            "a bigger dot is several tests on one spot, and agents on the same spot are set side by side. Tests are "
+            f"binned by the x quantity (each bin twice as wide as the one before); a bin of at least {MIN_BIN} tests also gets "
+            "its mean (a diamond), joined by a line to the neighbouring bins' means. Hover a bar or a point for its "
+            f"numbers.</p>{cost}</section>")
 
 
 def _calls_table(rows: list[tuple[str, str, CallStats]]) -> str:
@@ -260,9 +295,9 @@ def _usage(entries: Sequence[Entry], tables: Tables) -> str:
     return "".join(parts)
 
 
-def _agent_section(i: int, e: Entry, row: Any, open_: bool) -> str:
+def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
-    parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(i)}{_e(e.label)} — '
+    parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
              f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
              f"{row.tests} tests</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
@@ -282,8 +317,9 @@ def _agent_section(i: int, e: Entry, row: Any, open_: bool) -> str:
         f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
         f'<td class="num">{_num(d.memory_distance)}</td></tr>'
         for d in s.datasets)
-    series, draw_points, _ = _gap_series([e], [i])
-    chart = gap_chart(f"{e.label}: score against achieved gap", series, width=520, height=240, draw_points=draw_points)
+    series, every = _series([e], [dataset_points(e.agent)], GAP)
+    chart = score_panel(f"{e.label}: score against achieved gap", series, GAP.axis, width=520, height=240,
+                        draw_points=every, empty=GAP.missing)
     parts.append(f'<div class="charts"><div class="scroll"><table>{head}{body}</table></div>{chart}</div>')
     filler_turns = sum(x.filler_turns for x in e.agent.sessions)
     if filler_turns:
@@ -304,19 +340,16 @@ def _agent_section(i: int, e: Entry, row: Any, open_: bool) -> str:
     return "".join(parts)
 
 
-def _hash(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
-
-
-def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables) -> str:
-    csp = f"default-src 'none'; script-src {_hash(JS)}; style-src {_hash(CSS)}; base-uri 'none'; form-action 'none'"
+def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
+               found: Sequence[Difference] = ()) -> str:
+    """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
+    csp = content_security_policy(JS, CSS)
     nav = ['<a href="#summary">agents</a>', '<a href="#charts">charts</a>']
     usage = _usage(entries, tables)
     if usage:
         nav.append('<a href="#usage">LLM calls and cost</a>')
     nav += ['<a href="#tests">tests</a>', '<a href="#agents">per agent</a>']
-    agents = "".join(_agent_section(i, e, row, len(entries) == 1)
-                     for i, (e, row) in enumerate(zip(entries, tables.agents)))
+    agents = "".join(_agent_section(e, row, len(entries) == 1) for e, row in zip(entries, tables.agents))
     matrix = ('<section id="tests"><h2>Tests</h2><p class="note">Each test\'s normalised score per agent '
               "(unscored and errored tests are named). Click a score for the test's questions, replies, reasons "
               'and conversation.</p><div id="matrix"><noscript>This table needs JavaScript.</noscript></div>'
@@ -326,7 +359,7 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
-            f"{_header(title, runs, entries)}<nav>{''.join(nav)}</nav><main>"
-            f"{_summary_table(entries, tables)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
+            f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
+            f"{_summary_table(entries, tables, found)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")

@@ -9,18 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
+from typing import Any
 
+from ltm_harness._results.models import gap_bin
 from ltm_harness._tokens import short_count
 
-PALETTE = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00",
-           "#b82e2e", "#316395", "#994499", "#22aa99"]
 INK = "#333"
 GRID = "#ddd"
 FONT = 'font-family="system-ui, sans-serif"'
-
-
-def colour(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
 
 
 def _f(x: float) -> str:
@@ -139,18 +135,37 @@ def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
     return below, above
 
 
-def gap_chart(title: str, series: list[Series], width: float = 640, height: float = 300, draw_points: bool = True,
-              x_label: str = "achieved information gap (tokens, log scale)") -> str:
-    """Score (0..1) of every test against its achieved information gap (log scale), per agent; a line
-    through the mean score of each half-decade of gaps."""
-    gaps = [x for s in series for x, _, _ in s.points if x > 0]
-    left, right, top, bottom = 44.0, 14.0, 26.0, 40.0
+MIN_BIN = 4  # tests a bin needs before its mean is drawn and joined by a line; fewer are shown as their points
+CELL = 6.0  # pixels: points of one agent closer than this (at the same score) are drawn as one, sized by count
+DODGE = 6.0  # pixels between the points of different agents that fall on the same spot
+LINE_DODGE = 2.0  # pixels between the equal means of agents in one bin, so equal lines show side by side
+
+
+def _bin_edges(x: float) -> tuple[int, int]:
+    return gap_bin(int(x))
+
+
+def score_panel(title: str, series: list[Series], axis: str = "achieved information gap (tokens, log scale)",
+                width: float = 640, height: float = 300, draw_points: bool = True, min_bin: int = MIN_BIN,
+                empty: str = "no information gaps were measured") -> str:
+    """Score (0..1) of every test against a token quantity on the x axis (log scale: the information gap, the memory
+    distance, ...), per agent.
+
+    Tests are binned by that quantity (bins double in width, as in the results' curves); a bin with at least
+    `min_bin` tests gets its mean drawn, and consecutive such bins are joined by a line. A bin with fewer tests is no
+    evidence for a trend, so only its tests' points are drawn (also when `draw_points` is off, which leaves out the
+    other points of big runs). Points that would cover each other are made visible, deterministically: one agent's
+    tests on the same spot are one dot whose size grows with their count (the tooltip lists them), and the dots of
+    different agents on one spot are set side by side, and agents with equal means are drawn LINE_DODGE pixels apart.
+    """
+    xs = [x for s in series for x, _, _ in s.points if x > 0]
+    left, right, top, bottom = 44.0, 14.0, 34.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
     body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
-    if not gaps:
-        body.append(_text(width / 2, height / 2, "no information gaps were measured"))
+    if not xs:
+        body.append(_text(width / 2, height / 2, empty))
         return _svg(width, height, title, body)
-    lo, hi = _log_bounds(min(gaps), max(gaps))
+    lo, hi = _log_bounds(min(xs), max(xs))
     llo, lhi = math.log10(lo), math.log10(hi)
 
     def sx(g: float) -> float:
@@ -165,42 +180,122 @@ def gap_chart(title: str, series: list[Series], width: float = 640, height: floa
         x = sx(t)
         body.append(f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
         body.append(_text(x, base + 14, short_count(t)))
-    body.append(_text(left + plot_w / 2, height - 6, x_label))
+    body.append(_text(left + plot_w / 2, height - 6, axis))
     body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
-    n = len(series)
-    for i, s in enumerate(series):
-        shift = (i - (n - 1) / 2) * 2.5  # agents' points side by side rather than on top of each other
-        dots = []
-        bins: dict[int, list[tuple[float, float]]] = {}
+    # Per agent, its bins in order: a mean (x, y, tip) for a bin with enough tests, None for one with too few; and
+    # which points are drawn: all of them, or (for big runs) only those of bins too small for a mean.
+    shown: list[list[tuple[float, float, str]]] = []
+    trails: list[list[tuple[tuple[int, int], float, float, str] | None]] = []
+    for s in series:
+        bins: dict[tuple[int, int], list[tuple[float, float, str]]] = {}
         for g, v, what in s.points:
-            if g <= 0:
+            if g > 0:
+                bins.setdefault(_bin_edges(g), []).append((g, v, what))
+        keep: list[tuple[float, float, str]] = []
+        trail: list[tuple[tuple[int, int], float, float, str] | None] = []
+        for edges in sorted(bins):
+            members = bins[edges]
+            if len(members) < min_bin:
+                keep += members
+                trail.append(None)
                 continue
-            bins.setdefault(math.floor(math.log10(g) * 2), []).append((g, v))
             if draw_points:
-                dots.append(f'<circle cx="{_f(sx(g))}" cy="{_f(sy(v) + shift)}" r="3" fill="{s.colour}" fill-opacity="0.45">'
-                            f'<title>{escape(f"{s.label}: {what}: score {v:.2f} at {g:,.0f} tokens")}</title></circle>')
-        body.append(f'<g class="points">{"".join(dots)}</g>')
-        means = []
-        for key in sorted(bins):
-            members = bins[key]
-            mg = 10 ** (sum(math.log10(g) for g, _ in members) / len(members))
-            mv = sum(v for _, v in members) / len(members)
-            tip = (f"{s.label}: mean score {mv:.2f} over {len(members)} test(s) with gaps "
-                   f"{short_count(min(g for g, _ in members))}–{short_count(max(g for g, _ in members))}")
-            means.append((sx(mg), sy(mv), tip))
-        if len(means) > 1:
-            path = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in means)
-            body.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" stroke-width="2"/>')
-        for x, y, tip in means:
-            body.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="4.5" fill="{s.colour}" stroke="#fff">'
-                        f'<title>{escape(tip)}</title></circle>')
+                keep += members
+            mg = 10 ** (sum(math.log10(g) for g, _, _ in members) / len(members))
+            mv = sum(v for _, v, _ in members) / len(members)
+            tip = f"{s.label}: mean score {mv:.2f} over {len(members)} tests from {short_count(edges[0])} to {short_count(edges[1])} tokens"
+            trail.append((edges, sx(mg), sy(mv), tip))
+        shown.append(keep)
+        trails.append(trail)
+    # Agents with the same mean in a bin are drawn LINE_DODGE pixels apart, so equal lines show as parallel ones.
+    ties: dict[tuple[tuple[int, int], int], list[int]] = {}
+    for i, trail in enumerate(trails):
+        for m in trail:
+            if m is not None:
+                ties.setdefault((m[0], round(m[2] / 3)), []).append(i)
+    lift = {(key[0], i): (group.index(i) - (len(group) - 1) / 2) * LINE_DODGE for key, group in ties.items() for i in group}
+    body.append(f'<g class="points">{"".join(_dots(series, shown, sx, sy))}</g>')
+    means: list[str] = []
+    for i, (s, trail) in enumerate(zip(series, trails)):
+        run: list[tuple[float, float, str]] = []  # consecutive bins with a mean: one polyline
+        for m in [*trail, None]:
+            if m is None:
+                if len(run) > 1:
+                    body.append(_polyline(run, s.colour))
+                run = []
+                continue
+            edges, mx, my, tip = m
+            my += lift[(edges, i)]
+            run.append((mx, my, tip))
+            means.append(f'<rect class="mean" x="{_f(mx - 4)}" y="{_f(my - 4)}" width="8" height="8" '
+                         f'fill="{s.colour}" stroke="#fff" transform="rotate(45 {_f(mx)} {_f(my)})">'
+                         f"<title>{escape(tip)}</title></rect>")
+    body += means
     return _svg(width, height, title, body)
+
+
+def _polyline(run: list[tuple[float, float, str]], colour_: str) -> str:
+    path = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in run)
+    return f'<polyline points="{path}" fill="none" stroke="{colour_}" stroke-width="2"/>'
+
+
+def _dots(series: list[Series], shown: list[list[tuple[float, float, str]]], sx: Any, sy: Any) -> list[str]:
+    """The points of every agent, grouped by spot: one dot per agent and spot, sized by its count; agents sharing
+    a spot side by side."""
+    spots: dict[tuple[int, int], dict[int, list[tuple[float, float, str]]]] = {}
+    for i, points in enumerate(shown):
+        for g, v, what in points:
+            key = (round(sx(g) / CELL), round(v * 40))
+            spots.setdefault(key, {}).setdefault(i, []).append((g, v, what))
+    out = []
+    for key in sorted(spots):
+        agents = spots[key]
+        order = sorted(agents)
+        for j, i in enumerate(order):
+            members = sorted(agents[i], key=lambda m: (m[0], m[2]))
+            n = len(members)
+            cx = sum(sx(g) for g, _, _ in members) / n + (j - (len(order) - 1) / 2) * DODGE
+            cy = sy(sum(v for _, v, _ in members) / n)
+            r = min(3.0 + 1.5 * math.sqrt(n - 1), 9.0)
+            s = series[i]
+            if n == 1:
+                g, v, what = members[0]
+                tip = f"{s.label}: {what}: score {v:.2f} at {g:,.0f} tokens"
+            else:
+                listed = ", ".join(f"{what} ({v:.2f} at {g:,.0f})" for g, v, what in members[:8])
+                more = f" and {n - 8} more" if n > 8 else ""
+                tip = f"{s.label}: {n} tests here: {listed}{more}"
+            out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" fill="{s.colour}" fill-opacity="0.55" '
+                       f'stroke="{s.colour}" data-count="{n}"><title>{escape(tip)}</title></circle>')
+    return out
+
+
+def _label_box(x: float, y: float, text: str, anchor: str) -> tuple[float, float, float, float]:
+    """The box (x0, y0, x1, y1) a label of 11 px text takes, baseline at y."""
+    w = 6.2 * len(text) + 2
+    x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+    return (x0, y - 10, x0 + w, y + 3)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+# Where a label may go beside its point: (dx, dy, anchor, far from the point so drawn with a leader line).
+_LABEL_PLACES = [(8.0, 4.0, "start", False), (-8.0, 4.0, "end", False), (0.0, -9.0, "middle", False),
+                 (0.0, 16.0, "middle", False)] + [
+    (dx, 4.0 + sign * dist, anchor, True) for dist in (14.0, 28.0, 42.0, 56.0)
+    for dx, anchor in ((8.0, "start"), (-8.0, "end")) for sign in (-1, 1)]
 
 
 def cost_chart(title: str, points: list[tuple[str, str, float, float]], width: float = 640,
                height: float = 300) -> str:
-    """Benchmark score (share of the maximum) against cost in USD, one labelled point per agent."""
-    left, right, top, bottom = 44.0, 120.0, 26.0, 40.0
+    """Benchmark score (share of the maximum) against cost in USD, one labelled point per agent.
+
+    Labels are placed where they cover no other label and no point: right of their point, else left, above, below,
+    then further off with a thin leader line to the point; a label that finds no free place is left to the point's
+    tooltip (the legend above the charts names every colour)."""
+    left, right, top, bottom = 44.0, 24.0, 26.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
     body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
     costs = [c for _, _, c, _ in points]
@@ -221,17 +316,28 @@ def cost_chart(title: str, points: list[tuple[str, str, float, float]], width: f
     body.append(f'<line x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
     caption = "cost (USD)" if any(costs) else "cost (USD): no agent reported a cost"
     body.append(_text(left + plot_w / 2, height - 6, caption))
-    placed: list[tuple[float, float]] = []  # label positions so far: labels near each other are moved apart
-    for label, col, cost, share in sorted(points, key=lambda p: (-p[3], p[2])):
-        x, y = sx(cost), sy(share)
-        ly = y + 4
-        while any(abs(px - x) < 90 and abs(py - ly) < 12 for px, py in placed):
-            ly += 12
-        placed.append((x, ly))
-        short = label if len(label) <= 20 else label[:19] + "…"
+    ordered = sorted(points, key=lambda p: (-p[3], p[2], p[0]))
+    spots = [(sx(cost), sy(share)) for _, _, cost, share in ordered]
+    taken = [(x - 6, y - 6, x + 6, y + 6) for x, y in spots]
+    for (label, col, cost, share), (x, y) in zip(ordered, spots):
+        short = label if len(label) <= 24 else label[:23] + "…"
+        placed = None
+        for dx, dy, anchor, far in _LABEL_PLACES:
+            box = _label_box(x + dx, y + dy, short, anchor)
+            if box[0] < 0 or box[2] > width or box[1] < top - 4 or box[3] > base + 2:
+                continue
+            if not any(_overlaps(box, other) for other in taken):
+                placed = (x + dx, y + dy, anchor, box, far)
+                break
+        text = ""
+        if placed is not None:
+            lx, ly, anchor, box, dist = placed
+            taken.append(box)
+            leader = (f'<line x1="{_f(x)}" x2="{_f(lx)}" y1="{_f(y)}" y2="{_f(ly - 4)}" stroke="{GRID}"/>'
+                      if dist else "")
+            text = leader + _text(lx, ly, short, anchor, extra=' class="label"')
         body.append(f'<g class="point"><title>{escape(f"{label}: benchmark score {share:.0%} of max, cost {money(cost)}")}</title>'
-                    f'<circle cx="{_f(x)}" cy="{_f(y)}" r="5" fill="{col}"/>'
-                    f'{_text(x + 8, ly, short, "start")}</g>')
+                    f'<circle cx="{_f(x)}" cy="{_f(y)}" r="5" fill="{col}"/>{text}</g>')
     return _svg(width, height, title, body)
 
 

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from pydantic import BaseModel
 
+from ltm_harness._report.colours import agent_slots
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import TestResult
 
@@ -30,6 +31,7 @@ class Entry:
     label: str  # unique across the report
     run: RunData
     agent: AgentData
+    slot: int = 0  # its colour in the palette: by the agent's name, the same in every report (see colours.py)
 
 
 def entries(runs: Sequence[RunData]) -> list[Entry]:
@@ -43,6 +45,8 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
+    for entry, slot in zip(out, agent_slots([e.agent.spec for e in out])):
+        entry.slot = slot
     return out
 
 

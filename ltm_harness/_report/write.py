@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._report.load import RunData, load_run
 from ltm_harness._report.page import build_page
-from ltm_harness._report.tables import build_tables, entries, write_tables
+from ltm_harness._report.index import refresh_index
+from ltm_harness._report.compat import Difference, differences, refusal
+from ltm_harness._report.tables import Tables, build_tables, entries, write_tables
 from ltm_harness._store.files import write_text
-from ltm_harness._store.layout import RunFolder, slug
+from ltm_harness._store.layout import COMPARE_PREFIX, RunFolder, slug
 
 
 
@@ -21,6 +23,8 @@ class ReportFiles:
     html: Path
     tables: list[Path]  # <stem>.agents.csv/.json, .datasets.*, .tests.*
     warnings: list[str]
+    tables_data: Tables | None = None  # what the page shows, for a terminal table
+    differences: list[Difference] = field(default_factory=list)  # how compared runs differ (with force)
 
 
 def default_compare_path(folders: Sequence[Path]) -> Path:
@@ -29,7 +33,7 @@ def default_compare_path(folders: Sequence[Path]) -> Path:
     if len(names) > 60:
         digest = hashlib.sha256("\n".join(str(f.resolve()) for f in folders).encode()).hexdigest()[:8]
         names = f"{slug(folders[0].resolve().name)[:30]}_and_{len(folders) - 1}_more_{digest}"
-    return folders[0].resolve().parent / f"compare_{names}.html"
+    return folders[0].resolve().parent / f"{COMPARE_PREFIX}{names}.html"
 
 
 def _title(runs: Sequence[RunData]) -> str:
@@ -38,9 +42,12 @@ def _title(runs: Sequence[RunData]) -> str:
     return "ltm-harness comparison: runs " + ", ".join(r.name for r in runs)
 
 
-def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportFiles:
+def write_report(folders: Sequence[Path], output: Path | None = None, force: bool = False) -> ReportFiles:
     """Report on the runs in `folders` (one: a run report; several: a comparison) as one HTML file,
-    by default `report.html` in the run's folder, with its tables as CSV and JSON beside it."""
+    by default `report.html` in the run's folder, with its tables as CSV and JSON beside it.
+
+    Runs whose tests (definitions fingerprint) or judge settings differ from the first run's are refused with a
+    ConfigError, or with `force` compared anyway and marked in the page."""
     if not folders:
         raise ConfigError("no run given; name at least one run folder or run name")
     seen: dict[Path, Path] = {}
@@ -54,13 +61,21 @@ def write_report(folders: Sequence[Path], output: Path | None = None) -> ReportF
         output = RunFolder(folders[0]).report if len(folders) == 1 else default_compare_path(folders)
     if output.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
+    found = differences(runs)
+    if found and not force:
+        raise ConfigError(refusal(found))
     all_entries = entries(runs)
     tables = build_tables(all_entries)
-    page = build_page(_title(runs), runs, all_entries, tables)
+    page = build_page(_title(runs), runs, all_entries, tables, found)
     try:
+        output.parent.mkdir(parents=True, exist_ok=True)
         write_text(output, page)  # whole or not at all; a failure is one line (RunFolderWriteError)
         written = write_tables(tables, output)
     except OSError as exc:
         raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; "
                         "give another file with -o") from None
-    return ReportFiles(output, written, [w for r in runs for w in r.warnings])
+    warnings = [w for r in runs for w in r.warnings]
+    for root in dict.fromkeys(f.resolve().parent for f in folders):  # the index links the report, lists the comparison
+        if (problem := refresh_index(root)) is not None:
+            warnings.append(problem)
+    return ReportFiles(output, written, warnings, tables, found)

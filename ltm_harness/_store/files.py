@@ -16,6 +16,7 @@ import errno
 import json
 import os
 from contextlib import contextmanager
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
@@ -130,3 +131,20 @@ def read_user_json(path: Path) -> Any:
                               "fix the file") from None
     except UnicodeDecodeError:
         raise DefinitionError(f"{path}: not a UTF-8 text file, so not JSON; give a JSON file") from None
+
+
+def write_shared_text(path: Path, text: str) -> None:
+    """Like `write_text`, for a file several processes may rewrite at the same time (the results index): each
+    writes its own temporary file, so the file is always one whole version, the last one renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -12,6 +12,7 @@
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
             events.wall                    wall-clock and cache facts of its LLM calls (a side file of each log)
             results.json, summary.json     written when it finished
+    results/index.html                     every run of the folder, listed (rewritten after each run, report, compare)
     results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
         <agent>.json                       the agent's results in the aiVLE schema
     results/<study-name>/                  StudyFolder: a grid of runs (`grid`)
@@ -53,6 +54,8 @@ AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
 LLM_CACHE = ".llm-cache"  # beside the run folders
 SUITES = "suites"  # results/suites/<suite-id>/
+RESULTS_INDEX = "index.html"  # beside the run folders
+COMPARE_PREFIX = "compare_"  # compare_<runs>.html beside the first run's folder
 MAIN_SESSION = "main"
 # The l2logger layout of a syllabus run
 LOGGER_INFO = "logger_info.json"
@@ -88,6 +91,11 @@ def suites_root(results_root: Path) -> Path:
 def wall_log(event_log: Path) -> Path:
     """The side file of an event log that holds what varies from run to run (`events.jsonl` -> `events.wall`)."""
     return event_log.with_suffix(WALL_SUFFIX)
+
+
+def results_index(results_root: Path) -> Path:
+    """The page listing every run under `results_root`."""
+    return results_root / RESULTS_INDEX
 
 
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:

@@ -85,8 +85,11 @@ async def test_no_key_in_any_output_file_report_or_progress_line(tmp_path, mock_
     assert await call(["estimate", "-c", config]) == 0
     assert await call(["report", "secrets", "--results", str(results)]) == 0
     assert await call(["report", "secrets", "--results", str(results), "-o", str(elsewhere / "one.html")]) == 0
-    assert await call(["compare", "secrets", "secrets2", "--results", str(results)]) == 0
-    assert await call(["compare", "secrets", "secrets2", "--results", str(results), "-o", str(elsewhere / "both.html")]) == 0
+    # other tests and another judge: refused (its one line names the judges, never a key), then compared with --force
+    assert await call(["compare", "secrets", "secrets2", "--results", str(results)]) == 2
+    assert await call(["compare", "secrets", "secrets2", "--results", str(results), "--force"]) == 0
+    assert await call(["compare", "secrets", "secrets2", "--results", str(results), "-o", str(elsewhere / "both.html"),
+                       "--force"]) == 0
     printed = capfd.readouterr()
 
     # the keys were really used, so their absence below means something

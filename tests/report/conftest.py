@@ -76,3 +76,25 @@ def run_500k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = make_config(V3_OFFLINE, span=500_000, examples=3, run_name="v3-500k")
     asyncio.run(run_config(cfg, root, ["oracle", "null"]))
     return root / "v3-500k"
+
+
+# Eleven offline datasets (the shipped benchmark-v3's, but chapterbreak, plus kv): a report as wide as a real one.
+WIDE = V3_OFFLINE + [{"name": "locations_directions", "args": {"known_locations": 6}}, {"name": "spy_meeting"},
+                     {"name": "restaurant"}, {"name": "kv"}]
+
+
+@pytest.fixture(scope="session")
+def wide_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Three runs of 11 datasets (3 examples each, span 3000) in one results folder: `wide` (oracle, retrieval,
+    recent:1000, null), `wide-more` on the same tests (retrieval, recent:2000, recent:500), and `wide-seed1` on
+    other tests (seed 1: oracle, recent:1000)."""
+    root = tmp_path_factory.mktemp("wide") / "results"
+    made = []
+    for name, seed, agents in (("wide", 0, ["oracle", "retrieval", "recent:1000", "null"]),
+                               ("wide-more", 0, ["retrieval", "recent:2000", "recent:500"]),
+                               ("wide-seed1", 1, ["oracle", "recent:1000"])):
+        cfg = make_config(WIDE, span=3000, examples=3, run_name=name, seed=seed,
+                          incompatibilities=[["locations", "locations_directions"]])
+        asyncio.run(run_config(cfg, root, agents))
+        made.append(root / name)
+    return made

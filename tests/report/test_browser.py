@@ -3,13 +3,18 @@ chromedriver (never a downloaded one).
 
 Checks that the charts render, that the console stays free of errors (a CSP violation, a script
 error), that an agent's <script> reply is shown as text and never runs, and that a 500k-token run's
-report opens quickly; saves screenshots in the test's tmp folder. Missing Chromium is a failure with
+report opens quickly; that the report, a comparison and the results index fit 1400 and 1000 px wide screens
+without scrolling sideways; that agents keep their colours from page to page. Screenshots (whole pages) go to the
+test's tmp folder, or to $LTM_SCREENSHOTS when set (to look at them). Missing Chromium is a failure with
 the command that installs it, not a skip: CI must really run this (.ci/run installs it).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -18,7 +23,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from ltm_harness._report import write_report
+from ltm_harness._report import write_index, write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -133,7 +138,7 @@ def test_compare_page_renders_without_console_errors(driver: Any, evil_run: tupl
                                                      tmp_path: Path):
     from selenium.webdriver.common.by import By
 
-    page = write_report([small_run, evil_run[0]], tmp_path / "compare.html").html
+    page = write_report([small_run, evil_run[0]], tmp_path / "compare.html", force=True).html  # other tests
     _open(driver, page)
     assert _check_charts(driver) >= 8
     rows = driver.find_elements(By.CSS_SELECTOR, "#matrix table.matrix tr")
@@ -194,3 +199,184 @@ def test_selenium_manager_is_not_what_found_the_driver():
     with pytest.MonkeyPatch.context() as env:
         env.setenv("SE_MANAGER_PATH", "/nonexistent/selenium-manager")  # any use of the manager would fail
         assert DriverFinder(Service(str(CHROMEDRIVER)), Options()).get_driver_path() == str(CHROMEDRIVER)
+
+
+WIDTHS = (1400, 1000)  # a laptop's screen, and a narrower window
+OVERFLOW = """
+const out = [];
+const de = document.documentElement;
+if (de.scrollWidth > de.clientWidth) out.push(['page', de.scrollWidth, de.clientWidth]);
+for (const el of document.querySelectorAll('.scroll, table, svg.chart')) {
+  if (!el.offsetParent) continue;  // not shown (a closed section)
+  const box = el.getBoundingClientRect();
+  if (el.scrollWidth > el.clientWidth + 1 || box.right > de.clientWidth + 0.5)
+    out.push([el.tagName + '.' + el.getAttribute('class'), (el.closest('section') || {}).id, el.scrollWidth, el.clientWidth,
+              Math.round(box.right), de.clientWidth]);
+}
+return out;"""
+
+
+def _screens() -> Path | None:
+    where = os.environ.get("LTM_SCREENSHOTS")
+    return Path(where) if where else None
+
+
+def _at_width(driver: Any, width: int) -> None:
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+
+
+def _shoot(driver: Any, path: Path) -> None:
+    """The whole page (not just the window) as a PNG."""
+    width, height = driver.execute_script(
+        "return [document.documentElement.clientWidth, document.documentElement.scrollHeight]")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                             "clip": {"x": 0, "y": 0, "width": width,
+                                                                      "height": min(height, 16_000), "scale": 1}})
+    path.write_bytes(base64.b64decode(shot["data"]))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _check_fits(driver: Any, page: Path, name: str, out: Path, prepare: Any = None) -> None:
+    """At each width: nothing wider than the window, no console problem; a screenshot of the whole page."""
+    try:
+        for width in WIDTHS:
+            _at_width(driver, width)
+            _open(driver, page)
+            if prepare is not None:
+                prepare(driver)
+            assert driver.execute_script(OVERFLOW) == [], (name, width)
+            _shoot(driver, out / f"{name}-{width}.png")
+            assert _problems(driver) == []
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def open_a_test(driver: Any) -> None:
+    """The first agent's section and its first test, opened as a reader would."""
+    from selenium.webdriver.common.by import By
+
+    driver.execute_script("document.getElementById('a0').open = true")
+    deadline = time.monotonic() + 10
+    while not driver.find_elements(By.CSS_SELECTOR, "#a0 tr.test"):
+        assert time.monotonic() < deadline, "the agent's tests were never shown"
+        time.sleep(0.05)
+    driver.find_element(By.CSS_SELECTOR, "#a0 tr.test").click()
+    assert driver.find_elements(By.CSS_SELECTOR, "#a0 tr.detail-row li.line")
+
+
+def test_report_comparison_and_index_fit_the_screen(driver: Any, wide_runs: list[Path], tmp_path: Path):
+    out = _screens() or tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    wide, more, seed1 = wide_runs
+    report = write_report([wide], tmp_path / "report.html").html
+    _open(driver, report)
+    charts = driver.execute_script("return [...document.querySelectorAll('svg.chart')].map(s => s.getAttribute('aria-label'))")
+    assert charts.count("score against achieved information gap: all datasets") == 1
+    assert sum(c.endswith(": score vs gap") for c in charts) == 11  # a panel per dataset
+    _check_fits(driver, report, "report", out, open_a_test)
+    compare = write_report([wide, more, seed1], tmp_path / "compare.html", force=True).html
+    _open(driver, compare)
+    assert len(driver.find_elements("css selector", "header .badge.mark")) == 1  # the run whose tests differ ...
+    assert len(driver.find_elements("css selector", "#summary .badge.mark")) == 2  # ... and its two agents
+    _check_fits(driver, compare, "compare", out, open_a_test)
+    root = wide.parent
+    (root / "damaged").mkdir(exist_ok=True)
+    (root / "damaged" / "summary.json").write_text('{"run_name": ')
+    _check_fits(driver, write_index(root), "index", out)
+
+
+def _swatches(driver: Any) -> dict[str, str]:
+    """Label -> colour of the legend's swatch."""
+    pairs = driver.execute_script("""
+        return [...document.querySelectorAll('#charts .legend .item')].map(item =>
+          [item.textContent.trim(), getComputedStyle(item.querySelector('.swatch')).backgroundColor]);""")
+    return dict(pairs)
+
+
+def test_agents_keep_their_colours_from_report_to_report(driver: Any, wide_runs: list[Path], tmp_path: Path):
+    from ltm_harness._report.colours import PALETTE, agent_slots
+
+    def rgb(hex_colour: str) -> str:
+        return "rgb({}, {}, {})".format(*(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+    wide, more, seed1 = wide_runs
+    pages = {}
+    for folder in wide_runs:
+        _open(driver, write_report([folder], tmp_path / f"{folder.name}.html").html)
+        pages[folder.name] = _swatches(driver)
+    first, second, third = pages["wide"], pages["wide-more"], pages["wide-seed1"]
+    assert list(first) == ["oracle", "retrieval", "recent:1000", "null"] and len(set(first.values())) == 4
+    # retrieval is the second agent of one run and the first of the other: the same colour, by its name.
+    assert list(second)[0] == "retrieval" and first["retrieval"] == second["retrieval"]
+    assert first["oracle"] == third["oracle"] and first["recent:1000"] == third["recent:1000"]
+    assert first == {name: rgb(PALETTE[slot]) for name, slot in zip(first, agent_slots(list(first)))}
+    # A comparison: every agent its own colour, the charts in the legend's colours.
+    _open(driver, write_report([more, wide], tmp_path / "both.html").html)
+    both = _swatches(driver)
+    assert len(both) == 7 and len(set(both.values())) == 7
+    assert both["oracle · wide"] == first["oracle"]
+    fills = driver.execute_script("""
+        return [...document.querySelectorAll('svg.chart[aria-label="colours"] g.bar')].map(g =>
+          { const t = g.querySelector('title').textContent; return [t.slice(0, t.lastIndexOf(': ')), getComputedStyle(g.querySelector('rect')).fill]; });""")
+    assert len(fills) == 7 and all(both[label] == fill for label, fill in fills)
+
+
+def test_cost_chart_labels_do_not_overlap_in_the_browser(driver: Any, evil_run: tuple[Path, str], tmp_path: Path):
+    folder, _ = evil_run
+    page = write_report([folder], tmp_path / "cost.html").html
+    _open(driver, page)
+    boxes = driver.execute_script("""
+        const svg = [...document.querySelectorAll('svg.chart')].find(s => s.getAttribute('aria-label') === 'benchmark score against cost');
+        if (!svg) return null;
+        return [...svg.querySelectorAll('text.label')].map(t => { const b = t.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; });""")
+    assert boxes is not None and len(boxes) == 2  # priced (the HTTP agent reports its cost): drawn, both labelled
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_the_index_lists_runs_sorts_and_filters(driver: Any, wide_runs: list[Path], tmp_path: Path):
+    from selenium.webdriver.common.by import By
+
+    root = tmp_path / "results"
+    for run in wide_runs:
+        shutil.copytree(run, root / run.name)
+    (root / "broken").mkdir()
+    (root / "broken" / "summary.json").write_text("[]")
+    (root / "stopped" / "definitions").mkdir(parents=True)
+    write_report([root / "wide", root / "wide-more"])  # a comparison, listed too; and the index rewritten
+    page = root / "index.html"
+    _open(driver, page)
+
+    def rows() -> list[list[str]]:
+        return driver.execute_script("""return [...document.querySelectorAll('table.list tbody tr')]
+            .filter(r => !r.classList.contains('hidden'))
+            .map(r => [...r.cells].map(c => (c.querySelector('a') || c).textContent.trim()));""")
+
+    listed = rows()
+    runs = {r[1]: r for r in listed if len(r) > 2}
+    assert set(runs) >= {"wide", "wide-more", "wide-seed1", "broken", "stopped"}
+    assert runs["broken"][2] == "damaged" and runs["stopped"][2] == "unfinished" and runs["wide"][2] == "finished"
+    assert "oracle 11.00/11" in runs["wide"][4]
+    assert any(r[1] == "compare_wide_wide-more.html" for r in listed)
+    links = driver.execute_script("return [...document.querySelectorAll('table.list a')].map(a => a.href)")
+    assert all(Path(href.removeprefix("file://")).exists() for href in links)
+    search = driver.find_element(By.ID, "filter")
+    search.send_keys("recent:500")
+    assert [r[1] for r in rows() if len(r) > 2] == ["wide-more"]
+    from selenium.webdriver.common.keys import Keys
+
+    search.send_keys(Keys.BACKSPACE * len("recent:500"))  # typed away key by key: every run again
+    assert len([r for r in rows() if len(r) > 2]) == len(runs)
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.ID, "state")).select_by_value("damaged")
+    assert [r[1] for r in rows() if len(r) > 2] == ["broken"]
+    Select(driver.find_element(By.ID, "state")).select_by_value("all")
+    headers = driver.find_elements(By.CSS_SELECTOR, "table.list:first-of-type thead th")
+    headers[1].click()  # by run name, z to a
+    names = [r[1] for r in rows() if len(r) > 2]
+    headers[1].click()  # a to z
+    assert [r[1] for r in rows() if len(r) > 2] == list(reversed(names)) == sorted(names)
+    assert _problems(driver) == []

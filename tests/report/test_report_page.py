@@ -146,11 +146,15 @@ def test_long_texts_are_clipped_with_a_note(small_run: Path):
     assert reply.startswith("x" * MAX_TEXT) and "500 more characters" in reply and len(reply) < MAX_TEXT + 100
 
 
-def test_charts_one_per_dataset_plus_overview_gap_and_cost(small_run: Path):
+def test_charts_one_per_dataset_plus_overview_and_score_panels(small_run: Path):
     html = write_report([small_run]).html.read_text(encoding="utf-8")
     charts = re.findall(r'<svg class="chart"[^>]*aria-label="([^"]*)"', html)
     assert charts[:4] == ["benchmark score (share of max)", "colours", "jokes", "kv"]
-    assert "score against achieved information gap" in charts and "benchmark score against cost" in charts
+    # The pooled score panel, then one per dataset; no cost chart, since nothing was priced.
+    assert charts[4:8] == ["score against achieved information gap: all datasets", "colours: score vs gap",
+                           "jokes: score vs gap", "kv: score vs gap"]
+    assert "benchmark score against cost" not in charts and "Score against cost" not in html
+    assert not any("distance" in c for c in charts)  # no memory distance in these results: no such panels
     assert sum(c.endswith(": score against achieved gap") for c in charts) == 3  # one per agent
     # The oracle scores 1 everywhere: its bars are full height, the null agent's a sliver.
     colours_chart = re.search(r'aria-label="colours".*?</svg>', html, re.S)
@@ -167,3 +171,30 @@ def test_the_matrix_has_every_test_and_agent(small_run: Path):
     assert ids == sorted(ids) and len(ids) == 6
     oracle_scores = [t[1][0] for t in index["tests"]]
     assert oracle_scores == [1.0] * 6
+
+
+def test_score_panels_against_memory_distance_once_the_results_hold_it(small_run: Path):
+    """The panels take their x quantity as a parameter: results whose curve points carry `memory_distance` get the
+    same panels against it (a field a later results format adds; here put on the loaded points)."""
+    from ltm_harness._report.curves import GAP, MEMORY_DISTANCE, dataset_points, xy
+    from ltm_harness._report.load import load_run
+    from ltm_harness._report.page import build_page
+    from ltm_harness._report.tables import build_tables, entries
+    from ltm_harness._results.models import GapPoint
+
+    class DistancePoint(GapPoint):
+        memory_distance: int
+
+    run = load_run(small_run)
+    for agent in run.agents:
+        for d in agent.summary.datasets:
+            d.curve = [DistancePoint(**p.model_dump(), memory_distance=3 * p.achieved_gap) for p in d.curve]
+    points = dataset_points(run.agents[0])
+    assert [x for x, _, _ in xy(points, MEMORY_DISTANCE)] == [3 * x for x, _, _ in xy(points, GAP)]
+    all_entries = entries([run])
+    html = build_page("t", [run], all_entries, build_tables(all_entries))
+    charts = re.findall(r'<svg class="chart"[^>]*aria-label="([^"]*)"', html)
+    assert "score against memory distance: all datasets" in charts
+    assert [c for c in charts if c.endswith(": score vs distance")] == ["colours: score vs distance",
+                                                                        "jokes: score vs distance", "kv: score vs distance"]
+    assert "memory distance (tokens, log scale)" in html

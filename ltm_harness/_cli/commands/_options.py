@@ -4,6 +4,7 @@ settings of commands that build a run from a config (`run`, `estimate`)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._errors import ConfigError
@@ -65,3 +66,14 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
 def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:
     """`arg` for every dataset: the common value, and no dataset's own."""
     cfg.datasets.set_for_all(arg, value)
+
+
+def refresh_results_index(results: str | Path) -> None:
+    """Rewrite results/index.html after a command wrote a run there; a failure is a warning, never the command's."""
+    import sys
+
+    from ltm_harness._report import refresh_index
+
+    problem = refresh_index(Path(results))
+    if problem is not None:
+        print(f"warning: {problem}", file=sys.stderr)

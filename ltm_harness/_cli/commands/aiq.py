@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
+from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments, refresh_results_index
 from ltm_harness._errors import ConfigError
 
 NAME = "aiq"
@@ -95,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
     table.add_row("[b]AIQ[/b]", "", *[f"[b]{a.aiq:.3f}[/b]" for a in report.agents])
     console.print(table)
     console.print(f"results in {escape(str(Path(args.results) / slug(report.run_name)))}/ (aiq.json)")
+    refresh_results_index(args.results)
     for error in report.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if report.errors else 0

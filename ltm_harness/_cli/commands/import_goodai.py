@@ -29,6 +29,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    from ltm_harness._cli.commands._options import refresh_results_index
     from ltm_harness._interop.goodai import import_goodai
 
     console = Console(width=None if sys.stdout.isatty() else 120)
@@ -40,6 +41,7 @@ def main(args: argparse.Namespace) -> int:
         status = f.status if not f.note else f"{f.status}: {f.note}"
         table.add_row(escape(f.folder), escape(f.dataset or "-"), str(f.tests), escape(status))
     console.print(table)
+    refresh_results_index(args.results)
     for arg in result.dropped_args:
         print(f"note: {arg} of the reference config is not used by this harness and was left out", file=sys.stderr)
     for f in result.skipped:

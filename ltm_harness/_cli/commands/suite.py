@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
+from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments, refresh_results_index
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,6 +80,7 @@ def main(args: argparse.Namespace) -> int:
     for spec in run.results:
         console.print(f"results of {escape(spec)}: {escape(str(run.folder.suite_results(spec)))} "
                       f"(chat turns in {escape(str(run.folder.agent(spec).events_dir))}/)")
+    refresh_results_index(args.results)
     for spec, why in run.failed.items():
         print(f"error: {why} (no results written for {spec}; --resume continues it)", file=sys.stderr)
     if n_errors:

@@ -1,0 +1,253 @@
+"""`results/index.html`: every run of a results folder on one page, like a log viewer's list: its date, state,
+agents with their scores, judge, and a link to its report; comparisons made there below. Offline and self-contained
+(inline style and script, allowed by hash, nothing loaded), sortable by any column and filtered as one types.
+
+It is rewritten whole (never half-written, also when two processes finish at once) after every run, re-scoring,
+report and comparison. A folder that cannot be read is listed as damaged with the reason; nothing in a folder stops
+the index from being written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from ltm_harness._errors import LTMError
+from ltm_harness._report.assets import content_security_policy
+from ltm_harness._report.colours import PALETTE, agent_slots
+from ltm_harness._results.models import RunSummary
+from ltm_harness._store.files import read_run_file, write_shared_text
+from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
+
+MAX_REASON = 300  # characters of a damaged folder's reason shown
+
+
+@dataclass
+class AgentScore:
+    name: str
+    score: float
+    max_score: int
+    slot: int = 0
+
+
+@dataclass
+class IndexRow:
+    """One folder of the results folder, as the index lists it."""
+
+    name: str
+    link: str  # relative to the index: the report, else the folder
+    state: str  # finished, unfinished, damaged
+    when: float  # seconds since the epoch: when its summary (or, unfinished, the folder) was last written
+    kind: str = "run"  # run, aiq, suite
+    agents: list[AgentScore] = field(default_factory=list)
+    judge: str | None = None
+    note: str = ""  # why it is damaged, which agents did not finish, ...
+
+
+def _when(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _row(folder: RunFolder, root: Path) -> IndexRow | None:
+    """The index's row for one folder (None: not a run's folder)."""
+    rel = folder.path.relative_to(root).as_posix()
+    kind = "aiq" if folder.aiq_report.is_file() else "suite" if folder.path.parent.name == SUITES else "run"
+    link = f"{rel}/{folder.report.name}" if folder.report.is_file() else f"{rel}/"
+    if folder.summary.is_file():
+        try:
+            summary = read_run_file(folder.summary, RunSummary)
+        except LTMError as exc:
+            return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind, note=str(exc)[:MAX_REASON])
+        except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
+            return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
+                            note=f"{folder.summary} cannot be read: {exc}"[:MAX_REASON])
+        slots = agent_slots([a.agent for a in summary.agents])
+        agents = [AgentScore(a.agent, a.benchmark_score, a.max_benchmark_score, slot)
+                  for a, slot in zip(summary.agents, slots)]
+        note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
+        return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
+                        note[:MAX_REASON])
+    if folder.is_run() or any(a.has_logs() for a in folder.agent_folders()):
+        return IndexRow(folder.name, f"{rel}/", "unfinished", _when(folder.path), kind,
+                        note="no summary.json: interrupted or still running; `run --resume` continues it")
+    return None
+
+
+def index_rows(root: Path) -> list[IndexRow]:
+    """A row per run folder under `root` (and under root/suites/), newest first."""
+    rows: list[IndexRow] = []
+    candidates: list[Path] = []
+    for parent in (root, root / SUITES):
+        try:
+            candidates += [p for p in sorted(parent.iterdir()) if p.is_dir() and not p.name.startswith(".")
+                           and not (parent == root and p.name == SUITES)]
+        except OSError:
+            continue
+    for path in candidates:
+        try:
+            row = _row(RunFolder(path), root)
+        except OSError as exc:
+            row = IndexRow(path.name, f"{path.relative_to(root).as_posix()}/", "damaged", 0.0,
+                           note=f"cannot be read: {exc.strerror or exc}"[:MAX_REASON])
+        if row is not None:
+            rows.append(row)
+    return sorted(rows, key=lambda r: (-r.when, r.name))
+
+
+def _date(when: float) -> str:
+    if not when:
+        return "–"
+    return dt.datetime.fromtimestamp(when, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _score_class(share: float) -> str:
+    return f"s{max(0, min(10, round(share * 10)))}"
+
+
+def _run_row(r: IndexRow) -> str:
+    agents = "".join(
+        f'<span class="agent"><span class="swatch c{a.slot}"></span>{_e(a.name)} '
+        f'<b class="{_score_class(a.score / a.max_score if a.max_score else 0.0)}">{a.score:.2f}</b>/{a.max_score}</span>'
+        for a in r.agents) or '<span class="note">–</span>'
+    best = max((a.score / a.max_score for a in r.agents if a.max_score), default=-1.0)
+    text = " ".join([r.name, r.state, r.kind, r.judge or "", r.note, *(a.name for a in r.agents)]).lower()
+    note = f'<div class="note">{_e(r.note)}</div>' if r.note else ""
+    return (f'<tr data-text="{_e(text)}" data-state="{_e(r.state)}">'
+            f'<td data-v="{r.when:.0f}" class="date">{_e(_date(r.when))}</td>'
+            f'<td data-v="{_e(r.name.lower())}"><a href="{_e(r.link)}">{_e(r.name)}</a>{note}</td>'
+            f'<td data-v="{_e(r.state)}"><span class="state {_e(r.state)}">{_e(r.state)}</span></td>'
+            f'<td data-v="{_e(r.kind)}">{_e(r.kind)}</td>'
+            f'<td data-v="{best:.4f}">{agents}</td>'
+            f'<td data-v="{_e(r.judge or "")}">{_e(r.judge or "–")}</td></tr>')
+
+
+def _comparisons(root: Path) -> str:
+    try:
+        pages = sorted(root.glob(f"{COMPARE_PREFIX}*.html"), key=lambda p: (-_when(p), p.name))
+    except OSError:
+        return ""
+    if not pages:
+        return ""
+    rows = "".join(f'<tr data-text="{_e(p.name.lower())}" data-state="comparison"><td data-v="{_when(p):.0f}" class="date">'
+                   f'{_e(_date(_when(p)))}</td><td data-v="{_e(p.name.lower())}"><a href="{_e(p.name)}">{_e(p.name)}</a></td></tr>'
+                   for p in pages)
+    return ('<h2>Comparisons</h2><table class="list"><thead><tr><th data-sort="num">date</th><th>page</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
+CSS = """
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222; }
+header { padding: 16px 24px 8px; border-bottom: 1px solid #ddd; }
+h1 { margin: 0 0 4px; font-size: 21px; }
+h2 { font-size: 17px; margin: 20px 0 6px; }
+main { padding: 8px 24px 40px; }
+.note, .meta { color: #666; font-size: 13px; }
+.controls { display: flex; gap: 10px; flex-wrap: wrap; align-items: center; margin: 8px 0; }
+.controls input { padding: 3px 6px; min-width: 240px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f7f9; cursor: pointer; user-select: none; white-space: nowrap; }
+th[aria-sort=ascending]::after { content: " ▲"; } th[aria-sort=descending]::after { content: " ▼"; }
+td.date { white-space: nowrap; font-variant-numeric: tabular-nums; }
+td .note, td a { overflow-wrap: anywhere; }
+.agent { display: inline-block; margin: 0 12px 2px 0; white-space: nowrap; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }
+.agent b { padding: 0 3px; border-radius: 3px; }
+.state { padding: 0 6px; border-radius: 8px; font-size: 12px; white-space: nowrap; }
+.state.finished { background: #e3f4e1; } .state.unfinished { background: #fff3d6; } .state.damaged { background: #fbe0e0; color: #8b0000; }
+tr.hidden { display: none; }
+""" + "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE)) + "\n" + "\n".join(
+    f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11)) + "\n"
+
+JS = r"""
+"use strict";
+(() => {
+  const text = document.getElementById("filter");
+  const state = document.getElementById("state");
+  const count = document.getElementById("count");
+  function filter() {
+    const q = text.value.trim().toLowerCase();
+    let shown = 0, total = 0;
+    for (const row of document.querySelectorAll("table.list tbody tr")) {
+      const ok = (!q || q.split(/\s+/).every((w) => row.dataset.text.includes(w))) &&
+        (state.value === "all" || row.dataset.state === state.value || row.dataset.state === "comparison");
+      row.classList.toggle("hidden", !ok);
+      if (row.dataset.state !== "comparison") { total++; if (ok) shown++; }
+    }
+    count.textContent = `${shown} of ${total} runs`;
+  }
+  for (const table of document.querySelectorAll("table.list")) {
+    const heads = [...table.querySelectorAll("thead th")];
+    heads.forEach((th, col) => th.addEventListener("click", () => {
+      const down = th.getAttribute("aria-sort") !== "descending";
+      heads.forEach((h) => h.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", down ? "descending" : "ascending");
+      const numeric = th.dataset.sort === "num";
+      const body = table.tBodies[0];
+      const rows = [...body.rows];
+      const key = (r) => r.cells[col] ? r.cells[col].dataset.v || "" : "";
+      rows.sort((a, b) => {
+        const x = key(a), y = key(b);
+        const c = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+        return down ? -c : c;
+      });
+      body.append(...rows);
+    }));
+  }
+  text.addEventListener("input", filter);
+  state.addEventListener("change", filter);
+  filter();
+  document.body.dataset.ready = "1";
+})();
+"""
+
+
+def build_index(root: Path) -> str:
+    rows = index_rows(root)
+    body = "".join(_run_row(r) for r in rows)
+    counts = {s: sum(r.state == s for r in rows) for s in ("finished", "unfinished", "damaged")}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no runs yet"
+    table = ('<table class="list"><thead><tr><th data-sort="num" aria-sort="descending">date</th><th>run</th>'
+             '<th>state</th><th>kind</th><th data-sort="num">agents and benchmark scores</th><th>judge</th></tr></thead>'
+             f"<tbody>{body}</tbody></table>")
+    controls = ('<div class="controls"><input id="filter" type="search" placeholder="filter: run, agent, judge, state">'
+                '<select id="state"><option value="all">every state</option><option value="finished">finished</option>'
+                '<option value="unfinished">unfinished</option><option value="damaged">damaged</option></select>'
+                '<span id="count" class="note"></span></div>')
+    title = f"ltm-harness runs in {root.name or root}"
+    return ("<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, CSS)}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f'<header><h1>{_e(title)}</h1><p class="meta">{len(rows)} folders: {_e(summary)} · newest first; click '
+            "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
+            f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")
+
+
+def write_index(root: Path) -> Path:
+    """Write `root/index.html` (whole, atomically) listing every run under `root`."""
+    path = results_index(root)
+    write_shared_text(path, build_index(root))
+    return path
+
+
+def refresh_index(root: Path) -> str | None:
+    """Rewrite the index of `root` if it exists as a folder; a warning when it cannot be written (never raises: a run
+    or report is not failed by its index)."""
+    if not root.is_dir():
+        return None
+    try:
+        write_index(root)
+    except OSError as exc:
+        return f"the results index {results_index(root)} was not updated: {exc.strerror or exc}"
+    return None

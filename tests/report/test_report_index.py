@@ -1,0 +1,78 @@
+"""results/index.html: every run of a results folder, rewritten after runs, reports and comparisons; damaged folders
+are listed as such, never a crash."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from ltm_harness._cli.main import main
+from ltm_harness._report import write_index, write_report
+from ltm_harness._report.index import index_rows
+
+
+def _rows(html: str) -> list[str]:
+    return re.findall(r'<tr data-text="[^"]*" data-state="(?!comparison)[^"]*">.*?</tr>', html, re.S)
+
+
+def test_a_run_from_the_command_line_writes_the_index_and_a_report_updates_it(tmp_path: Path):
+    args = ["run", "--results", str(tmp_path), "--examples", "1", "--span", "1000", "-a", "oracle", "-a", "null",
+            "--quiet"]
+    assert main(args + ["--run-name", "first", "--no-report"]) == 0
+    index = tmp_path / "index.html"
+    html = index.read_text()
+    assert len(_rows(html)) == 1 and 'href="first/"' in html  # no report yet: the folder
+    assert main(args + ["--run-name", "second"]) == 0
+    html = index.read_text()
+    assert len(_rows(html)) == 2 and 'href="second/report.html"' in html
+    assert main(["report", "first", "--results", str(tmp_path)]) == 0
+    assert 'href="first/report.html"' in index.read_text()
+    assert main(["compare", "first", "second", "--results", str(tmp_path)]) == 0
+    html = index.read_text()
+    assert 'href="compare_first_second.html"' in html and "Comparisons" in html
+    row = next(r for r in _rows(html) if ">first</a>" in r)
+    assert "oracle" in row and "null" in row and "finished" in row and "UTC" in row
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] in ([], [".llm-cache"])  # no temp file left
+
+
+def test_damaged_and_unfinished_folders_are_listed_never_a_crash(small_run: Path):
+    root = small_run.parent
+    for name, content in (("bad-json", "{"), ("newer", json.dumps({"format": 99, "run_name": "x"})),
+                          ("wrong-shape", "[1, 2]"), ("deep", "[" * 100_000 + "]" * 100_000),
+                          ("binary", b"\xff\xfe\x00")):
+        (root / name).mkdir()
+        path = root / name / "summary.json"
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    (root / "halfway" / "definitions").mkdir(parents=True)
+    (root / "not-a-run").mkdir()
+    (root / "loose-file.txt").write_text("x")
+    (root / "suites" / "suite-1").mkdir(parents=True)
+    shutil.copytree(small_run, root / "suites" / "suite-1" / "copy")  # deeper than a suite: not looked at
+    (root / "suites" / "suite-1" / "summary.json").write_text((small_run / "summary.json").read_text())
+    listed = index_rows(root)
+    assert sorted((r.link, r.state, r.kind) for r in listed) == [
+        ("bad-json/", "damaged", "run"), ("binary/", "damaged", "run"), ("deep/", "damaged", "run"),
+        ("halfway/", "unfinished", "run"), ("newer/", "damaged", "run"), ("small/", "finished", "run"),
+        ("suites/suite-1/", "finished", "suite"), ("wrong-shape/", "damaged", "run")]
+    rows = {r.link: r for r in listed}
+    assert "newer ltm-harness" in rows["newer/"].note and "not valid JSON" in rows["bad-json/"].note
+    assert all(r.note for r in listed if r.state != "finished")
+    html = write_index(root).read_text()
+    assert html.count('data-state="damaged"') == 5 and html.count('data-state="unfinished"') == 1
+
+
+def test_names_from_folders_are_escaped_and_the_page_loads_nothing(small_run: Path):
+    root = small_run.parent
+    evil = root / "evil"
+    shutil.copytree(small_run, evil)
+    summary = json.loads((evil / "summary.json").read_text())
+    summary["run_name"] = "<script>alert(1)</script>"
+    summary["agents"][0]["agent"] = '<img src=x onerror="alert(2)">'
+    (evil / "summary.json").write_text(json.dumps(summary))
+    html = write_report([small_run]).html.parent.parent.joinpath("index.html").read_text()
+    assert "<script>alert" not in html and "<img" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert csp is not None and "default-src 'none'" in csp.group(1)
+    assert html.count("<script>") == 1 and "http://" not in html and "https://" not in html
