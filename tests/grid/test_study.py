@@ -137,7 +137,13 @@ def test_the_study_report_has_span_curves_with_intervals_and_tables(tmp_path: Pa
     cells = (folder / "report.cells.csv").read_text().splitlines()
     assert len(cells) == 13 and cells[0].startswith("cell,agent,config,dataset,span,seed,state")
     points = json.loads((folder / "report.points.json").read_text())
-    assert points and all(p["quantity"] == "gap" and p["x"] > 0 and 0 <= p["score"] <= 1 for p in points)
+    assert points and all(p["quantity"] in ("gap", "memory_distance") and p["x"] > 0 and 0 <= p["score"] <= 1
+                          for p in points)
+    # Every scored test with a gap has a memory distance too, at least as long as the gap (it reaches further back).
+    by_test = {(p["cell"], p["dataset"], p["example_id"], p["quantity"]): p["x"] for p in points}
+    gaps = {k[:3]: x for k, x in by_test.items() if k[3] == "gap"}
+    assert gaps and all(by_test[(*k, "memory_distance")] >= x for k, x in gaps.items())
+    assert "score against memory distance, pooled over the study" in page
 
 
 def test_a_pooled_quantity_added_to_the_table_gets_its_chart_and_points(tmp_path: Path,
@@ -155,10 +161,10 @@ def test_a_pooled_quantity_added_to_the_table_gets_its_chart_and_points(tmp_path
     assert "score against achieved information gap, pooled" in page
     assert "score against test length, pooled over the study" in page
     points = json.loads((files.html.parent / "report.points.json").read_text())
-    assert {p["quantity"] for p in points} == {"gap", "tokens"}
+    assert {p["quantity"] for p in points} == {"gap", "memory_distance", "tokens"}
     only = write_study_report(StudyFolder(tmp_path / "out" / "q"), quantities=["tokens"])
     assert "score against achieved information gap" not in only.html.read_text()
-    with pytest.raises(ConfigError, match="pooled quantity 'nope' is not known; give one of gap, tokens"):
+    with pytest.raises(ConfigError, match="pooled quantity 'nope' is not known; give one of gap, memory_distance, tokens"):
         write_study_report(StudyFolder(tmp_path / "out" / "q"), quantities=["nope"])
 
 
