@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ltm_harness._guard import jsonsafe
 from ltm_harness._results.models import TestResult
 
 MAX_OTHERS = 12  # other tests' lines listed in one collapsed stretch; the rest are counted
@@ -196,8 +197,8 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
+                event = jsonsafe.loads(line)
+            except ValueError:
                 bad += 1
                 if bad == 1:
                     problems.append(f"{path}: line {n} is not valid JSON (a run killed while writing?); skipped")
