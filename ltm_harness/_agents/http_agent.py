@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import os
 from typing import Any
 from urllib.parse import urlsplit
@@ -165,7 +166,7 @@ class HTTPAgent(Agent):
         if value is None:
             return None
         ok = isinstance(value, int) if kind is int else isinstance(value, (int, float))
-        if isinstance(value, bool) or not ok or value < 0:
+        if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0:
             want = "a non-negative integer" if kind is int else "a non-negative number"
             raise self._fail(f"answered \"{field}\": {value!r}, which is not {want} or null")
         return kind(value)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, Literal, Protocol, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
@@ -71,6 +72,15 @@ class TestResult(BaseModel):
     start_turn: int
     end_turn: int
     tokens: int  # conversation tokens from the test's first line to its end
+
+    @model_validator(mode="after")
+    def _score_in_range(self) -> "TestResult":
+        """A results file edited by hand (or damaged) cannot hold a score outside its range."""
+        if self.status != "unscored":
+            problem = score_problem(self.score, self.max_score)
+            if problem is not None:
+                raise ValueError(problem)
+        return self
 
     @property
     def normalized(self) -> float:
