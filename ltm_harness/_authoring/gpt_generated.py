@@ -117,9 +117,12 @@ def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
 
 
 def load_examples(path: Path) -> ExamplesFile:
-    if not path.is_file():
+    if not path.exists():
         return ExamplesFile()
-    data = read_user_json(path)
+    try:
+        data = read_user_json(path)
+    except OSError as exc:  # a FIFO or device in its place is refused before opening
+        raise DefinitionError(f"{path}: cannot read the stored sets ({exc.strerror or exc}); give a JSON file") from None
     try:
         examples = ExamplesFile.model_validate(data)
     except ValidationError as exc:

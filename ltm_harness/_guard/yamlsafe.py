@@ -50,7 +50,7 @@ class StrictLoader(yaml.SafeLoader):
                 raise ConstructorError(None, None, "a mapping key must be a plain value", key_node.start_mark) from None
             if key in seen:
                 raise YAMLProblem(f"key {clip(key)} is given twice (lines {seen[key]} and "
-                                  f"{key_node.start_mark.line + 1}); keep one", key_node.start_mark.line + 1)
+                                  f"{key_node.start_mark.line + 1}); remove one of them", key_node.start_mark.line + 1)
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
 

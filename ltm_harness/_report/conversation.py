@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ltm_harness._guard.files import check_regular
 from ltm_harness._guard import jsonsafe
 from ltm_harness._results.models import TestResult
 
@@ -188,6 +189,7 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
     log = SessionLog(path)
     problems: list[str] = []
     try:
+        check_regular(path)  # a FIFO would block the report forever
         f = path.open(encoding="utf-8", errors="replace")  # bytes that are not UTF-8 make a line unreadable, below
     except OSError as exc:
         return log, [f"cannot read {path}: {exc.strerror or exc}"]

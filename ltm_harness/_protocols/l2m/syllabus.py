@@ -26,7 +26,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from ltm_harness._guard import jsonsafe
-from ltm_harness._guard.limits import clip
+from ltm_harness._guard.limits import MAX_COUNT, clip
 from ltm_harness._guard.files import read_text
 from ltm_harness._errors import DefinitionError
 from ltm_harness._resources import shipped
@@ -93,7 +93,7 @@ class RepeatInstruction(_Strict):
     """`{"$repeat": {"$episode": TASK, ...}, "count": n}`: n episodes of one task and parameter set."""
 
     episode: EpisodeSpec = Field(alias="$repeat")
-    count: int = Field(ge=1, strict=True)
+    count: int = Field(ge=1, le=MAX_COUNT, strict=True)
 
 
 class EpisodeInstruction(_Strict):
