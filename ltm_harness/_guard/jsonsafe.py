@@ -4,6 +4,7 @@ RecursionError (the standard parser recurses once per level)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ltm_harness._guard.limits import MAX_JSON_DEPTH
@@ -43,3 +44,35 @@ def loads(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if _may_be_deep(text, max_depth):  # a cheap count first: most files cannot be too deep
         check_depth(data, max_depth)
     return data
+
+
+MAX_SCAN_ATTEMPTS = 256  # JSON values tried at most in one free-text reply (each try may read to its end)
+_DECODER = json.JSONDecoder()
+
+
+def scan(text: str, openers: str = "[{", max_depth: int = MAX_JSON_DEPTH,
+         attempts: int = MAX_SCAN_ATTEMPTS) -> Iterator[tuple[Any, int, int]]:
+    """The JSON values embedded in free text (a chat reply), outermost only, in order: (value, start, end). Bounded:
+    at most `attempts` places are tried, a value nested deeper than `max_depth` is skipped (never a
+    RecursionError), so a hostile reply costs linear time at most `attempts` times over."""
+    i = _next(text, openers, 0)
+    while i != -1 and attempts > 0:
+        attempts -= 1
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            i = _next(text, openers, i + 1)
+            continue
+        try:
+            if isinstance(value, (dict, list)) and _may_be_deep(text[i:end], max_depth):
+                check_depth(value, max_depth)
+        except TooDeep:  # skipped whole, with everything inside it
+            i = _next(text, openers, end)
+            continue
+        yield value, i, end
+        i = _next(text, openers, end)
+
+
+def _next(text: str, openers: str, start: int) -> int:
+    found = [j for j in (text.find(o, start) for o in openers) if j != -1]
+    return min(found) if found else -1

@@ -10,7 +10,9 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node
 
-from ltm_harness._guard.limits import MAX_YAML_ALIASES, MAX_YAML_NODES, clip
+from ltm_harness._guard.limits import MAX_JSON_DEPTH, MAX_YAML_ALIASES, MAX_YAML_NODES, clip
+
+MAX_YAML_DEPTH = MAX_JSON_DEPTH
 
 
 class YAMLProblem(yaml.YAMLError):
@@ -28,6 +30,13 @@ class StrictLoader(yaml.SafeLoader):
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._aliases = 0
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
+        # PyYAML's scanner slows down quadratically with flow nesting ([[[[...): refuse it early
+        if self.flow_level >= MAX_YAML_DEPTH:
+            mark = self.get_mark()  # type: ignore[no-untyped-call]
+            raise YAMLProblem(f"nested deeper than {MAX_YAML_DEPTH} levels", mark.line + 1)
+        super().fetch_flow_collection_start(TokenClass)  # type: ignore[misc]
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
@@ -95,6 +104,6 @@ def load(text: str) -> Any:
         _count_nodes(node)
         return loader.construct_document(node)
     except RecursionError:
-        raise YAMLProblem("nested too deeply to read") from None
+        raise YAMLProblem("nested too deeply to read", None) from None
     finally:
         loader.dispose()

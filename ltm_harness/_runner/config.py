@@ -238,7 +238,8 @@ def load_config(name: str | Path) -> RunConfig:
     try:
         raw = yamlsafe.load(read_text(path))
     except yamlsafe.YAMLProblem as exc:
-        raise ConfigError(f"{path}: line {exc.line}: {exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
+        at = f"line {exc.line}: " if exc.line else ""
+        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

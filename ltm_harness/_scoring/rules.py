@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from typing import Any
+
+from ltm_harness._guard import jsonsafe
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
 _NON_WORD = re.compile(r"[^a-z0-9']+")
@@ -49,14 +50,8 @@ def last_mentioned(text: str, candidates: list[str]) -> str | None:
 
 def extract_json(text: str) -> Any | None:
     """The first JSON object or array in a reply (code fences and prose around it are allowed)."""
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in "[{":
-            try:
-                value, _ = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
-                continue
-            return value
+    for value, _, _ in jsonsafe.scan(text):  # bounded: tries and depth
+        return value
     return None
 
 
