@@ -8,6 +8,7 @@ import zlib
 
 ENCODINGS = ("gzip", "deflate", "identity")
 ACCEPT_ENCODING = "gzip, deflate"
+STEP = 1024 * 1024  # bytes unpacked per step
 
 
 class TooLarge(ValueError):
@@ -44,7 +45,7 @@ class BoundedBody:
             return
         data = chunk
         while data:
-            room = self.limit - self.size + 1
+            room = min(self.limit - self.size + 1, STEP)  # unpacked a step at a time: never much beyond the limit
             try:
                 out = self._inflate.decompress(data, room)
             except zlib.error:

@@ -34,25 +34,25 @@ class StrictLoader(yaml.SafeLoader):
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
         # PyYAML's scanner slows down quadratically with flow nesting ([[[[...): refuse it early
         if self.flow_level >= MAX_YAML_DEPTH:
-            mark = self.get_mark()  # type: ignore[no-untyped-call]
+            mark = self.get_mark()
             raise YAMLProblem(f"nested deeper than {MAX_YAML_DEPTH} levels", mark.line + 1)
-        super().fetch_flow_collection_start(TokenClass)  # type: ignore[misc]
+        super().fetch_flow_collection_start(TokenClass)
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:
                 mark = self.peek_event().start_mark
                 raise YAMLProblem(f"more than {MAX_YAML_ALIASES} aliases (*name), refused as a possible alias bomb",
                                   mark.line + 1)
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             try:
                 hash(key)
             except TypeError:

@@ -34,7 +34,7 @@ def _http_module() -> ModuleType:
 def _transport_class() -> type:
     http: Any = _http_module()
 
-    class BoundedTransport(http.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+    class BoundedTransport(http.AsyncBaseTransport):
         def __init__(self, limit: int) -> None:
             self.limit = limit
             self.inner = http.AsyncHTTPTransport()
