@@ -40,3 +40,8 @@ def clip(value: Any, limit: int = CLIP) -> str:
         return f"a {type(value).__name__} of {len(value):,} items"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def clip_text(text: str, limit: int = 300) -> str:
+    """`text` itself (not its repr) cut to `limit` characters, with how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

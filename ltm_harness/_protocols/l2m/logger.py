@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.files import read_text
-from ltm_harness._guard.limits import clip
+from ltm_harness._guard.limits import clip, clip_text
 from ltm_harness._errors import RunFolderError
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import DATA_LOG, LOGGER_INFO, SCENARIO_INFO
@@ -180,7 +180,7 @@ def _read_json(path: Path) -> Any:
     try:
         return jsonsafe.loads(read_text(path))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise RunFolderError(f"{path}: not valid JSON ({clip(str(exc), 200)}); fix or delete the file") from None
+        raise RunFolderError(f"{path}: not valid JSON ({clip_text(str(exc), 200)}); fix or delete the file") from None
 
 
 def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics: list[str]) -> LogRecord:
