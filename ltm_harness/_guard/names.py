@@ -1,7 +1,8 @@
 """Names that become parts of paths, and paths that must stay inside their folder.
 
-A name (a dataset name, an example id, a run name, an agent's folder) is 1 to `MAX_NAME` characters of a fixed
-safe alphabet: letters, digits, `.`, `_`, `-` and space, starting with a letter, digit or `_`, never `..`. `inside`
+A name (a dataset name, an example id) is 1 to `MAX_NAME` characters of a fixed safe alphabet: ASCII letters,
+digits, space and `._-()[]{}=,+:@%#~!` (environment tests are named like `bandit(arms=3,probabilities=[0.2,0.8])`),
+starting with a letter, digit, `_` or `(`: no path separator, no control character, never `.` or `..`. `inside`
 resolves a path (symlinks followed) and refuses one that leaves its folder.
 """
 
@@ -13,7 +14,8 @@ from pathlib import Path
 from ltm_harness._guard.limits import clip
 
 MAX_NAME = 200
-SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._ -]*")
+SAFE_NAME = re.compile(r"[A-Za-z0-9_(][A-Za-z0-9 ._\-()\[\]{}=,+:@%#~!]*")
+ALPHABET = "letters, digits, spaces and ._-()[]{}=,+:@%#~!"
 
 
 class UnsafeName(ValueError):
@@ -30,9 +32,9 @@ def check_name(name: object, what: str) -> str:
         raise UnsafeName(f"{what} {clip(name)} is not text")
     if not 1 <= len(name) <= MAX_NAME:
         raise UnsafeName(f"{what} {clip(name)} must be 1 to {MAX_NAME} characters long")
-    if not SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((" ", ".")):
-        raise UnsafeName(f"{what} {clip(name)} may only hold letters, digits, '.', '_', '-' and spaces, start with a "
-                         "letter, digit or '_' and never hold '..'")
+    if not SAFE_NAME.fullmatch(name) or name.endswith((" ", ".")):
+        raise UnsafeName(f"{what} {clip(name)} may only hold {ALPHABET} (no '/' or '\\'), start with a letter, "
+                         "digit, '_' or '(' and not end with '.' or a space")
     return name
 
 
