@@ -384,3 +384,28 @@ def test_report_with_a_fifo_event_log_does_not_block(tmp_path: Path, capsys: pyt
     code = cli(["report", "results/x"])
     err = capsys.readouterr().err
     assert code == 0 and err.startswith("warning: ") and "oracle" in err  # said, never read (a FIFO blocks)
+
+
+CALLBACK_DATASET = """
+from ltm_harness import DatasetInterface
+class Watch(DatasetInterface):
+    name = "watch"
+    def generate_examples(self, n):
+        return [self.make_example(i, ["Say 'blue' in your next reply."], [True], ["blue"], uses_callback=True)
+                for i in range(n)]
+    def continual_evaluation_callback(self, example, log):
+        return {result}, 1.0, ["watched"], True
+"""
+
+
+@pytest.mark.parametrize("result, why", [("float('nan')", "not a finite number"), ("2.0", "outside 0..1.0"),
+                                         ("'yes'", "not a number")])
+def test_a_callback_returning_a_wrong_score_errors_its_test(result: str, why: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    put(tmp_path / "ds" / "watch.py", CALLBACK_DATASET.format(result=result))
+    cfg = put(tmp_path / "c.yml", GOOD.replace("colours", "watch").replace("{run_name: x}", "{run_name: x, dataset_dirs: [ds]}"))
+    code = cli(["run", "-c", str(cfg), "-a", "oracle", *RUN])
+    out = capsys.readouterr()
+    assert code in (0, 1) and "Traceback" not in out.out + out.err
+    [r] = json.loads((tmp_path / "results" / "x" / "oracle" / "results.json").read_text())
+    assert r["status"] == "errored" and r["score"] == 0 and any(why in reason for reason in r["reasons"]), r
