@@ -132,13 +132,53 @@ def run(config: ConfigLike = "default", agents: Sequence[str] | None = None, **o
     return asyncio.run(run_async(config, agents, **options))
 
 
+def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | None = None,
+                         dataset_dirs: Sequence[str | Path] = ()) -> str:
+    """Make `cfg` (read from a results folder) name only dataset code the user chose: never the folder's own
+    `dataset_dirs` or file/module specs, which a results folder received from someone else could point anywhere.
+    Dataset code comes from the built-ins and installed packages, plus the `dataset_dirs` and specs of the user's
+    `config`, plus `dataset_dirs` given here. Returns one line saying where dataset code came from."""
+    from ltm_harness._registry.loading import is_object_spec
+    from ltm_harness._runner.prepare import config_base, dataset_spec
+
+    folders: list[Path] = []
+    allowed: set[str] = set()
+    said = ["built-in datasets and installed packages"]
+    if config is not None:
+        user_path = resolve_config_path(str(config))
+        user = load_config(user_path)
+        base = config_base(str(user_path))
+        folders += [(base / d).resolve() for d in user.config.dataset_dirs]
+        allowed = {dataset_spec(e.name, base) for e in user.datasets.datasets}
+        said.append(f"the config {user_path}")
+    for d in dataset_dirs:
+        folder = Path(d).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"--dataset-dir {d}: no such folder; give a folder of dataset code")
+        folders.append(folder)
+    if dataset_dirs:
+        said.append("--dataset-dir " + " ".join(str(d) for d in dataset_dirs))
+    for i, entry in enumerate(cfg.datasets.datasets):
+        if is_object_spec(entry.name) and entry.name not in allowed:
+            raise ConfigError(f"{saved_at}: datasets.datasets[{i}].name: {entry.name!r} is code named by the results "
+                              "folder, which is never run from there; give the config that names it with -c/--config")
+    cfg.config.dataset_dirs = [str(f) for f in folders]
+    return "dataset code from: " + ", ".join(said)
+
+
 async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
-                        on_turn: OnTurn | None = None) -> RunOutput:
+                        on_turn: OnTurn | None = None, config: str | Path | None = None,
+                        dataset_dirs: Sequence[str | Path] = ()) -> RunOutput:
     """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
-    the LLM judge `judge` (default: the run's own judge, unless `no_judge`)."""
+    the LLM judge `judge` (default: the run's own judge, unless `no_judge`).
+
+    Dataset code is never taken from the run folder (its saved `dataset_dirs` and file specs are ignored): it comes
+    from the built-ins, installed packages, the user's `config` (its `dataset_dirs` and specs) and `dataset_dirs`;
+    the output's `notes` say which."""
     output = read_run(path)
     folder = output.folder
     cfg = read_run_file(folder.run_config, RunConfig)
+    code_from = trusted_dataset_code(cfg, folder.run_config, config, dataset_dirs)
     for section in (cfg.config.openai, cfg.config.judge, cfg.config.test_llm):
         if section.api_key is not None and set(section.api_key.get_secret_value()) <= {"*"}:
             section.api_key = None  # saved masked; the key comes from the environment now
@@ -153,7 +193,7 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         prepared = prepare(cfg, folder.path.parent, str(folder.run_config), existing_only=True, folder=folder)
         summary = await run_all(prepared, agents, on_turn, mode=Rescore())
     index_warning = refresh_index(folder.path.parent)
-    return RunOutput(folder.path, summary, [index_warning] if index_warning else [])
+    return RunOutput(folder.path, summary, [index_warning] if index_warning else [], notes=[code_from])
 
 
 def rescore(path: str | Path, **options: Any) -> RunOutput:

@@ -21,14 +21,19 @@ A reset (the harness wants the agent to forget the session)::
 
 A non-2xx status, a body that is not JSON, or JSON without a string ``reply`` stops the run with an
 error naming the URL and the problem. Each request times out after ``timeout`` seconds (default 300).
+
+Redirects are not followed (a 3xx answer is an error naming where it points: the conversation is never sent
+on to another host); a body is read up to ``max_reply_bytes`` decoded bytes (gzip and deflate are unpacked here,
+bounded), so an endless or bomb-sized reply fails its turn instead of filling memory. A 429 or 503 with a
+``Retry-After`` header (seconds or an HTTP date) is retried after that wait, capped by ``turns.retry_after_max``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import os
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,6 +41,11 @@ import aiohttp
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
+from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS
+from ltm_harness._guard.redact import redact_url
+from ltm_harness._guard.retry_after import retry_after_seconds
 
 DEFAULT_TIMEOUT = 300.0
 _SNIPPET = 200
@@ -44,7 +54,7 @@ _SNIPPET = 200
 def _shown(parts: Any) -> str:
     """The URL without any user:password part or query (either may hold a secret), safe to show and store."""
     netloc = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{netloc}{parts.path}"
+    return redact_url(f"{parts.scheme}://{netloc}{parts.path}")
 
 
 def shown_url(spec: str) -> str:
@@ -61,7 +71,7 @@ class HTTPAgent(Agent):
 
     _ids = itertools.count(1)  # session ids ltm-1, ltm-2, ... in the order agents are made
 
-    def __init__(self, spec: str, *, timeout: float | None = None) -> None:
+    def __init__(self, spec: str, *, timeout: float | None = None, max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         super().__init__(spec)
         if timeout is None:
             raw = os.environ.get("LTM_HTTP_TIMEOUT", "")
@@ -76,24 +86,46 @@ class HTTPAgent(Agent):
             raise AgentError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise AgentError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
-        if timeout <= 0:
-            raise AgentError(f"agent {shown_url(spec)!r}: the timeout must be a positive number of seconds")
+        if not 0 < timeout <= MAX_SECONDS:
+            raise AgentError(f"agent {shown_url(spec)!r}: the timeout must be a positive number of seconds, at most "
+                             f"{MAX_SECONDS:g}; set LTM_HTTP_TIMEOUT or http.timeout")
         self.url = spec
         self.shown_url = _shown(parts)
         self.timeout = float(timeout)
+        self.max_reply_bytes = max_reply_bytes
         self.session_id = f"ltm-{next(HTTPAgent._ids)}"
         self._http: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
-            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
+            # the body is unpacked by BoundedBody, not by aiohttp, so that its decoded size is bounded
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout), auto_decompress=False)
         return self._http
 
     async def _post(self, payload: dict[str, Any]) -> tuple[int, str]:
-        """One POST; returns (status, body text). Connection problems become a AgentError."""
+        """One POST; returns (status, body text). Connection problems, redirects and bodies over the limit become an
+        AgentError; a 429/503 asking to retry later carries its wait (`retry_after`)."""
         try:
-            async with self._client().post(self.url, json=payload) as response:
-                return response.status, await response.text(errors="replace")
+            async with self._client().post(self.url, json=payload, allow_redirects=False,
+                                           headers={"Accept-Encoding": ACCEPT_ENCODING}) as response:
+                if 300 <= response.status < 400:
+                    where = redact_url(response.headers.get("Location", "")) or "nowhere"
+                    raise self._fail(f"answered with a redirect (HTTP {response.status} to {where[:200]}), which is "
+                                     "not followed; give the final URL as the agent")
+                try:
+                    body = BoundedBody(self.max_reply_bytes, response.headers.get("Content-Encoding"))
+                    async for chunk in response.content.iter_chunked(65536):
+                        body.feed(chunk)
+                    text = body.finish().decode("utf-8", errors="replace")
+                except TooLarge as exc:
+                    raise self._fail(f"{exc} (limit: http.max_reply_bytes)") from None
+                if response.status in (429, 503):
+                    wait = retry_after_seconds(response.headers)
+                    if wait is not None:
+                        error = self._fail(f"answered HTTP status {response.status}, asking to retry after {wait:g} s")
+                        error.retry_after = wait  # type: ignore[attr-defined]
+                        raise error
+                return response.status, text
         except asyncio.TimeoutError:
             raise AgentError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout (LTM_HTTP_TIMEOUT=seconds)") from None
         except aiohttp.ClientError as exc:
@@ -114,7 +146,9 @@ class HTTPAgent(Agent):
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise self._fail(f"answered HTTP status {status}{detail}")
         try:
-            data = json.loads(body)
+            data = jsonsafe.loads(body)
+        except jsonsafe.TooDeep as exc:
+            raise self._fail(f"answered JSON {exc}") from None
         except ValueError:
             raise self._fail(f"answered with a body that is not JSON ({_snippet(body) or 'empty'!r})") from None
         if not isinstance(data, dict) or not isinstance(data.get("reply"), str):
@@ -132,7 +166,7 @@ class HTTPAgent(Agent):
         if value is None:
             return None
         ok = isinstance(value, int) if kind is int else isinstance(value, (int, float))
-        if isinstance(value, bool) or not ok or value < 0:
+        if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0:
             want = "a non-negative integer" if kind is int else "a non-negative number"
             raise self._fail(f"answered \"{field}\": {value!r}, which is not {want} or null")
         return kind(value)

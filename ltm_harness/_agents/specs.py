@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, Union
 
+from ltm_harness._guard.redact import redact
 from ltm_harness._agents.base import Agent
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
@@ -166,7 +167,7 @@ def display_spec(spec: str) -> str:
         from ltm_harness._agents.http_agent import shown_url
 
         return shown_url(spec)
-    return spec
+    return redact(spec)  # a key pasted into any other spec is masked too
 
 
 @dataclass(frozen=True)

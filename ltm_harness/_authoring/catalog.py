@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ltm_harness._guard.names import UnsafeName, check_name
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.gpt_generated import PROMPTS_DIR, dataset_from_prompt_file, prompt_files, why_not_a_prompt_file
 from ltm_harness._errors import ConfigError, DefinitionError
@@ -24,17 +25,25 @@ PACKAGE = "ltm_harness_datasets"
 DatasetClass = type[DatasetInterface]
 
 
+def _safe(name: str, where: str) -> str:
+    """A dataset name becomes a folder of the run's definitions: it must be a safe name."""
+    try:
+        return check_name(name, "dataset name")
+    except UnsafeName as exc:
+        raise DefinitionError(f"{where}: {exc}; rename the dataset") from None
+
+
 def _accept(obj: Any, where: str) -> Iterator[Entry[DatasetClass]]:
     """A dataset class, or every dataset class a module defines."""
     if isinstance(obj, type) and issubclass(obj, DatasetInterface):
         if not obj.name:
             raise DefinitionError(f"{where}: {obj.__qualname__} has no `name`; give the dataset a name")
-        yield Entry(obj.name, obj, where, obj.description)
+        yield Entry(_safe(obj.name, where), obj, where, obj.description)
     elif isinstance(obj, types.ModuleType):
         for value in vars(obj).values():
             if (isinstance(value, type) and issubclass(value, DatasetInterface) and value.name
                     and value.__module__ == obj.__name__):
-                yield Entry(value.name, value, where, value.description)
+                yield Entry(_safe(value.name, where), value, where, value.description)
     else:
         raise DefinitionError(f"{where}: {obj!r} is not a dataset (a DatasetInterface subclass, or a module of them)")
 

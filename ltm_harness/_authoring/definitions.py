@@ -10,6 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.limits import clip
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
@@ -47,8 +49,12 @@ def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
 def write_definitions(folder: Path, examples: list[TestExample], manifest: Manifest) -> None:
     """Save tests and their manifest in `folder` (the manifest last: without it the folder is never reused)."""
     for example in examples:
-        write_text(definition_path(folder, example.dataset_name, example.example_id),
-                   example.model_dump_json(indent=2) + "\n")
+        try:
+            path = definition_path(folder, example.dataset_name, example.example_id)
+        except ValueError as exc:  # a name that would leave the folder
+            raise DefinitionError(f"dataset {clip(example.dataset_name)}: test {clip(example.example_id)}: {exc}; "
+                                  "fix the dataset's name or example ids") from None
+        write_text(path, example.model_dump_json(indent=2) + "\n")
     write_model(folder / MANIFEST, manifest)
 
 
@@ -62,7 +68,7 @@ def _reusable(manifest: Manifest, datasets: list[tuple[DatasetInterface, int]], 
 def definitions_fingerprint(folder: Path) -> str | None:
     """The fingerprint of the definitions in `folder` (None: there are none, or the manifest cannot be read)."""
     try:
-        return Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8")).fingerprint
+        return Manifest.model_validate_json(read_text(folder / MANIFEST)).fingerprint
     except (OSError, ValidationError, UnicodeDecodeError):
         return None
 
@@ -70,7 +76,7 @@ def definitions_fingerprint(folder: Path) -> str | None:
 def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
     """True when `folder` holds definitions made by these datasets (same config and code)."""
     try:
-        manifest = Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = Manifest.model_validate_json(read_text(folder / MANIFEST))
     except (OSError, ValidationError, UnicodeDecodeError):
         return False
     return _reusable(manifest, datasets, fingerprint(datasets))
@@ -81,9 +87,12 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     same config and dataset code, else generated and saved there."""
     fp = fingerprint(datasets)
     manifest_path = folder / MANIFEST
-    if manifest_path.is_file():
+    if manifest_path.exists():
         try:
-            manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+            manifest = Manifest.model_validate_json(read_text(manifest_path))
+        except OSError as exc:  # a FIFO, a device or a folder where the manifest should be
+            raise DefinitionError(f"{manifest_path}: cannot be read ({exc.strerror or exc}); delete the folder to "
+                                  "regenerate") from None
         except (ValidationError, UnicodeDecodeError):
             raise DefinitionError(f"{manifest_path}: not a definitions manifest of this harness; delete the folder to regenerate") from None
         if manifest.format > DEFINITION_FORMAT:
@@ -111,14 +120,20 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
 def _read_all(folder: Path, manifest: Manifest, datasets: list[tuple[DatasetInterface, int]]) -> dict[str, list[TestExample]]:
     out: dict[str, list[TestExample]] = {d.name: [] for d, _ in datasets}
     for uid in manifest.tests:
-        dataset_name, example_id = uid.split("/", 1)
-        path = definition_path(folder, dataset_name, example_id)
+        dataset_name, _, example_id = uid.partition("/")
         try:
-            example = TestExample.model_validate_json(path.read_text(encoding="utf-8"))
+            path = definition_path(folder, dataset_name, example_id)
+        except ValueError as exc:  # a hand-edited manifest naming a file outside the folder
+            raise DefinitionError(f"{folder / MANIFEST}: entry {clip(uid)}: {exc}; delete the folder to "
+                                  "regenerate") from None
+        try:
+            example = TestExample.model_validate_json(read_text(path))
         except FileNotFoundError:
             raise DefinitionError(f"{path}: listed in {folder / MANIFEST} but missing; delete the folder to regenerate") from None
         except UnicodeDecodeError:
             raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to regenerate") from None
+        except OSError as exc:  # a FIFO or device in place of a definition, or unreadable
+            raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); delete the folder to regenerate") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(top level)"

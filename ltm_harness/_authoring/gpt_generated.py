@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_text
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError, LTMError
 from ltm_harness._authoring.example import TestExample
@@ -115,9 +117,12 @@ def examples_path(prompt_path: Path, prompt: PromptFile) -> Path:
 
 
 def load_examples(path: Path) -> ExamplesFile:
-    if not path.is_file():
+    if not path.exists():
         return ExamplesFile()
-    data = read_user_json(path)
+    try:
+        data = read_user_json(path)
+    except OSError as exc:  # a FIFO or device in its place is refused before opening
+        raise DefinitionError(f"{path}: cannot read the stored sets ({exc.strerror or exc}); give a JSON file") from None
     try:
         examples = ExamplesFile.model_validate(data)
     except ValidationError as exc:
@@ -130,8 +135,8 @@ def load_examples(path: Path) -> ExamplesFile:
 
 def _looks_like_prompt_file(path: Path) -> bool:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = jsonsafe.loads(read_text(path))
+    except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(data, dict) and bool({"content", "question", "answer"} & data.keys())
 

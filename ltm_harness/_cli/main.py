@@ -8,6 +8,15 @@ from types import ModuleType
 
 from ltm_harness._cli.commands import command_modules
 from ltm_harness._errors import LTMError
+from ltm_harness._guard.redact import redact
+
+MAX_LINE = 2000  # an error line longer than this is cut: whatever input it echoes shows a prefix only
+
+
+def one_line(message: str) -> str:
+    """An error as the terminal shows it: secrets redacted, each line at most MAX_LINE characters."""
+    return "\n".join(line if len(line) <= MAX_LINE else line[:MAX_LINE] + f"... ({len(line):,} characters)"
+                     for line in redact(message).splitlines())
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
@@ -35,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     except LTMError as exc:
         if getattr(args, "debug", False):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

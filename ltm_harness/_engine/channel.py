@@ -14,12 +14,14 @@ asked; the channel asks the live agent only once the record is used up.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Literal
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._errors import LTMError
+from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.events import TurnEvent
 from ltm_harness._store.records import LLMCall
@@ -40,6 +42,7 @@ class TurnPolicy:
     timeout: float | None = 600.0
     backoff: float = 0.5
     give_up_after: int = 5
+    retry_after_max: float = 300.0  # the longest wait an agent's Retry-After gets (a longer ask waits this long)
 
 
 class AgentDown(Exception):
@@ -107,13 +110,27 @@ class Channel:
                                          turn.hint)
         reply = answer or Reply(text="")
         reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
+        notes: list[str] = []
+        reply_text, replaced = sanitize(reply_text)
+        if replaced:  # text no UTF-8 file can hold: replaced, and said in the turn's errors as a note
+            notes.append(f"note: the reply held {replaced} lone surrogate{'s' if replaced != 1 else ''} (invalid "
+                         "Unicode), replaced by U+FFFD")
+        user_text, replaced = sanitize(turn.text)
+        if replaced:
+            notes.append(f"note: the message held {replaced} lone surrogate{'s' if replaced != 1 else ''}, replaced "
+                         "by U+FFFD in the log")
+        cost = reply.cost_usd
+        if cost is not None and not (isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0):
+            notes.append(f"note: the reply's cost_usd {cost!r} is not a finite non-negative number; recorded as unknown")
+            cost = None
+        errors = [*errors, *notes] if notes else errors
         reply_tokens = self.count(reply_text)
         for call in reply.llm_calls:
             self.record_call(call)
         self.recorder.write(TurnEvent(
             i=turn.i, time=turn.time, pos=turn.pos, kind=turn.kind, test=turn.test, question=turn.question,
-            planned=turn.planned, user=turn.text, user_tokens=turn.tokens, reply=reply_text, reply_tokens=reply_tokens,
-            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=reply.cost_usd,
+            planned=turn.planned, user=user_text, user_tokens=turn.tokens, reply=reply_text, reply_tokens=reply_tokens,
+            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=cost,
             failed=answer is None, errors=errors,
         ))
         self._last_failed = answer is None
@@ -125,8 +142,8 @@ class Channel:
         else:
             self._failed_in_a_row = 0
             self._answered += 1
-        if reply.cost_usd:
-            self.cost_usd += reply.cost_usd
+        if cost:
+            self.cost_usd += cost
         self.prompt_tokens += reply.prompt_tokens or 0
         self.completion_tokens += reply.completion_tokens or 0
         return Answer(reply_text, reply_tokens, answer is not None)
@@ -154,9 +171,15 @@ class Channel:
             await self.replay.go_live(agent)
         policy = self.policy
         errors: list[str] = []
+        asked: float | None = None  # the wait the agent asked for with its last failure (Retry-After)
         for attempt in range(policy.attempts):
-            if attempt and policy.backoff:
-                await asyncio.sleep(policy.backoff * 2 ** (attempt - 1))
+            if attempt:
+                wait = policy.backoff * 2 ** (attempt - 1) if policy.backoff else 0.0
+                if asked is not None:
+                    wait = max(wait, min(asked, policy.retry_after_max))
+                if wait:
+                    await asyncio.sleep(wait)
+                asked = None
             try:
                 async with asyncio.timeout(policy.timeout) as within:
                     reply = await agent.reply(message, hint if agent.is_oracle else None)
@@ -169,5 +192,6 @@ class Channel:
             except Exception as exc:
                 if getattr(exc, "fatal", False):  # e.g. a wrong key or model name: no retry can help
                     raise AgentDown(f"the agent cannot be used: {exc}") from None
+                asked = getattr(exc, "retry_after", None)
                 errors.append(_one_line(exc))
         return None, errors

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
 
+from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._agents.base import Agent, OracleHint
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
@@ -352,6 +353,10 @@ class Session:
         else:
             outcome = driver.result
             status = "unscored" if outcome.unscored else "ok"
+            problem = None if outcome.unscored else score_problem(outcome.score, outcome.max_score, outcome.reasons)
+            if problem is not None:  # a wrong score is never stored as valid: the test is errored, saying why
+                status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned a wrong score: "
+                                                                    f"{problem}; fix the dataset's scoring"])
         self._end(run.test.id, outcome, status)
 
     def _end(self, test: str, outcome: TestOutcome, status: Literal["ok", "unscored", "errored"]) -> None:

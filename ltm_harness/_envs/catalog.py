@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ltm_harness._guard import jsonsafe
 from ltm_harness._envs.bandit import Bandit
 from ltm_harness._envs.base import Env
 from ltm_harness._envs.cipher import Cipher
@@ -114,7 +115,7 @@ def _show(value: Any) -> str:
 def _value(text: str) -> Any:
     """A param value from the command line: JSON when it parses (numbers, lists, true), else the text."""
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except ValueError:
         return text
 

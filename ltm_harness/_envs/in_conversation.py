@@ -40,7 +40,7 @@ class InConversation(BaseModel):
 
 
 class PassiveInConversation(InConversation):
-    page_size: int | None = Field(default=None, ge=1)  # problems per message (default: all in one)
+    page_size: int | None = Field(default=None, ge=1, le=10_000)  # problems per message (default: all in one)
 
 
 CONVERSATION_ARGS = frozenset(PassiveInConversation.model_fields)

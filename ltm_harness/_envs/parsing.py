@@ -18,13 +18,12 @@ the reason. Answers to a problem set are read by the first rule that applies:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from ltm_harness._guard import jsonsafe
 from ltm_harness._envs.header import Action, InvalidAction, Space
 
-_DECODER = json.JSONDecoder()
 _ACTION_LINE = re.compile(r"\baction\s*[:=]\s*[\"']?([A-Za-z]+|-?\d+)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?![\w]|\.\d)")
 _NUMBERED = re.compile(r"^\s*(\d+)\s*[.):]\s*(.*?)\s*$", re.MULTILINE)
@@ -32,17 +31,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)\s*[.):]\s*(.*?)\s*$", re.MULTILINE)
 
 def json_values(text: str, opener: str) -> list[Any]:
     """Every JSON value that starts with `opener` (`{` or `[`) in `text`, in order, outermost only."""
-    found: list[Any] = []
-    i = text.find(opener)
-    while i != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, i)
-        except ValueError:
-            i = text.find(opener, i + 1)
-            continue
-        found.append(value)
-        i = text.find(opener, end)
-    return found
+    return [value for value, _, _ in jsonsafe.scan(text, opener)]  # bounded: tries and depth
 
 
 def _coerce(value: object, space: "Space") -> "Action | None":

@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ltm_harness._guard import yamlsafe
+from ltm_harness._guard.files import read_text
 from ltm_harness._errors import DefinitionError
 from ltm_harness._runner.config import describe_validation_error
 
@@ -97,8 +99,8 @@ def read_reference_config(source: Path) -> ReferenceConfig | None:
     if not path.is_file():
         return None
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
+        raw = yamlsafe.load(read_text(path))
+    except (yaml.YAMLError, UnicodeDecodeError, OSError):
         raise DefinitionError(f"{path}: not a valid YAML file; fix it or remove it and pass --span") from None
     try:
         return ReferenceConfig.model_validate(raw if isinstance(raw, dict) else {})
@@ -108,7 +110,7 @@ def read_reference_config(source: Path) -> ReferenceConfig | None:
 
 def read_test(path: Path) -> ReferenceTest:
     try:
-        return ReferenceTest.model_validate_json(path.read_text(encoding="utf-8"))
+        return ReferenceTest.model_validate_json(read_text(path))
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"

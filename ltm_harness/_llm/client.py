@@ -20,7 +20,6 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +27,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from ltm_harness._errors import LLMError
+from ltm_harness._guard.retry_after import retry_after_seconds as header_wait
+from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._store.records import LLMCall, Role
@@ -45,15 +46,17 @@ REPLY_PRIMING = 3  # tokens that prime the assistant's reply
 class LLMSettings(BaseModel):
     """`config.llm`: how every LLM call is made."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    timeout: float = Field(default=60.0, gt=0, description="seconds for one request")
-    max_attempts: int = Field(default=6, ge=1, description="attempts per call, the first one included")
-    retry_budget: float = Field(default=300.0, gt=0, description="seconds one call may spend, waits included")
-    backoff_initial: float = Field(default=0.5, ge=0, description="first backoff in seconds (doubles, with jitter)")
-    backoff_max: float = Field(default=30.0, gt=0, description="longest backoff in seconds (Retry-After may ask more)")
-    agent_concurrency: int = Field(default=16, ge=1, description="requests at once to one endpoint by agents under test")
-    judge_concurrency: int = Field(default=4, ge=1, description="requests at once to one endpoint by judge, generation and tests")
+    timeout: float = Field(default=60.0, gt=0, le=MAX_SECONDS, description="seconds for one request")
+    max_attempts: int = Field(default=6, ge=1, le=MAX_ATTEMPTS, description="attempts per call, the first one included")
+    retry_budget: float = Field(default=300.0, gt=0, le=MAX_SECONDS, description="seconds one call may spend, waits included")
+    backoff_initial: float = Field(default=0.5, ge=0, le=3600, description="first backoff in seconds (doubles, with jitter)")
+    backoff_max: float = Field(default=30.0, gt=0, le=MAX_SECONDS, description="longest backoff in seconds (Retry-After may ask more)")
+    agent_concurrency: int = Field(default=16, ge=1, le=MAX_CONCURRENCY, description="requests at once to one endpoint by agents under test")
+    judge_concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY, description="requests at once to one endpoint by judge, generation and tests")
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1024, le=1024**3,
+                                 description="bytes of one response body, decompressed (larger: the call fails)")
     prices: dict[str, Price] = Field(default_factory=dict, description="USD per 1M tokens, per model (adds to the built-in table)")
     cache: bool = Field(default=True, description="cache judge and generation responses on disk")
     cache_dir: str | None = Field(default=None, description="cache folder (default: <results>/.llm-cache)")
@@ -87,34 +90,18 @@ def request_hash(model: str, messages: list[dict[str, str]], params: dict[str, A
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
-    """The wait a server asked for in `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    """The wait a server asked for with the error `exc` (`retry-after-ms`, or `Retry-After` in seconds or an HTTP
+    date)."""
+    return header_wait(getattr(getattr(exc, "response", None), "headers", None))
 
 
 def is_retryable(exc: BaseException) -> bool:
     import openai
 
+    from ltm_harness._llm.transport import ReplyTooLarge
+
+    if isinstance(exc, ReplyTooLarge) or isinstance(exc.__cause__, ReplyTooLarge):
+        return False  # a server that sent an oversized body sends it again
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -152,8 +139,11 @@ class LLMClient:
         if self._sdk is None:
             from openai import AsyncOpenAI  # slow to import: only when something really talks to an endpoint
 
+            from ltm_harness._llm.transport import http_client
+
             self._sdk = AsyncOpenAI(api_key=self.endpoint.key.value, base_url=self.endpoint.base_url,
-                                    timeout=self.settings.timeout, max_retries=0)
+                                    timeout=self.settings.timeout, max_retries=0,
+                                    http_client=http_client(self.settings.max_reply_bytes, self.settings.timeout))
         return self._sdk
 
     def count_prompt(self, messages: list[dict[str, str]]) -> int:
@@ -249,8 +239,14 @@ class LLMClient:
     def _failure(self, model: str, exc: BaseException, attempts: int) -> LLMError:
         import openai
 
+        from ltm_harness._llm.transport import ReplyTooLarge
+
         where = f"{self.endpoint.display} (model {model})"
         tries = f" after {attempts} attempts" if attempts > 1 else ""
+        too_large = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__
+        if isinstance(too_large, ReplyTooLarge):
+            return LLMError(f"{where} sent a response that was refused: {too_large}; raise llm.max_reply_bytes if "
+                            "it is genuine")
         if isinstance(exc, openai.APIStatusError):
             body = exc.body
             detail = body.get("message") if isinstance(body, dict) else body

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ltm_harness._errors import ConfigError
+from ltm_harness._guard.redact import redact, remember_secret
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_KEY = "not-needed"
@@ -32,8 +33,11 @@ def display_url(url: str) -> str:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return redact(f"{parts.scheme}://{host}{port}{parts.path}")
 
 
 class _Secret:
@@ -63,7 +67,7 @@ class Endpoint:
         """`text` with this endpoint's key, and anything shaped like an OpenAI key, blanked out."""
         if self.key.value and self.key.value != LOCAL_KEY:
             text = text.replace(self.key.value, "***")
-        return _KEY_LIKE.sub("sk-***", text)
+        return redact(_KEY_LIKE.sub("sk-***", text))
 
 
 def resolve_endpoint(who: str, base_url: str | None = None, api_key: str | None = None) -> Endpoint:
@@ -78,4 +82,6 @@ def resolve_endpoint(who: str, base_url: str | None = None, api_key: str | None 
             raise ConfigError(f"{who}: no API key for {display_url(url)}; set OPENAI_API_KEY "
                             "(or point OPENAI_BASE_URL at a local server, which needs none)")
         key = LOCAL_KEY
+    else:
+        remember_secret(key)
     return Endpoint(url, _Secret(key))

@@ -108,7 +108,7 @@ def load_judge_prompt(name_or_path: str) -> JudgePrompt:
     """A judge prompt by name (built-in, registered, from a package), or from a JSON file."""
     if name_or_path.endswith(".json") or "/" in name_or_path or "\\" in name_or_path or Path(name_or_path).is_file():
         path = Path(name_or_path)
-        if not path.is_file():
+        if not path.exists():
             known = ", ".join(JUDGE_PROMPTS.scope())
             raise DefinitionError(f"judge prompt {name_or_path!r}: {path} does not exist; use one of {known} or a "
                                   "path to a JSON file")

@@ -80,6 +80,10 @@ class Registry(Generic[T]):
             source = entry_point_source(ep)
             try:
                 obj = ep.load()
+            except SystemExit as exc:
+                raise DefinitionError(f"{self.kind} {ep.name!r} of {source} (entry point {ep.value}) called "
+                                      f"sys.exit({exc.code!r:.40}) while being imported; fix or uninstall the "
+                                      "package") from None
             except Exception as exc:
                 raise DefinitionError(f"{self.kind} {ep.name!r} of {source} (entry point {ep.value}) failed to load "
                                       f"({type(exc).__name__}: {exc}); fix or uninstall the package") from exc

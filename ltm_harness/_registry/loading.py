@@ -16,6 +16,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from ltm_harness._guard.limits import clip, clip_text
 from ltm_harness._errors import ConfigError, DefinitionError
 
 USER_PACKAGE = "ltm_harness_user"
@@ -48,9 +49,14 @@ def load_module_file(path: Path, package: str = USER_PACKAGE) -> types.ModuleTyp
     module._ltm_source = source  # type: ignore[attr-defined]
     try:
         exec(compile(source, str(path), "exec"), module.__dict__)
+    except SystemExit as exc:
+        del sys.modules[name]
+        raise DefinitionError(f"{path}: called sys.exit({clip(exc.code)}) while being imported; remove the call (or "
+                              "put it under `if __name__ == \"__main__\":`)") from None
     except Exception as exc:
         del sys.modules[name]
-        raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {exc}); fix the module") from exc
+        raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {clip_text(str(exc))}); fix the "
+                              "module") from exc
     return module
 
 
@@ -85,6 +91,9 @@ def load_object(spec: str, what: str, default: str | None = None) -> Any:
         except ModuleNotFoundError as exc:
             raise ConfigError(f"{what} {spec!r}: cannot import {target!r} ({exc}); give an importable module or a "
                               ".py file") from None
+        except SystemExit as exc:
+            raise DefinitionError(f"{what} {spec!r}: {target} called sys.exit({clip(exc.code)}) while being imported; "
+                                  "remove the call") from None
         except Exception as exc:
             raise DefinitionError(f"{what} {spec!r}: {target} failed to import ({type(exc).__name__}: {exc}); "
                                   "fix it") from exc

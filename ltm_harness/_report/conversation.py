@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ltm_harness._guard.files import check_regular
+from ltm_harness._guard import jsonsafe
 from ltm_harness._results.models import TestResult
 from ltm_harness._store.eventlog import read_wall_facts
 
@@ -188,6 +190,7 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
     log = SessionLog(path)
     problems: list[str] = []
     try:
+        check_regular(path)  # a FIFO would block the report forever
         f = path.open(encoding="utf-8", errors="replace")  # bytes that are not UTF-8 make a line unreadable, below
     except OSError as exc:
         return log, [f"cannot read {path}: {exc.strerror or exc}"]
@@ -198,8 +201,8 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
+                event = jsonsafe.loads(line)
+            except ValueError:
                 bad += 1
                 if bad == 1:
                     problems.append(f"{path}: line {n} is not valid JSON (a run killed while writing?); skipped")

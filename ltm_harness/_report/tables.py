@@ -16,6 +16,7 @@ from typing import Sequence
 
 from pydantic import BaseModel
 
+from ltm_harness._guard.text import csv_cell
 from ltm_harness._report.colours import agent_slots
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import TestResult
@@ -189,11 +190,15 @@ def build_tables(all_entries: Sequence[Entry]) -> Tables:
 
 
 def _cell(value: object) -> str:
+    """A CSV cell: numbers as they are, text that a spreadsheet would run as a formula (=, +, -, @, tab, CR first)
+    neutralised with a leading `'` (OWASP's advice on CSV injection)."""
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    if isinstance(value, (int, bool)):
+        return str(value)
+    return str(csv_cell(str(value)))
 
 
 def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Path, json_path: Path) -> None:

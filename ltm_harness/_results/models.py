@@ -5,9 +5,10 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ltm_harness._engine.program import memory_distance
+from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import OmitWhenNone, UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
@@ -83,6 +84,15 @@ class TestResult(OmitWhenNone):
     tokens: int  # conversation tokens from the test's first line to its end
     # the test's own score before normalisation, when it has one (an environment's episode score); AIQ averages it
     raw_score: float | None = None
+
+    @model_validator(mode="after")
+    def _score_in_range(self) -> "TestResult":
+        """A results file edited by hand (or damaged) cannot hold a score outside its range."""
+        if self.status != "unscored":
+            problem = score_problem(self.score, self.max_score)
+            if problem is not None:
+                raise ValueError(problem)
+        return self
 
     @property
     def normalized(self) -> float:

@@ -11,15 +11,23 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ltm_harness._errors import ConfigError
+from ltm_harness._guard import yamlsafe
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.limits import (MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_MESSAGE_TOKENS,
+                                       MAX_REPLY_BYTES, MAX_SECONDS, MAX_SEED, clip)
 from ltm_harness._llm.client import LLMSettings
 from ltm_harness._resources import shipped
 
 CONFIG_DIR = shipped("configs")
 DEFAULT_CONFIG = CONFIG_DIR / "default.yml"
+MAX_SECONDS_PER_TURN = 30 * 24 * 3600.0  # a month of virtual time per turn
+START_TIME_MIN = datetime(1900, 1, 1, tzinfo=timezone.utc)
+START_TIME_MAX = datetime(3000, 1, 1, tzinfo=timezone.utc)  # a run of years of virtual time still fits in datetime
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `true` is not a number, "3" is not an int (YAML already gives numbers their types)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class OpenAIOptions(_Strict):
@@ -29,9 +37,9 @@ class OpenAIOptions(_Strict):
     api_key_env: str | None = None  # the name of an environment variable holding the key (preferred)
     api_key: SecretStr | None = None  # the key itself; it is never written to any output
     system_prompt: str | None = None  # None: the built-in prompt
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=0.0, ge=0, le=100)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_MESSAGE_TOKENS)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
 
     def agent_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"temperature": self.temperature}
@@ -59,7 +67,7 @@ class EndpointOptions(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     api_key: SecretStr | None = None
-    temperature: float | None = 0.0
+    temperature: float | None = Field(default=0.0, ge=0, le=100)
 
     def endpoint_args(self, section: str, fallback: OpenAIOptions) -> tuple[str | None, str | None]:
         """(base_url, api_key) for this endpoint, checked now."""
@@ -86,10 +94,14 @@ class JudgeOptions(EndpointOptions):
 class HTTPOptions(_Strict):
     """Settings of agents behind HTTP."""
 
-    timeout: float | None = Field(default=None, gt=0)  # seconds per request (default 300, or LTM_HTTP_TIMEOUT)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_SECONDS)  # seconds per request (default 300, or LTM_HTTP_TIMEOUT)
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1024, le=1024**3)  # one reply body, decoded
 
     def agent_kwargs(self) -> dict[str, Any]:
-        return {"timeout": self.timeout} if self.timeout is not None else {}
+        kwargs: dict[str, Any] = {"max_reply_bytes": self.max_reply_bytes}
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return kwargs
 
 
 class TurnOptions(_Strict):
@@ -97,21 +109,22 @@ class TurnOptions(_Strict):
     try (doubling after), and how many failed turns in a row stop its session. A turn that fails every try errors
     the test it belongs to; the other tests go on."""
 
-    attempts: int = Field(default=3, ge=1)
-    timeout: float | None = Field(default=600.0, gt=0)  # seconds per try; null: no limit
-    backoff: float = Field(default=0.5, ge=0)
-    give_up_after: int = Field(default=5, ge=1)
+    attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS)
+    timeout: float | None = Field(default=600.0, gt=0, le=MAX_SECONDS)  # seconds per try; null: no limit
+    backoff: float = Field(default=0.5, ge=0, le=3600)
+    give_up_after: int = Field(default=5, ge=1, le=1_000_000)
+    retry_after_max: float = Field(default=300.0, ge=0, le=MAX_SECONDS)  # longest Retry-After an HTTP agent is waited
 
 
 class RunSection(_Strict):
     run_name: str = "default"
-    seed: int = 0
+    seed: int = Field(default=0, ge=-MAX_SEED, le=MAX_SEED)
     incompatibilities: list[list[str]] = Field(default_factory=list)
     isolated: bool = False
-    isolated_concurrency: int = Field(default=8, ge=1)
-    max_message_tokens: int = Field(default=4096, ge=256)
-    seconds_per_turn: float = Field(default=10.0, ge=0)
-    start_time: datetime = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
+    isolated_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    max_message_tokens: int = Field(default=4096, ge=256, le=MAX_MESSAGE_TOKENS)
+    seconds_per_turn: float = Field(default=10.0, ge=0, le=MAX_SECONDS_PER_TURN)
+    start_time: datetime = Field(default=datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc), strict=False)
     tokenizer: str = "cl100k_base"
     agents: list[str] = Field(default_factory=list)
     dataset_dirs: list[str] = Field(default_factory=list)
@@ -122,7 +135,7 @@ class RunSection(_Strict):
     test_llm: EndpointOptions = Field(default_factory=EndpointOptions)  # the LLM test programs may call (ctx.llm)
     debug: bool = False  # accepted for configs written for the reference benchmark
     turns: TurnOptions = Field(default_factory=TurnOptions)
-    watchdog: float | None = Field(default=86400.0, gt=0)  # seconds the whole run may take; then it stops, tests errored
+    watchdog: float | None = Field(default=86400.0, gt=0, le=MAX_SECONDS)  # seconds the whole run may take; then it stops, tests errored
 
     @field_validator("incompatibilities")
     @classmethod
@@ -144,12 +157,16 @@ class RunSection(_Strict):
     @field_validator("start_time")
     @classmethod
     def _aware(cls, v: datetime) -> datetime:
-        return v if v.tzinfo else v.replace(tzinfo=timezone.utc)
+        v = v if v.tzinfo else v.replace(tzinfo=timezone.utc)
+        if not START_TIME_MIN <= v <= START_TIME_MAX:
+            raise ValueError(f"must be between {START_TIME_MIN.year} and {START_TIME_MAX.year - 1} (virtual time runs "
+                             "on from it, so it must leave room)")
+        return v
 
 
 class DatasetDefaults(_Strict):
-    memory_span: int = Field(default=4000, ge=500)
-    dataset_examples: int = Field(default=1, ge=1)
+    memory_span: int = Field(default=4000, ge=500, le=MAX_MEMORY_SPAN)
+    dataset_examples: int = Field(default=1, ge=1, le=MAX_EXAMPLES)
 
 
 class DatasetEntry(_Strict):
@@ -205,7 +222,7 @@ def describe_validation_error(source: str, exc: ValidationError) -> str:
         return f"{source}: {where}: unknown field; remove it or fix its spelling"
     if kind == "missing":
         return f"{source}: {where}: required field is missing; add it"
-    return f"{source}: {where}: {str(err['msg']).removeprefix('Value error, ')} (got {err.get('input')!r}); fix the value"
+    return f"{source}: {where}: {str(err['msg']).removeprefix('Value error, ')} (got {clip(err.get('input'))}); fix the value"
 
 
 def resolve_config_path(name: str) -> Path:
@@ -213,6 +230,8 @@ def resolve_config_path(name: str) -> Path:
     path = Path(name)
     if path.is_file():
         return path
+    if path.exists() and not path.is_dir():  # a FIFO or a device: never opened
+        raise ConfigError(f"config {path}: not a regular file (a FIFO, device or socket); give a YAML file")
     for candidate in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.yml"):
         if candidate.is_file():
             return candidate
@@ -233,7 +252,10 @@ def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
     """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
     `expected` says what the file should hold."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yamlsafe.load(read_text(path))
+    except yamlsafe.YAMLProblem as exc:
+        at = f"line {exc.line}: " if exc.line else ""
+        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -14,6 +14,9 @@ from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.definitions import definitions_match, load_or_generate
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._errors import ConfigError, LTMError, RunFolderError
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.redact import redact, redact_url
 from ltm_harness._authoring.catalog import DatasetClass, dataset_class, known_datasets
 from ltm_harness._registry.core import Scope
 from ltm_harness._results.outputs import folder_state
@@ -139,6 +142,11 @@ def _config_difference(saved: dict[str, Any], now: dict[str, Any], where: str = 
 def _saved_config(cfg: RunConfig, dirs: list[Path], source: str) -> RunConfig:
     saved = cfg.model_copy(deep=True)  # paths absolute: the saved config has no folder of its own
     saved.config.dataset_dirs = [str(d) for d in dirs]
+    # no secret in the file: URLs lose their user:password and secret query values (api_key is masked by pydantic)
+    for section in (saved.config.openai, saved.config.judge, saved.config.test_llm):
+        if section.base_url:
+            section.base_url = redact_url(section.base_url)
+    saved.config.agents = [redact(agent) for agent in saved.config.agents]
     for entry in saved.datasets.datasets:
         entry.name = dataset_spec(entry.name, config_base(source))
     return saved
@@ -190,7 +198,7 @@ def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
             raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
         return False
     try:
-        before = json.loads(path.read_text(encoding="utf-8"))
+        before = jsonsafe.loads(read_text(path))
     except (OSError, ValueError):
         raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))

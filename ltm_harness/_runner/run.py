@@ -82,7 +82,8 @@ def watchdog_reason(seconds: float) -> str:
 
 def session_settings(config: RunConfig, agent: str, session_id: str, **override: object) -> SessionSettings:
     cfg = config.config
-    policy = TurnPolicy(cfg.turns.attempts, cfg.turns.timeout, cfg.turns.backoff, cfg.turns.give_up_after)
+    policy = TurnPolicy(cfg.turns.attempts, cfg.turns.timeout, cfg.turns.backoff, cfg.turns.give_up_after,
+                        cfg.turns.retry_after_max)
     settings = SessionSettings(agent_name=agent, session_id=session_id, start_time=cfg.start_time,
                                seconds_per_turn=cfg.seconds_per_turn, isolated=cfg.isolated,
                                incompatible=config.incompatible, policy=policy)

@@ -9,6 +9,8 @@ from typing import Any
 
 import json5
 
+from ltm_harness._guard.jsonsafe import MAX_SCAN_ATTEMPTS, TooDeep, check_depth
+
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
 _NON_WORD = re.compile(r"[^a-z0-9']+")
 
@@ -75,26 +77,41 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
+def _next_opener(text: str, start: int) -> int:
+    found = [j for j in (text.find("[", start), text.find("{", start)) if j != -1]
+    return min(found) if found else -1
+
+
 def extract_json(text: str) -> Any | None:
     """The first JSON object or array in a reply (code fences and prose around it are allowed).
 
     Strict JSON first; else the bracketed span is read as JSON5 (the `json5` package), which accepts the slips
     LLMs make in JSON: trailing commas, single quotes, comments, unquoted keys. Nothing is guessed beyond that:
-    a list that never closes or prose in brackets is not JSON."""
+    a list that never closes or prose in brackets is not JSON. Bounded for hostile replies: at most
+    MAX_SCAN_ATTEMPTS places are tried, and a value nested deeper than the JSON depth limit is skipped."""
     decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in "[{":
+    attempts = MAX_SCAN_ATTEMPTS
+    i = _next_opener(text, 0)
+    while i != -1 and attempts > 0:
+        attempts -= 1
+        try:
+            value, _ = decoder.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            end = _balanced_end(text, i)
+            if end is None:
+                i = _next_opener(text, i + 1)
+                continue
             try:
-                value, _ = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
-                end = _balanced_end(text, i)
-                if end is None:
-                    continue
-                try:
-                    value = json5.loads(text[i:end])
-                except ValueError:
-                    continue
-            return value
+                value = json5.loads(text[i:end])
+            except (ValueError, RecursionError):
+                i = _next_opener(text, i + 1)
+                continue
+        try:
+            check_depth(value)
+        except TooDeep:
+            i = _next_opener(text, i + 1)
+            continue
+        return value
     return None
 
 

@@ -15,14 +15,16 @@ from __future__ import annotations
 import errno
 import json
 import os
-from contextlib import contextmanager
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_text
 from ltm_harness._store.formats import check_summary_format
 
 M = TypeVar("M", bound=BaseModel)
@@ -88,7 +90,7 @@ def first_error(exc: ValidationError) -> str:
 def read_run_json(path: Path) -> Any:
     """The parsed JSON of a file the harness wrote; any problem is one RunFolderError saying what to do."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise RunFolderError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
                              "(or run it again)") from None
@@ -98,10 +100,13 @@ def read_run_json(path: Path) -> Any:
         raise RunFolderError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again "
                              "to rewrite it") from None
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except json.JSONDecodeError as exc:
         raise RunFolderError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); run the run again to "
                              "rewrite it") from None
+    except jsonsafe.TooDeep as exc:
+        raise RunFolderError(f"{path}: JSON {exc}, so not a file this harness wrote; run the run again to rewrite "
+                             "it") from None
 
 
 def read_run_file(path: Path, model: type[M]) -> M:
@@ -123,9 +128,12 @@ def validate_run_data(path: Path, data: Any, model: type[M]) -> M:
 
 def read_user_json(path: Path) -> Any:
     """The parsed JSON of a file a user wrote; invalid JSON (or a file that is not UTF-8 text) is a DefinitionError
-    naming the line and column (OSError passes)."""
+    naming the line and column, JSON nested too deeply is one too (OSError passes: a FIFO or device is refused
+    before opening as an OSError)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsonsafe.loads(read_text(path))
+    except jsonsafe.TooDeep as exc:
+        raise DefinitionError(f"{path}: JSON {exc}; fix the file") from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                               "fix the file") from None

@@ -29,6 +29,7 @@ A folder is *fresh* (no agent outputs), *interrupted* (an agent has event logs b
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ltm_harness._store.files import writing
+from ltm_harness._guard.names import check_name, inside
 from ltm_harness._store.lock import RunLock
 
 LOCK = ".lock"
@@ -78,9 +80,17 @@ class _File:
         return Path(folder.path) / self.name
 
 
+SLUG_MAX = 100
+
+
 def slug(text: str) -> str:
-    """A safe folder name: no separators, no leading dots (so never `.` or `..`)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
+    """A safe folder name: no separators, no leading dots (so never `.` or `..`), at most SLUG_MAX characters (a
+    longer one keeps its start and gets a short hash of the whole, so two long names stay apart)."""
+    out = re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._").rstrip("_") or "run"
+    if len(out) > SLUG_MAX:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        out = f"{out[:SLUG_MAX - 13].rstrip('._-')}-{digest}"
+    return out
 
 
 def suites_root(results_root: Path) -> Path:
@@ -99,7 +109,15 @@ def results_index(results_root: Path) -> Path:
 
 
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
-    return definitions / dataset / f"{example_id}{DEFINITION_SUFFIX}"
+    """Where a test's definition lives. The dataset name and example id must be safe names (`check_name`: no
+    separators, no `..`), and the path must stay inside `definitions` (a symlink out of it is refused too):
+    otherwise UnsafeName / OutsideFolder (ValueErrors)."""
+    check_name(dataset, "dataset name")
+    check_name(example_id, "example id")
+    path = definitions / dataset / f"{example_id}{DEFINITION_SUFFIX}"
+    if definitions.exists():
+        inside(definitions, path)
+    return path
 
 
 @dataclass(frozen=True)

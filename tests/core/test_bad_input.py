@@ -386,6 +386,198 @@ CASES = [
 ]
 
 
+# -- issue 13: bounded, contained, validated -------------------------------------------------------------------
+
+def cfg_with(section: str) -> Callable[[Path], list[str]]:
+    """GOOD with `section` added to its `config:` mapping."""
+    return with_config(GOOD.replace("{run_name: x}", "{run_name: x, " + section + "}"))
+
+
+def args_with(text: str) -> Callable[[Path], list[str]]:
+    return with_config(GOOD.replace("{memory_span: 1000, dataset_examples: 1}", "{" + text + "}"))
+
+
+def fifo(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+def deep(n: int = 5000) -> str:
+    return "[" * n + "]" * n
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + GOOD
+
+
+def edit_manifest(entry: str) -> Callable[[Path], object]:
+    def edit(tmp: Path) -> None:
+        path = finished_run(tmp) / "definitions" / "manifest.json"
+        data = json.loads(path.read_text())
+        data["tests"][0] = entry
+        put(path, json.dumps(data))
+    return edit
+
+
+def edit_result(**fields: Any) -> Callable[[Path], object]:
+    def edit(tmp: Path) -> None:
+        path = finished_run(tmp) / "oracle" / "results.json"
+        data = json.loads(path.read_text())
+        data[0].update(fields)
+        put(path, json.dumps(data).replace('"__nan__"', "NaN"))
+    return edit
+
+
+def user_dataset(tmp: Path, body: str, name: str = "mine") -> str:
+    put(tmp / "ds" / f"{name}.py", textwrap.dedent(body))
+    return config(tmp, GOOD.replace("name: colours", f"name: {name}").replace("{run_name: x}",
+                                                                              "{run_name: x, dataset_dirs: [ds]}"))
+
+
+DATASET_NAMED = '''
+from ltm_harness import DatasetInterface
+class Mine(DatasetInterface):
+    name = {name!r}
+    def generate_examples(self, n):
+        return [self.make_example({eid!r}, ["Remember 7.", "What number?"], [False, True], ["7"]) for i in range(n)]
+    def evaluate_correct(self, q, r, e):
+        return 1.0, 1.0, []
+'''
+
+SYS_EXIT = "import sys\nsys.exit(0)\n"
+
+HARDENING_CASES = [
+    # limits on every count, size and time (refused in one line, never a hang or an overflow)
+    Case("limit-dataset-examples-huge", args_with("memory_span: 1000, dataset_examples: 1000000000000"),
+         ("c.yml", "datasets.args.dataset_examples", "less than or equal")),
+    Case("limit-memory-span-huge", args_with("memory_span: 1000000000000000, dataset_examples: 1"),
+         ("c.yml", "datasets.args.memory_span")),
+    Case("limit-dataset-examples-bool", args_with("memory_span: 1000, dataset_examples: true"),
+         ("c.yml", "datasets.args.dataset_examples", "integer")),
+    Case("limit-memory-span-bool", args_with("memory_span: true, dataset_examples: 1"), ("c.yml", "datasets.args.memory_span")),
+    Case("limit-memory-span-string-number", args_with("memory_span: '1000', dataset_examples: 1"),
+         ("c.yml", "datasets.args.memory_span")),
+    Case("limit-per-dataset-examples-huge", with_config(GOOD + "      args: {dataset_examples: 99999999999}\n"),
+         ("c.yml", "datasets.datasets[0].args.dataset_examples")),
+    Case("limit-per-dataset-examples-bool", with_config(GOOD + "      args: {dataset_examples: true}\n"),
+         ("c.yml", "datasets.datasets[0].args.dataset_examples")),
+    Case("limit-seconds-per-turn-huge", cfg_with("seconds_per_turn: 1.0e+300"), ("c.yml", "config.seconds_per_turn")),
+    Case("limit-seconds-per-turn-inf", cfg_with("seconds_per_turn: .inf"), ("c.yml", "config.seconds_per_turn")),
+    Case("limit-seconds-per-turn-nan", cfg_with("seconds_per_turn: .nan"), ("c.yml", "config.seconds_per_turn")),
+    Case("limit-start-time-far", cfg_with("start_time: 9999-12-31T00:00:00Z"), ("c.yml", "config.start_time")),
+    Case("limit-start-time-early", cfg_with("start_time: 0001-01-01T00:00:00Z"), ("c.yml", "config.start_time")),
+    Case("limit-seed-huge", cfg_with("seed: 100000000000000000000000000000"), ("c.yml", "config.seed")),
+    Case("limit-seed-bool", cfg_with("seed: true"), ("c.yml", "config.seed")),
+    Case("limit-max-message-tokens-huge", cfg_with("max_message_tokens: 1000000000000"), ("c.yml", "config.max_message_tokens")),
+    Case("limit-turn-attempts-huge", cfg_with("turns: {attempts: 1000000000}"), ("c.yml", "config.turns.attempts")),
+    Case("limit-turn-timeout-huge", cfg_with("turns: {timeout: 1.0e+300}"), ("c.yml", "config.turns.timeout")),
+    Case("limit-turn-attempts-bool", cfg_with("turns: {attempts: true}"), ("c.yml", "config.turns.attempts")),
+    Case("limit-llm-timeout-huge", cfg_with("llm: {timeout: 1.0e+300}"), ("c.yml", "config.llm.timeout")),
+    Case("limit-llm-attempts-bool", cfg_with("llm: {max_attempts: false}"), ("c.yml", "config.llm.max_attempts")),
+    Case("limit-llm-reply-bytes-huge", cfg_with("llm: {max_reply_bytes: 100000000000000}"), ("c.yml", "config.llm.max_reply_bytes")),
+    Case("limit-http-reply-bytes-tiny", cfg_with("http: {max_reply_bytes: 5}"), ("c.yml", "config.http.max_reply_bytes")),
+    Case("limit-isolated-concurrency-huge", cfg_with("isolated_concurrency: 1000000000"), ("c.yml", "config.isolated_concurrency")),
+    Case("limit-watchdog-inf", cfg_with("watchdog: .inf"), ("c.yml", "config.watchdog")),
+    Case("limit-isolated-not-bool", cfg_with("isolated: 3"), ("c.yml", "config.isolated")),
+    Case("limit-flag-examples-huge", lambda tmp: ["run", "-c", config(tmp), "--examples", "10000000000", *RUN], ("--examples",)),
+    Case("limit-flag-span-huge", lambda tmp: ["run", "-c", config(tmp), "--span", "10000000000000", *RUN], ("--span",)),
+    Case("limit-flag-seed-huge", lambda tmp: ["run", "-c", config(tmp), "--seed", str(10**30), *RUN], ("--seed",)),
+    Case("limit-aiq-trials-huge", lambda tmp: ["aiq", "--test", "bandit", "--trials", "1000000000000", "--quiet"], ("--trials",)),
+    Case("limit-generate-n-huge", lambda tmp: ["generate", str(put(tmp / "p.json", json.dumps(PROMPT))), "--model", "m",
+                                               "-n", "100000000000"], ("-n",)),
+    Case("limit-estimate-reply-tokens-huge", lambda tmp: ["estimate", "-c", config(tmp), "-a", "openai:gpt-4o-mini",
+                                                          "--reply-tokens", "100000000000000"], ("--reply-tokens",)),
+    Case("limit-syllabus-count-huge",
+         lambda tmp: ["syllabus", "validate", str(put(tmp / "s.json", json.dumps(
+             [{"$phase": "1.train"}, {"$repeat": {"$episode": "bandit"}, "count": 10**15}])))],
+         ("s.json", "instruction 1", "count")),
+    Case("limit-syllabus-count-bool",
+         lambda tmp: ["syllabus", "validate", str(put(tmp / "s.json", json.dumps(
+             [{"$phase": "1.train"}, {"$repeat": {"$episode": "bandit"}, "count": True}])))],
+         ("s.json", "instruction 1", "count")),
+    # YAML: duplicate keys, alias bombs, depth, short echoes
+    Case("yaml-duplicate-top-level-key", with_config("config: {run_name: y}\n" + GOOD), ("c.yml", "'config'", "twice")),
+    Case("yaml-duplicate-nested-key", with_config(GOOD.replace("{run_name: x}", "{run_name: x, run_name: y}")),
+         ("c.yml", "'run_name'", "twice")),
+    Case("yaml-duplicate-dataset-arg", with_config(GOOD.replace("dataset_examples: 1}", "dataset_examples: 1, memory_span: 2000}")),
+         ("c.yml", "memory_span", "twice")),
+    Case("yaml-alias-bomb", with_config(BOMB), ("c.yml", "alias bomb")),
+    Case("yaml-recursive-alias", with_config("loop: &a [*a]\n" + GOOD), ("c.yml", "recursive alias")),
+    Case("yaml-deeply-nested", with_config("x: " + deep(3000) + "\n" + GOOD), ("c.yml",)),
+    Case("yaml-huge-value-echo", with_config(GOOD.replace("{run_name: x}", "{run_name: x, seed: " + "9" * 5 + "z" * 200_000 + "}")),
+         ("c.yml", "config.seed", "characters")),
+    Case("yaml-fifo-config", lambda tmp: ["run", "-c", str(fifo(tmp / "c.yml")), *RUN], ("c.yml", "FIFO")),
+    Case("yaml-device-config", lambda tmp: ["run", "-c", "/dev/zero", *RUN], ("/dev/zero", "not a regular file")),
+    # JSON nested too deeply, anywhere JSON is read
+    Case("json-deep-prompt-file", lambda tmp: ["run", "-c", prompt_dataset(tmp, '{"content": ' + deep() + "}"), *RUN],
+         ("facts",)),
+    Case("json-deep-stored-sets", lambda tmp: ["run", "-c", prompt_dataset(tmp, PROMPT, '{"sets": ' + deep() + "}"), *RUN],
+         ("facts.examples.json", "nested deeper")),
+    Case("json-deep-judge-prompt", lambda tmp: judge_prompt(tmp, '{"name": ' + deep() + "}"), ("j.json", "nested deeper")),
+    Case("json-deep-syllabus", lambda tmp: ["syllabus", "validate", str(put(tmp / "s.json", deep()))], ("s.json", "nested deeper")),
+    Case("json-deep-summary", report_after(lambda tmp: put(finished_run(tmp) / "summary.json", '{"a": ' + deep() + "}")),
+         ("summary.json", "nested deeper")),
+    Case("json-deep-results", report_after(lambda tmp: put(finished_run(tmp) / "oracle" / "results.json", deep())),
+         ("results.json", "nested deeper")),
+    Case("json-deep-run-config", rescore_after(lambda tmp: put(finished_run(tmp) / "run_config.json", deep())),
+         ("run_config.json", "nested deeper")),
+    Case("json-deep-definition", rescore_after(lambda tmp: break_definition(tmp, '{"script": ' + deep() + "}")),
+         ("0.def.json",)),
+    Case("json-deep-manifest", rerun_after(lambda tmp: put(finished_run(tmp) / "definitions" / "manifest.json", deep())),
+         ("manifest.json",)),
+    # special files: refused before they are opened (a FIFO would block forever)
+    Case("fifo-judge-prompt", lambda tmp: judge_prompt(tmp, "{}") if fifo(tmp / "j.json") is None else
+         ["run", "-c", config(tmp, GOOD.replace("{run_name: x}", "{run_name: x, judge: {model: mock-judge, base_url: "
+                                                  f"'http://127.0.0.1:9/v1', prompt: '{tmp / 'j.json'}'}}}}")),
+          "-a", "oracle", *RUN], ("j.json", "FIFO")),
+    Case("fifo-definition", rerun_after(lambda tmp: fifo(break_definition(tmp, "{}"))), ("0.def.json", "FIFO")),
+    Case("fifo-manifest", rerun_after(lambda tmp: fifo(finished_run(tmp) / "definitions" / "manifest.json")),
+         ("manifest.json", "FIFO")),
+    Case("fifo-summary", report_after(lambda tmp: fifo(finished_run(tmp) / "summary.json")), ("summary.json",)),
+    Case("fifo-stored-sets", lambda tmp: (prompt_dataset(tmp, PROMPT), fifo(tmp / "ds" / "facts.examples.json"),
+                                          ["run", "-c", str(tmp / "c.yml"), *RUN])[2], ("facts.examples.json", "FIFO")),
+    Case("fifo-run-config", rescore_after(lambda tmp: fifo(finished_run(tmp) / "run_config.json")),
+         ("run_config.json", "FIFO")),
+    Case("fifo-syllabus", lambda tmp: ["syllabus", "validate", str(fifo(tmp / "s.json"))], ("s.json",)),
+    # names that become paths, and paths that must stay inside their folder
+    Case("manifest-entry-escapes", rerun_after(edit_manifest("colours/../../../../outside")), ("manifest.json", "example id")),
+    Case("manifest-entry-dotdot-dataset", rerun_after(edit_manifest("../0")), ("manifest.json", "dataset name")),
+    Case("manifest-entry-no-slash", rerun_after(edit_manifest("colours")), ("manifest.json", "example id")),
+    Case("manifest-entry-absolute", rerun_after(edit_manifest("colours//etc/passwd")), ("manifest.json", "example id")),
+    Case("definition-symlink-outside",
+         rerun_after(lambda tmp: (lambda p: (p.unlink(), p.symlink_to(put(tmp / "outside.json", "{}"))))(break_definition(tmp, "{}"))),
+         ("0.def.json", "outside")),
+    Case("dataset-name-escapes", lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_NAMED.format(name="../evil", eid="0"),
+                                                                          ), *RUN], ("dataset name", "'../evil'")),
+    Case("example-id-escapes", lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_NAMED.format(name="mine", eid="../../x")),
+                                            *RUN], ("example id", "'../../x'")),
+    Case("example-id-too-long", lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_NAMED.format(name="mine", eid="x" * 300)),
+                                             *RUN], ("example id", "characters")),
+    # code named only by a results folder is never run
+    Case("rescore-dataset-dir-missing", rescore_after(lambda tmp: finished_run(tmp)) if False else
+         lambda tmp: (finished_run(tmp), ["rescore", "x", "--results", "results", "--dataset-dir", "gone"])[1],
+         ("--dataset-dir", "gone")),
+    # scores in results files are validated on read
+    Case("report-score-above-max", report_after(edit_result(score=7.0, max_score=1.0)), ("results.json", "outside")),
+    Case("report-score-negative", report_after(edit_result(score=-1.0)), ("results.json", "outside")),
+    Case("report-max-score-zero", report_after(edit_result(score=0.0, max_score=0.0)), ("results.json", "max_score")),
+    Case("report-score-nan", report_after(edit_result(score="__nan__")), ("results.json", "finite")),
+    Case("report-score-string", report_after(edit_result(score="high")), ("results.json", "score")),
+    # user code that calls sys.exit on import, and two datasets of one name
+    Case("dataset-module-sys-exit", lambda tmp: ["run", "-c", user_dataset(tmp, SYS_EXIT), *RUN], ("mine.py", "sys.exit")),
+    Case("agent-file-sys-exit", lambda tmp: ["run", "-c", config(tmp), "-a", f"{put(tmp / 'ag.py', SYS_EXIT)}:Agent", *RUN],
+         ("ag.py", "sys.exit")),
+    Case("dataset-name-used-twice",
+         lambda tmp: (put(tmp / "ds" / "other.py", textwrap.dedent(DATASET_NAMED.format(name="mine", eid="0"))),
+                      ["run", "-c", user_dataset(tmp, DATASET_NAMED.format(name="mine", eid="0")), *RUN])[1],
+         ("mine", "rename one")),
+]
+CASES += HARDENING_CASES
+
+
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = cli(argv)
     captured = capsys.readouterr()
@@ -416,10 +608,12 @@ def test_bad_input_gives_one_clear_line(case: Case, tmp_path: Path, capsys: pyte
         assert name in line, f"{name!r} is not named in {line!r}"
     check_hint(line)
     assert not out.strip(), f"printed besides the error: {out!r}"
+    assert len(line) < 1000, f"the error line echoes too much: {len(line)} characters"
 
 
 def test_the_corpus_is_large_and_its_ids_unique() -> None:
     assert len(CASES) >= 36 and len({c.id for c in CASES}) == len(CASES)
+    assert len(HARDENING_CASES) >= 60
 
 
 DEBUG_CASES = ["yaml-tab-indent", "unknown-dataset", "prompt-wrong-type", "definition-wrong-type-rescore",

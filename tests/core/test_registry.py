@@ -294,8 +294,11 @@ def test_a_dataset_named_by_its_file_is_found_from_the_configs_folder(tmp_path: 
     assert run.returncode == 0, run.stderr
     saved = json.loads((tmp_path / "r" / "default" / "run_config.json").read_text())
     assert saved["datasets"]["datasets"][0]["name"] == f"{project / 'mine' / 'capitals.py'}:Capitals"
-    again = cli(["rescore", str(tmp_path / "r" / "default")], tmp_path)
+    refused = cli(["rescore", str(tmp_path / "r" / "default")], tmp_path)  # code named only by the results folder
+    assert refused.returncode == 2 and "is code named by the results folder" in refused.stderr
+    again = cli(["rescore", str(tmp_path / "r" / "default"), "-c", str(config)], tmp_path)
     assert again.returncode == 0, again.stderr
+    assert f"dataset code from: built-in datasets and installed packages, the config {config}" in again.stdout
     assert ltm_harness.read_run(tmp_path / "r" / "default").results("oracle")[0].score == 1.0
 
 

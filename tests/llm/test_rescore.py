@@ -15,8 +15,13 @@ from .gpt_fixture import write_gpt_dataset
 
 
 async def rescore(argv: list[str]) -> int:
-    """The CLI in a thread: it runs its own event loop, while the mock server runs on the test's."""
-    return await asyncio.to_thread(cli, argv)
+    """The CLI in a thread: it runs its own event loop, while the mock server runs on the test's. The dataset folder
+    of `make_run` is given again (rescore never loads dataset code named by the run folder itself)."""
+    folder = [a for a in argv[1:] if not a.startswith("-")][0]
+    from pathlib import Path
+
+    ds = Path(folder).parent.parent / "ds"
+    return await asyncio.to_thread(cli, [*argv, *(["--dataset-dir", str(ds)] if ds.is_dir() else [])])
 
 
 def results_of(run_dir, agent):

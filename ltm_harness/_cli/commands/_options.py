@@ -45,15 +45,25 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
 
 def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
     """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config."""
+    from ltm_harness._guard.limits import MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_SEED
+
     if args.span is not None:
         if args.span < 500:
             raise ConfigError(f"--span {args.span}: the span must be at least 500 tokens; give a larger --span")
+        if args.span > MAX_MEMORY_SPAN:
+            raise ConfigError(f"--span {args.span}: the span may be at most {MAX_MEMORY_SPAN:,} tokens; give a smaller "
+                              "--span")
         _every_dataset(cfg, "memory_span", args.span)
     if args.examples is not None:
         if args.examples < 1:
             raise ConfigError(f"--examples {args.examples}: there must be at least 1 example per dataset; give --examples 1 or more")
+        if args.examples > MAX_EXAMPLES:
+            raise ConfigError(f"--examples {args.examples}: at most {MAX_EXAMPLES:,} examples per dataset; give a "
+                              "smaller --examples")
         _every_dataset(cfg, "dataset_examples", args.examples)
     if args.seed is not None:
+        if abs(args.seed) > MAX_SEED:
+            raise ConfigError(f"--seed {args.seed}: the seed must fit in 64 bits; give a smaller --seed")
         cfg.config.seed = args.seed
     if getattr(args, "run_name", None):
         cfg.config.run_name = args.run_name

@@ -57,8 +57,12 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._protocols.aiq import run_aiq
     from ltm_harness._store.layout import slug
 
-    if args.trials < 1:
-        raise ConfigError(f"--trials {args.trials}: --trials must be at least 1; give 1 or more")
+    from ltm_harness._guard.limits import MAX_COUNT, MAX_SEED
+
+    if not 1 <= args.trials <= MAX_COUNT:
+        raise ConfigError(f"--trials {args.trials}: --trials must be from 1 to {MAX_COUNT:,}; give a number in that range")
+    if abs(args.seed) > MAX_SEED:
+        raise ConfigError(f"--seed {args.seed}: the seed must fit in 64 bits; give a smaller --seed")
     agents = args.agents or ["retrieval"]
     console = Console(width=None if sys.stdout.isatty() else 120)
 

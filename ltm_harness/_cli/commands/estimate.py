@@ -41,8 +41,11 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("estimate needs an agent: pass -a openai:MODEL[@MAX_CONTEXT] (the model sets the price)")
     if args.max_context is not None and args.max_context < 100:
         raise ConfigError(f"--max-context {args.max_context}: must be at least 100 tokens; give a larger --max-context")
-    if args.reply_tokens < 1:
-        raise ConfigError(f"--reply-tokens {args.reply_tokens}: must be at least 1; give --reply-tokens 1 or more")
+    from ltm_harness._guard.limits import MAX_MESSAGE_TOKENS
+
+    if not 1 <= args.reply_tokens <= MAX_MESSAGE_TOKENS:
+        raise ConfigError(f"--reply-tokens {args.reply_tokens}: must be from 1 to {MAX_MESSAGE_TOKENS:,}; give "
+                          "--reply-tokens in that range")
     rows = []
     for agent in agents:
         rows += asyncio.run(estimate(cfg, agent, str(resolve_config_path(args.config)), args.max_context, args.reply_tokens))

@@ -31,8 +31,13 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._authoring.generate import generate
     from ltm_harness._llm.runtime import LLMRuntime
 
+    from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_COUNT
+
     if args.n < 1 or args.attempts < 1:
         raise ConfigError(f"-n {args.n} --attempts {args.attempts}: -n and --attempts must be at least 1; give 1 or more")
+    if args.n > MAX_COUNT or args.attempts > MAX_ATTEMPTS:
+        raise ConfigError(f"-n {args.n} --attempts {args.attempts}: give -n at most {MAX_COUNT:,} and --attempts at "
+                          f"most {MAX_ATTEMPTS}")
     path = Path(args.prompt_file)
     prompt = load_prompt_file(path)
 

@@ -20,6 +20,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", metavar="MODEL", help="judge model (default: the run's config.judge.model)")
     p.add_argument("--no-judge", action="store_true", help="score by rules only, even if the run had a judge")
     p.add_argument("--results", default="results", help="folder of runs, for RUN given by name (default: results)")
+    p.add_argument("-c", "--config", metavar="CONFIG",
+                   help="a config whose dataset_dirs and dataset specs may be loaded (dataset code is never taken from "
+                        "the run folder: by default only built-in and installed datasets are)")
+    p.add_argument("--dataset-dir", action="append", default=[], metavar="FOLDER",
+                   help="a folder of dataset code to load (repeatable)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -32,9 +37,11 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._report import resolve_run
 
     output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
-                                       no_judge=args.no_judge))
+                                       no_judge=args.no_judge, config=args.config, dataset_dirs=args.dataset_dir))
     summary = output.summary
     console = Console(width=None if sys.stdout.isatty() else 120)
+    for note in output.notes:  # where dataset code came from
+        console.print(escape(note), soft_wrap=True)
     print_run(summary, console)
     judged = f" with judge {summary.judge}" if summary.judge else " by rules"
     console.print(f"re-scored{escape(judged)}: results in {escape(str(output.path))}/")

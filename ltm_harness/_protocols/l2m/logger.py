@@ -31,6 +31,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.limits import clip, clip_text
 from ltm_harness._errors import RunFolderError
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import DATA_LOG, LOGGER_INFO, SCENARIO_INFO
@@ -178,9 +181,9 @@ class ScenarioLog(BaseModel):
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunFolderError(f"{path}: not valid JSON ({exc}); fix or delete the file") from None
+        return jsonsafe.loads(read_text(path))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(f"{path}: not valid JSON ({clip_text(str(exc), 200)}); fix or delete the file") from None
 
 
 def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics: list[str]) -> LogRecord:
@@ -189,8 +192,8 @@ def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics
                         "each row needs one value per column")
     values = dict(zip(header, row))
     try:
-        params = json.loads(values["task_params"]) if values["task_params"].strip() else {}
-    except json.JSONDecodeError:
+        params = jsonsafe.loads(values["task_params"]) if values["task_params"].strip() else {}
+    except ValueError:
         raise RunFolderError(f"{path}:{line}: task_params is not JSON ({values['task_params'][:60]!r})") from None
     try:
         stamp = datetime.strptime(values["timestamp"], TIMESTAMP_FORMAT)
@@ -215,15 +218,17 @@ def _parse_row(path: Path, line: int, header: list[str], row: list[str], metrics
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         raise RunFolderError(f"{path}:{line}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
-                        f"(got {err.get('input')!r})") from None
+                        f"(got {clip(err.get('input'))})") from None
 
 
 def read_data_log(path: Path, metrics_columns: list[str] | None = None) -> tuple[list[str], list[LogRecord]]:
     """The metric columns and records of one data-log.tsv."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except UnicodeDecodeError:
         raise RunFolderError(f"{path}: not a UTF-8 text file; give an l2logger data log (tab-separated text)") from None
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror or exc}); give an l2logger data log") from None
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"'))
     if not rows:
         raise RunFolderError(f"{path}: empty file; a data log starts with its header line")

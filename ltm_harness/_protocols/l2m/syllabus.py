@@ -25,6 +25,9 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.limits import MAX_COUNT, clip
+from ltm_harness._guard.files import read_text
 from ltm_harness._errors import DefinitionError
 from ltm_harness._resources import shipped
 
@@ -90,7 +93,7 @@ class RepeatInstruction(_Strict):
     """`{"$repeat": {"$episode": TASK, ...}, "count": n}`: n episodes of one task and parameter set."""
 
     episode: EpisodeSpec = Field(alias="$repeat")
-    count: int = Field(ge=1, strict=True)
+    count: int = Field(ge=1, le=MAX_COUNT, strict=True)
 
 
 class EpisodeInstruction(_Strict):
@@ -162,7 +165,7 @@ def _instruction_error(source: str, index: int, exc: ValidationError | ValueErro
         if err["type"] == "missing":
             return DefinitionError(f"{source}: instruction {index}: field {field!r} is missing; add it")
         message = str(err["msg"]).removeprefix("Value error, ")
-        return DefinitionError(f"{source}: instruction {index}: {field}: {message} (got {err.get('input')!r}); fix the value")
+        return DefinitionError(f"{source}: instruction {index}: {field}: {message} (got {clip(err.get('input'))}); fix the value")
     return DefinitionError(f"{source}: instruction {index}: {exc}; fix the instruction")
 
 
@@ -225,7 +228,7 @@ def parse_syllabus(raw: object, source: str) -> Syllabus:
             if err["type"] == "missing":
                 raise DefinitionError(f"{source}: the syllabus object needs an \"instructions\" list; add it") from None
             raise DefinitionError(f"{source}: {field}: {str(err['msg']).removeprefix('Value error, ')} "
-                            f"(got {err.get('input')!r}); fix the value") from None
+                            f"(got {clip(err.get('input'))}); fix the value") from None
         items, declared, description = wrapper.instructions, wrapper.type, wrapper.description
     elif isinstance(raw, list):
         items = raw
@@ -254,7 +257,9 @@ def load_syllabus(name: str | Path) -> Syllabus:
     """Load a syllabus JSON file (or a shipped syllabus by name) with a clear error for malformed input."""
     path = resolve_syllabus_path(str(name))
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = jsonsafe.loads(read_text(path))
+    except jsonsafe.TooDeep as exc:
+        raise DefinitionError(f"{path}: JSON {exc}; fix the file") from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
                         "fix the syntax") from None

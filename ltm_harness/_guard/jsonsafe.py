@@ -1,0 +1,78 @@
+"""JSON parsed with its nesting bounded: deeper than `MAX_JSON_DEPTH` is a ValueError saying so, never a
+RecursionError (the standard parser recurses once per level)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ltm_harness._guard.limits import MAX_JSON_DEPTH
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than allowed."""
+
+
+def check_depth(data: Any, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise TooDeep if `data` (parsed JSON) nests lists/objects deeper than `max_depth` (no recursion here)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > max_depth:
+            raise TooDeep(f"nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _may_be_deep(text: str | bytes, max_depth: int) -> bool:
+    opens = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    return opens > max_depth
+
+
+def loads(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` with the depth bounded; bad JSON is json.JSONDecodeError as usual, too deep is TooDeep."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise TooDeep(f"nested deeper than {max_depth} levels") from None
+    if _may_be_deep(text, max_depth):  # a cheap count first: most files cannot be too deep
+        check_depth(data, max_depth)
+    return data
+
+
+MAX_SCAN_ATTEMPTS = 256  # JSON values tried at most in one free-text reply (each try may read to its end)
+_DECODER = json.JSONDecoder()
+
+
+def scan(text: str, openers: str = "[{", max_depth: int = MAX_JSON_DEPTH,
+         attempts: int = MAX_SCAN_ATTEMPTS) -> Iterator[tuple[Any, int, int]]:
+    """The JSON values embedded in free text (a chat reply), outermost only, in order: (value, start, end). Bounded:
+    at most `attempts` places are tried, a value nested deeper than `max_depth` is skipped (never a
+    RecursionError), so a hostile reply costs linear time at most `attempts` times over."""
+    i = _next(text, openers, 0)
+    while i != -1 and attempts > 0:
+        attempts -= 1
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            i = _next(text, openers, i + 1)
+            continue
+        try:
+            if isinstance(value, (dict, list)) and _may_be_deep(text[i:end], max_depth):
+                check_depth(value, max_depth)
+        except TooDeep:  # skipped whole, with everything inside it
+            i = _next(text, openers, end)
+            continue
+        yield value, i, end
+        i = _next(text, openers, end)
+
+
+def _next(text: str, openers: str, start: int) -> int:
+    found = [j for j in (text.find(o, start) for o in openers) if j != -1]
+    return min(found) if found else -1
