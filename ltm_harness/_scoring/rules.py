@@ -10,6 +10,9 @@ from typing import Any
 import json5
 
 from ltm_harness._guard.jsonsafe import MAX_SCAN_ATTEMPTS, TooDeep, check_depth
+from ltm_harness._guard.limits import MAX_JSON_DEPTH
+
+MAX_JSON5_CHARS = 65_536  # a bracketed span longer than this is not read leniently (json5's parser is slow)
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
 _NON_WORD = re.compile(r"[^a-z0-9']+")
@@ -52,12 +55,14 @@ def last_mentioned(text: str, candidates: list[str]) -> str | None:
 
 
 def _balanced_end(text: str, start: int) -> int | None:
-    """The end of the bracketed span opening at `start` (quotes of either kind respected), None if it never closes."""
+    """The end of the bracketed span opening at `start` (quotes of either kind respected), None if it never closes,
+    is longer than MAX_JSON5_CHARS or nests deeper than MAX_JSON_DEPTH (json5's parser is slow on those)."""
     closing = {"[": "]", "{": "}"}
     stack: list[str] = []
     quote = ""
     i = start
-    while i < len(text):
+    stop = min(len(text), start + MAX_JSON5_CHARS)
+    while i < stop:
         ch = text[i]
         if quote:
             if ch == "\\":
@@ -68,6 +73,8 @@ def _balanced_end(text: str, start: int) -> int | None:
             quote = ch
         elif ch in closing:
             stack.append(closing[ch])
+            if len(stack) > MAX_JSON_DEPTH:
+                return None
         elif ch in "]}":
             if not stack or stack.pop() != ch:
                 return None
