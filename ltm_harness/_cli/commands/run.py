@@ -10,6 +10,10 @@ from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, apply_overrides
 from ltm_harness._errors import LTMError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltm_harness._runner.config import RunConfig
 
 NAME = "run"
 ORDER = 10
@@ -48,9 +52,11 @@ def main(args: argparse.Namespace) -> int:
     names = [choice.name for choice in agent_choices(agents)]
     started = time.perf_counter()
     progress = None
+    claimed: list[str] = []  # the run's name once its folder is claimed (for the resume hint)
 
     def prepared_now(prepared: PreparedRun, claim: Claim) -> None:
         nonlocal progress
+        claimed.append(claim.run_name)
         for note in claim.notes:
             print(f"note: {note}", file=sys.stderr)
         for warning in prepared.warnings:
@@ -77,6 +83,17 @@ def main(args: argparse.Namespace) -> int:
     try:
         output = asyncio.run(run_async(cfg, agents, results=args.results, resume=args.resume, overwrite=args.overwrite,
                                        on_turn=on_turn, on_prepared=prepared_now, source=source))
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.__exit__(None, None, None)
+            progress = None
+        if not claimed:
+            print("interrupted before any agent was called; nothing was kept", file=sys.stderr)
+        else:
+            folder = RunFolder.named(Path(args.results), claimed[-1]).path
+            print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
+                  f"{resume_command(args, cfg, claimed[-1])}", file=sys.stderr)
+        return 130
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -100,3 +117,29 @@ def main(args: argparse.Namespace) -> int:
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return 1 if summary.errors else 0
+
+
+def program() -> str:
+    """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
+    return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
+
+
+def resume_command(args: argparse.Namespace, cfg: "RunConfig", run_name: str) -> str:
+    """The exact command that resumes this run: its own options, the folder it claimed, and --resume."""
+    import shlex
+
+    words = [*program().split(), "run", "-c", args.config]
+    for agent in args.agents or []:
+        words += ["-a", agent]
+    for flag, value in (("--span", args.span), ("--examples", args.examples), ("--seed", args.seed),
+                        ("--judge", args.judge)):
+        if value is not None:
+            words += [flag, str(value)]
+    if args.isolated:
+        words.append("--isolated")
+    words += cfg.config.selection.flags() if cfg.config.selection else []
+    words += ["--run-name", run_name]
+    if args.results != "results":
+        words += ["--results", args.results]
+    words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report)) if on]
+    return shlex.join([*words, "--resume"])
