@@ -85,15 +85,17 @@ def duration(seconds: float) -> str:
 
 
 
-def describe(p: AgentProgress, span: int | None) -> str:
-    """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`."""
+def describe(p: AgentProgress, span: int | None, scores: bool = True) -> str:
+    """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`
+    (`scores`: with the running score and cost, which a dry run has not)."""
     parts = [f"{p.tests_done}/{p.tests_total} tests", f"{p.turns:,} turns"]
     size = f"{short_count(p.tokens)} tokens"
     if span:
         size += f" ({p.tokens / span:.1f}x span {short_count(span)})"
     parts.append(size)
-    parts.append("score -" if p.score is None else f"score {p.score:.2f}")
-    parts.append(f"cost ${p.cost_usd:.4f}")
+    if scores:
+        parts.append("score -" if p.score is None else f"score {p.score:.2f}")
+        parts.append(f"cost ${p.cost_usd:.4f}")
     eta = p.eta
     parts.append("ETA -" if eta is None else f"ETA {duration(eta)}")
     return ", ".join(parts)
@@ -103,8 +105,9 @@ class RunProgress:
     """Progress of the agents of a run; use as a context manager around the run, pass `on_turn` to it."""
 
     def __init__(self, console: Console, agents: list[str], tests_per_agent: int, span: int | None = None,
-                 live: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 live: bool | None = None, clock: Callable[[], float] = time.monotonic, scores: bool = True) -> None:
         self.console = console
+        self.scores = scores
         self.agents = list(agents)
         self.tests_per_agent = tests_per_agent
         self.span = span
@@ -171,11 +174,11 @@ class RunProgress:
         for agent in self.agents:
             p = self.snapshot(agent, now)
             self._progress.update(self._tasks[agent], completed=round(p.fraction * BAR_STEPS),
-                                  detail=describe(p, self.span))
+                                  detail=describe(p, self.span, self.scores))
 
     def _print(self, agent: str, now: float, prefix: str = "progress") -> None:
         p = self.snapshot(agent, now)
         self._last_line[agent] = now
         self._lines[agent] += 1
-        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span)}",
+        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span, self.scores)}",
                            markup=False, highlight=False, soft_wrap=True)
