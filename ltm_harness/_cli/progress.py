@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from rich.console import Console
+from rich.table import Column
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from ltm_harness._tokens import short_count
+from ltm_harness._tokens import plural, short_count
 
 if TYPE_CHECKING:
     from ltm_harness._engine.session import Session
@@ -29,6 +30,8 @@ UPDATE_EVERY = 0.2  # seconds between two updates of the numbers
 LOG_EVERY = 30.0  # seconds between two log lines of an agent when not on a terminal
 LOG_MIN_GAP = 5.0  # seconds at least between two log lines of an agent
 BAR_STEPS = 1000
+BAR_WIDTH = 16  # characters of the live bar
+NAME_WIDTH = 40  # an agent name longer than this wraps (never cut)
 
 
 @dataclass
@@ -88,7 +91,7 @@ def duration(seconds: float) -> str:
 def describe(p: AgentProgress, span: int | None, scores: bool = True) -> str:
     """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`
     (`scores`: with the running score and cost, which a dry run has not)."""
-    parts = [f"{p.tests_done}/{p.tests_total} tests", f"{p.turns:,} turns"]
+    parts = [f"{p.tests_done}/{plural(p.tests_total, 'test')}", plural(p.turns, "turn")]
     size = f"{short_count(p.tokens)} tokens"
     if span:
         size += f" ({p.tokens / span:.1f}x span {short_count(span)})"
@@ -122,9 +125,14 @@ class RunProgress:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         if self.live:
+            # Agent names are never cut: their column is as wide as the longest (up to NAME_WIDTH); the numbers
+            # wrap under themselves in the room left, so a narrow terminal (80 columns) shows them on two lines.
+            name_width = min(max((len(a) for a in agents), default=0), NAME_WIDTH)
             self._progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
-                console=console, transient=True,
+                TextColumn("{task.description}", table_column=Column(width=name_width, overflow="fold")),
+                BarColumn(bar_width=BAR_WIDTH),
+                TextColumn("{task.fields[detail]}", table_column=Column(ratio=1, min_width=24, overflow="fold")),
+                console=console, transient=True, expand=True,
             )
             self._tasks = {a: self._progress.add_task(a, total=BAR_STEPS, detail="") for a in agents}
 

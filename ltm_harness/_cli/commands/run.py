@@ -44,6 +44,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._runner.claim import Claim
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._store.layout import RunFolder
+    from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     cfg, source = load(args.config)
@@ -65,8 +66,8 @@ def main(args: argparse.Namespace) -> int:
             return
         n = sum(len(v) for v in prepared.examples.values())
         where = "reused from" if prepared.reused_definitions else "generated in"
-        console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} "
-                      f"datasets ({where} {escape(str(prepared.folder.definitions))}), agents "
+        console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {plural(n, 'test')} from "
+                      f"{plural(len(prepared.datasets), 'dataset')} ({where} {escape(str(prepared.folder.definitions))}), agents "
                       f"{escape(', '.join(names))}{' (isolated)' if cfg.config.isolated else ''}")
         if claim.resuming:
             console.print(claim.resuming)
@@ -112,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     for agent in summary.agents:
         errored = sum(d.errored for d in agent.datasets)
         if errored and agent.agent not in summary.errors:
-            print(f"warning: agent {agent.agent}: {errored} tests errored (the reasons are in "
+            print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
                   f"{RunFolder(output.path).agent(agent.agent).results})", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
