@@ -81,14 +81,14 @@ def main(args: argparse.Namespace) -> int:
     for col in columns + (["of them cached", "price if cached"] if cached else []):
         table.add_column(col, justify="right")
     for r in rows:
-        price = "unpriced" if r.cost_usd is None else f"${r.cost_usd:,.2f}"
+        price = "unpriced" if r.cost_usd is None else money(r.cost_usd)
         context = "full" if not r.max_context else short_count(r.max_context)
         largest = short_count(r.largest_prompt) + (" !" if r.warning else "")
         cells = [r.agent, context, f"{r.agent_calls:,} ({r.filler_calls:,})", short_count(r.prompt_tokens), largest,
                  short_count(r.completion_tokens), price]
         if cached:
             cells += [short_count(r.cached_prompt_tokens),
-                      "-" if r.cost_cached_usd is None else f"${r.cost_cached_usd:,.2f}"]
+                      "-" if r.cost_cached_usd is None else money(r.cost_cached_usd)]
         table.add_row(*(escape(c) for c in cells))
     console.print(table)
     console.print(f"assumes answers of {args.reply_tokens} tokens to questions; judge calls are not included; "
@@ -102,3 +102,8 @@ def main(args: argparse.Namespace) -> int:
         if r.warning:
             print(f"warning: {r.warning}", file=sys.stderr)
     return 0
+
+
+def money(usd: float) -> str:
+    """$0.39, $45.70, $1,151 (no cents from $1,000 on, so the column stays narrow)."""
+    return f"${usd:,.0f}" if usd >= 1000 else f"${usd:,.2f}"
