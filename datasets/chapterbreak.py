@@ -1,10 +1,17 @@
 """chapterbreak: the agent hears the end of a chapter, later six candidate openings of the next chapter, and
 must pick the real one.
 
-The stories come from the ChapterBreak dataset (Sun et al., 2022), which users download themselves:
-this project ships none of its text. The file `chapterbreak_ctx_8192.json` (8192-token chapter
-endings) is read from `datasets/data/chapterbreak/` by default; the dataset's `data_dir` argument
-(also accepted as `config`, as AIQ-style tests name it) points elsewhere. Its format:
+The stories come from the ChapterBreak dataset (Sun et al., 2022); this project ships none of its text. On first
+use the file is fetched from the reference benchmark's release asset (`chapterbreak_ctx_8192.zst`, zstd-compressed
+JSON of 8192-token chapter endings, under GoodAI/goodai-ltm-benchmark's v1.1 release) into the user cache
+(`$LTM_HARNESS_CACHE/chapterbreak/`, default the platform's cache folder, e.g. `~/.cache/ltm-harness/`; see
+`ltm_harness._authoring.datafiles`), its sha256 and structure checked. `LTM_CHAPTERBREAK_URL` names a mirror,
+`LTM_CHAPTERBREAK_SHA256` another expected sha256 (`none`: structure check only). Offline, put the file at the
+cache path by hand, or leave the dataset out (`--exclude chapterbreak`).
+
+A file of your own is read instead when the dataset's `data_dir` argument (also accepted as `config`, as AIQ-style
+tests name it) names its folder, or when `datasets/data/chapterbreak/chapterbreak_ctx_8192.json` exists in a
+checkout; `data_file` is its name (JSON, or zstd-compressed JSON when it ends in `.zst`). The format:
 `{"ao3": {book_id: [{"ctx": chapter end, "pos": true next opening, "negs": [other openings]}, ...]},
 "pg19": {...}}`.
 
@@ -28,6 +35,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
+from ltm_harness._authoring.datafiles import RemoteFile, decompress_json, fetch_json
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError
 from ltm_harness._authoring.example import TestExample, Wait
@@ -38,6 +46,14 @@ from ltm_harness._scoring.verdict import Judge
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "chapterbreak"
 DEFAULT_FILE = "chapterbreak_ctx_8192.json"
 SOURCE = "the ChapterBreak dataset (https://github.com/SimengSun/ChapterBreak, data linked from its README)"
+# The reference benchmark's copy of the file, and the sha256 its code checks the download against
+# (GoodAI/goodai-ltm-benchmark, datasets/chapterbreak.py: CHAPTERBREAK_8K_URL and CHAPTERBREAK_8K_SUM).
+REMOTE = RemoteFile(
+    dataset="chapterbreak", name="chapterbreak_ctx_8192.zst",
+    url="https://github.com/GoodAI/goodai-ltm-benchmark/releases/download/v1.1/chapterbreak_ctx_8192.zst",
+    sha256="1567de8463149cfb314ab2ccc7e7acc17a3b262bccd70889e2d1e43be09043ed",
+    max_bytes=1 << 30, max_json_bytes=3 << 30, env_prefix="LTM_CHAPTERBREAK",
+)
 MAX_OPTIONS = 9  # answers are single digits
 
 INTRO = ("I'm going to read you the last pages of a chapter of a story, one page at a time. There is nothing to "
@@ -159,6 +175,34 @@ def synthetic_data(seed: int = 0, books: int = 3, chapters: int = 2, ctx_tokens:
             for split in ("ao3", "pg19")}
 
 
+def samples_of(raw: Any, path: Path, splits: list[str]) -> dict[str, ChapterSample]:
+    """Samples by id (`<book>_<index>`) of the given splits; a file shaped otherwise is a DefinitionError."""
+    samples: dict[str, ChapterSample] = {}
+    for split in splits:
+        books = raw.get(split) if isinstance(raw, dict) else None
+        if not isinstance(books, dict):
+            raise DefinitionError(f"{path}: has no {split!r} section of books; it must be ChapterBreak's JSON "
+                                  '({"ao3": {book_id: [{"ctx", "pos", "negs"}, ...]}, "pg19": {...}})')
+        for book, chapters in books.items():
+            if not isinstance(chapters, list):
+                raise DefinitionError(f"{path}: {split}.{book}: must be a list of chapter samples")
+            for i, chapter in enumerate(chapters):
+                try:
+                    samples[f"{book}_{i}"] = ChapterSample.model_validate(chapter)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in err["loc"])
+                    raise DefinitionError(f"{path}: {split}.{book}[{i}].{where}: {err['msg']}; the file must be "
+                                          "ChapterBreak's JSON with ctx, pos and negs per sample") from None
+    return samples
+
+
+def check_file(raw: Any, path: Path) -> None:
+    """The structure a data file must have: both splits, every sample with ctx, pos and negs, and some samples."""
+    if not samples_of(raw, path, ["ao3", "pg19"]):
+        raise DefinitionError(f"{path}: holds no chapter samples; it must be ChapterBreak's JSON")
+
+
 class ChapterBreak(DatasetInterface):
     name = "chapterbreak"
     description = ("The agent hears the end of a book chapter, later six candidate openings of the next chapter, "
@@ -174,36 +218,32 @@ class ChapterBreak(DatasetInterface):
         folder = Path(self.params.data_dir).expanduser() if self.params.data_dir else DEFAULT_DATA_DIR
         return folder / self.params.data_file
 
-    def load_samples(self) -> dict[str, ChapterSample]:
-        """Samples by id (`<book>_<index>`) from the chosen split(s) of the data file."""
+    @property
+    def uses_own_file(self) -> bool:
+        """A file of the user's (data_dir, or one in the checkout's data folder) rather than the fetched one."""
+        return self.params.data_dir is not None or (DEFAULT_DATA_DIR / self.params.data_file).is_file()
+
+    def load_raw(self) -> tuple[Any, Path]:
+        """The parsed data file and where it is: the user's own, else the cached download (fetched if missing)."""
+        if not self.uses_own_file:
+            return fetch_json(REMOTE, check_file), REMOTE.path
         path = self.data_path
         if not path.is_file():
-            raise DefinitionError(f"chapterbreak: the data file {path} is missing; download {self.params.data_file} from "
-                            f"{SOURCE} into {path.parent}, or set `data_dir` in the chapterbreak args of your config "
-                            "to the folder that holds it")
+            raise DefinitionError(f"chapterbreak: the data file {path} is missing; put {self.params.data_file} from "
+                                  f"{SOURCE} into {path.parent}, or remove `data_dir` from the chapterbreak args of "
+                                  f"your config to download the reference's copy ({REMOTE.url})")
+        if path.suffix == ".zst":
+            return decompress_json(path, REMOTE.max_json_bytes), path
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            return json.loads(path.read_text(encoding="utf-8")), path
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DefinitionError(f"{path}: not a JSON file ({exc}); download {self.params.data_file} again from {SOURCE}") from None
-        splits = ["ao3", "pg19"] if self.params.split == "all" else [self.params.split]
-        samples: dict[str, ChapterSample] = {}
-        for split in splits:
-            books = raw.get(split) if isinstance(raw, dict) else None
-            if not isinstance(books, dict):
-                raise DefinitionError(f"{path}: has no {split!r} section of books; it must be ChapterBreak's JSON "
-                                '({"ao3": {book_id: [{"ctx", "pos", "negs"}, ...]}, "pg19": {...}})')
-            for book, chapters in books.items():
-                if not isinstance(chapters, list):
-                    raise DefinitionError(f"{path}: {split}.{book}: must be a list of chapter samples")
-                for i, chapter in enumerate(chapters):
-                    try:
-                        samples[f"{book}_{i}"] = ChapterSample.model_validate(chapter)
-                    except ValidationError as exc:
-                        err = exc.errors()[0]
-                        where = ".".join(str(p) for p in err["loc"])
-                        raise DefinitionError(f"{path}: {split}.{book}[{i}].{where}: {err['msg']}; the file must be "
-                                        "ChapterBreak's JSON with ctx, pos and negs per sample") from None
-        return samples
+            raise DefinitionError(f"{path}: not a JSON file ({exc}); download {self.params.data_file} again from "
+                                  f"{SOURCE}") from None
+
+    def load_samples(self) -> dict[str, ChapterSample]:
+        """Samples by id (`<book>_<index>`) from the chosen split(s) of the data file."""
+        raw, path = self.load_raw()
+        return samples_of(raw, path, ["ao3", "pg19"] if self.params.split == "all" else [self.params.split])
 
     # -- generation -----------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:

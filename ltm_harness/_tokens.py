@@ -104,3 +104,8 @@ def short_count(n: float) -> str:
     if n >= 1000:
         return f"{n / 1000:.3g}k"
     return f"{n:.0f}"
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`1 dataset`, `2 datasets`, `1,024 tests` (`many`: the plural when it is not noun + "s")."""
+    return f"{n:,} {noun if n == 1 else many or noun + 's'}"

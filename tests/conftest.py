@@ -3,3 +3,20 @@ from __future__ import annotations
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+# Data files fetched on first use (chapterbreak) never come from the internet in tests: the cache is a fresh
+# folder and the download URL a closed local port, unless a test serves a file itself (tests/datasets/test_fetch.py).
+def _offline_data_files() -> None:
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    cache = tempfile.mkdtemp(prefix="ltm-test-cache-")
+    atexit.register(shutil.rmtree, cache, True)
+    os.environ["LTM_HARNESS_CACHE"] = cache
+    os.environ["LTM_CHAPTERBREAK_URL"] = "http://127.0.0.1:9/chapterbreak_ctx_8192.zst"
+
+
+_offline_data_files()

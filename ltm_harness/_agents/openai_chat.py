@@ -141,9 +141,10 @@ class OpenAIChatAgent(Agent):
         self._start = 0  # the window is history[_start:]
         self._window_tokens = 0  # sum(counts[_start:]), kept as the history grows
 
-    def _add(self, role: str, content: str) -> None:
+    def _add(self, role: str, content: str, counted: int | None = None) -> None:
+        """Append a message to the history; `counted`: its count when already known (`_count(content)`)."""
         self.history.append({"role": role, "content": content})
-        n = self._count(content)
+        n = self._count(content) if counted is None else counted
         self.counts.append(n)
         self._window_tokens += n
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from rich.console import Console
+from rich.table import Column
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from ltm_harness._tokens import short_count
+from ltm_harness._tokens import plural, short_count
 
 if TYPE_CHECKING:
     from ltm_harness._engine.session import Session
@@ -31,6 +32,8 @@ UPDATE_EVERY = 0.2  # seconds between two updates of the numbers
 LOG_EVERY = 30.0  # seconds between two log lines of an agent when not on a terminal
 LOG_MIN_GAP = 5.0  # seconds at least between two log lines of an agent
 BAR_STEPS = 1000
+BAR_WIDTH = 16  # characters of the live bar
+NAME_WIDTH = 40  # an agent name longer than this wraps (never cut)
 
 
 @dataclass
@@ -87,15 +90,17 @@ def duration(seconds: float) -> str:
 
 
 
-def describe(p: AgentProgress, span: int | None) -> str:
-    """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`."""
-    parts = [f"{p.tests_done}/{p.tests_total} tests", f"{p.turns:,} turns"]
+def describe(p: AgentProgress, span: int | None, scores: bool = True) -> str:
+    """The numbers after the agent's name: `12/21 tests, 340 turns, 1.20M tokens (2.4x span 500k), ...`
+    (`scores`: with the running score and cost, which a dry run has not)."""
+    parts = [f"{p.tests_done}/{plural(p.tests_total, 'test')}", plural(p.turns, "turn")]
     size = f"{short_count(p.tokens)} tokens"
     if span:
         size += f" ({p.tokens / span:.1f}x span {short_count(span)})"
     parts.append(size)
-    parts.append("score -" if p.score is None else f"score {p.score:.2f}")
-    parts.append(f"cost ${p.cost_usd:.4f}")
+    if scores:
+        parts.append("score -" if p.score is None else f"score {p.score:.2f}")
+        parts.append(f"cost ${p.cost_usd:.4f}")
     eta = p.eta
     parts.append("ETA -" if eta is None else f"ETA {duration(eta)}")
     return ", ".join(parts)
@@ -105,8 +110,9 @@ class RunProgress:
     """Progress of the agents of a run; use as a context manager around the run, pass `on_turn` to it."""
 
     def __init__(self, console: Console, agents: list[str], tests_per_agent: int, span: int | None = None,
-                 live: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 live: bool | None = None, clock: Callable[[], float] = time.monotonic, scores: bool = True) -> None:
         self.console = console
+        self.scores = scores
         self.agents = list(agents)
         self.tests_per_agent = tests_per_agent
         self.span = span
@@ -121,9 +127,14 @@ class RunProgress:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         if self.live:
+            # Agent names are never cut: their column is as wide as the longest (up to NAME_WIDTH); the numbers
+            # wrap under themselves in the room left, so a narrow terminal (80 columns) shows them on two lines.
+            name_width = min(max((len(a) for a in agents), default=0), NAME_WIDTH)
             self._progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
-                console=console, transient=True,
+                TextColumn("{task.description}", table_column=Column(width=name_width, overflow="fold")),
+                BarColumn(bar_width=BAR_WIDTH),
+                TextColumn("{task.fields[detail]}", table_column=Column(ratio=1, min_width=24, overflow="fold")),
+                console=console, transient=True, expand=True,
             )
             self._tasks = {a: self._progress.add_task(a, total=BAR_STEPS, detail="") for a in agents}
 
@@ -173,13 +184,13 @@ class RunProgress:
         for agent in self.agents:
             p = self.snapshot(agent, now)
             self._progress.update(self._tasks[agent], completed=round(p.fraction * BAR_STEPS),
-                                  detail=describe(p, self.span))
+                                  detail=describe(p, self.span, self.scores))
 
     def _print(self, agent: str, now: float, prefix: str = "progress") -> None:
         p = self.snapshot(agent, now)
         self._last_line[agent] = now
         self._lines[agent] += 1
-        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span)}",
+        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span, self.scores)}",
                            markup=False, highlight=False, soft_wrap=True)
 
 

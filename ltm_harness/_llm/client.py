@@ -20,9 +20,10 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_random_exponential
 
@@ -58,8 +59,17 @@ class LLMSettings(BaseModel):
     max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1024, le=1024**3,
                                  description="bytes of one response body, decompressed (larger: the call fails)")
     prices: dict[str, Price] = Field(default_factory=dict, description="USD per 1M tokens, per model (adds to the built-in table)")
+    contexts: dict[str, Annotated[int, Field(ge=1)]] = Field(
+        default_factory=dict, description="context size in tokens, per model (adds to the built-in table)")
     cache: bool = Field(default=True, description="cache judge and generation responses on disk")
     cache_dir: str | None = Field(default=None, description="cache folder (default: <results>/.llm-cache)")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_contexts(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("contexts", True):
+            data.pop("contexts")  # saved configs that set none stay as they were
+        return data
 
 
 class Limits:

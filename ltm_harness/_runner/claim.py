@@ -11,6 +11,7 @@ from ltm_harness._errors import RunFolderError
 from ltm_harness._results.outputs import finished_outputs, folder_state, free_run_name
 from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder
 from ltm_harness._store.lock import RunLock
+from ltm_harness._tokens import plural
 
 
 @dataclass
@@ -67,7 +68,7 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
             if not state:
                 notes.append(f"{folder.path} holds nothing to resume; the run starts from the beginning")
             else:
-                resuming = (f"resuming: {len(state.finished)} agents finished (kept), {len(state.interrupted)} "
+                resuming = (f"resuming: {plural(len(state.finished), 'agent')} finished (kept), {len(state.interrupted)} "
                             "interrupted (replayed from their event logs, then continued)")
                 if retry_errored:
                     resuming = _retrying(folder, state.finished, state.interrupted)

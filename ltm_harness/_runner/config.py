@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializationInfo, SerializerFunctionWrapHandler,
+                      ValidationError, field_validator, model_serializer)
 
 from ltm_harness._errors import ConfigError
 from ltm_harness._guard import yamlsafe
@@ -116,6 +117,30 @@ class TurnOptions(_Strict):
     retry_after_max: float = Field(default=300.0, ge=0, le=MAX_SECONDS)  # longest Retry-After an HTTP agent is waited
 
 
+class Selection(_Strict):
+    """Which of a config's datasets a run plays and how many examples of each: the command line's `--datasets`,
+    `--exclude` and `--limit`, applied by `select_datasets` and saved with the run (run_config.json) so that a
+    resume must give the same ones and a rescore plays the same tests."""
+
+    datasets: list[str] | None = None  # only these (None: all of the config's)
+    exclude: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1, le=MAX_EXAMPLES)  # at most this many examples per dataset
+
+    def flags(self) -> list[str]:
+        """The command-line options that make this selection (empty when it selects everything)."""
+        out = []
+        if self.datasets is not None:
+            out += ["--datasets", ",".join(self.datasets)]
+        if self.exclude:
+            out += ["--exclude", ",".join(self.exclude)]
+        if self.limit is not None:
+            out += ["--limit", str(self.limit)]
+        return out
+
+    def describe(self) -> str:
+        return " ".join(self.flags()) or "no --datasets, --exclude or --limit"
+
+
 class RunSection(_Strict):
     run_name: str = "default"
     seed: int = Field(default=0, ge=-MAX_SEED, le=MAX_SEED)
@@ -136,6 +161,14 @@ class RunSection(_Strict):
     debug: bool = False  # accepted for configs written for the reference benchmark
     turns: TurnOptions = Field(default_factory=TurnOptions)
     watchdog: float | None = Field(default=86400.0, gt=0, le=MAX_SECONDS)  # seconds the whole run may take; then it stops, tests errored
+    selection: Selection | None = None  # set by select_datasets; saved only when a selection was made
+
+    @model_serializer(mode="wrap")
+    def _without_empty_selection(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("selection") is None:
+            data.pop("selection", None)  # configs of runs without a selection stay as they were
+        return data
 
     @field_validator("incompatibilities")
     @classmethod
@@ -203,6 +236,49 @@ class RunConfig(_Strict):
         if a == b:
             return True
         return any(a in pair and b in pair for pair in self.config.incompatibilities)
+
+
+def split_names(values: list[str] | str | None) -> list[str]:
+    """Names given as `a,b` (possibly repeated: ["a,b", "c"]), in order, each once, blanks dropped."""
+    if values is None:
+        return []
+    out: list[str] = []
+    for value in [values] if isinstance(values, str) else values:
+        for name in value.split(","):
+            name = name.strip()
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def select_datasets(cfg: RunConfig, selection: Selection, source: str = "config") -> RunConfig:
+    """Keep the config's datasets that `selection` names (all of them when it names none), drop those it excludes,
+    and give each at most `selection.limit` examples; the selection is recorded in the config (so in
+    run_config.json). Changes `cfg` in place and returns it. A name the config does not list is refused in one
+    line that lists the names it does; a selection that leaves nothing is refused too. Used by `run`, `estimate`
+    and grid studies alike."""
+    listed = [entry.name for entry in cfg.datasets.datasets]
+    for flag, names in (("--datasets", selection.datasets or []), ("--exclude", selection.exclude)):
+        unknown = [n for n in names if n not in listed]
+        if unknown:
+            raise ConfigError(f"{flag} {','.join(unknown)}: not {'a dataset' if len(unknown) == 1 else 'datasets'} "
+                              f"of {source}, which lists {', '.join(listed) or 'none'}; give names from that list")
+    if selection.limit is not None and selection.limit < 1:
+        raise ConfigError(f"--limit {selection.limit}: there must be at least 1 example per dataset; give --limit 1 or more")
+    keep = [entry for entry in cfg.datasets.datasets
+            if (selection.datasets is None or entry.name in selection.datasets) and entry.name not in selection.exclude]
+    if not keep:
+        raise ConfigError(f"{selection.describe()}: leaves none of the datasets of {source} ({', '.join(listed)}); "
+                          "select at least one")
+    if selection.limit is not None:
+        for entry in keep:
+            n = entry.args.get("dataset_examples", cfg.datasets.args.dataset_examples)
+            if isinstance(n, int) and n > selection.limit:  # a wrong value is left for prepare to report
+                entry.args["dataset_examples"] = selection.limit
+    cfg.datasets.datasets = keep
+    if selection.flags():
+        cfg.config.selection = selection
+    return cfg
 
 
 def _where(loc: tuple[Any, ...]) -> str:

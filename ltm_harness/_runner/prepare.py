@@ -20,7 +20,7 @@ from ltm_harness._guard.redact import redact, redact_url
 from ltm_harness._authoring.catalog import DatasetClass, dataset_class, known_datasets
 from ltm_harness._registry.core import Scope
 from ltm_harness._results.outputs import folder_state
-from ltm_harness._runner.config import RunConfig
+from ltm_harness._runner.config import RunConfig, Selection
 from ltm_harness._store.files import write_model
 from ltm_harness._store.layout import RunFolder
 
@@ -201,8 +201,25 @@ def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
         before = jsonsafe.loads(read_text(path))
     except (OSError, ValueError):
         raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+    _check_same_selection(path, before, saved.config.selection)
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
     if differs:
         raise ConfigError(f"{path}: {differs} differs from the run being resumed; resume it with the config and "
                           "options it was started with, or run it again with --overwrite")
     return has_outputs
+
+
+def _check_same_selection(path: Path, before: Any, now: Selection | None) -> None:
+    """A run resumed with other --datasets/--exclude/--limit than it was started with is refused, naming them."""
+    section = before.get("config") if isinstance(before, dict) else None
+    raw = section.get("selection") if isinstance(section, dict) else None
+    try:
+        was = Selection.model_validate(raw) if raw is not None else None
+    except ValidationError:
+        raise RunFolderError(f"{path}: config.selection cannot be read, so the run cannot be resumed; run it again "
+                             "with --overwrite") from None
+    if (was.flags() if was else []) != (now.flags() if now else []):
+        started = " ".join(was.flags()) if was else "no --datasets, --exclude or --limit"
+        given = " ".join(now.flags()) if now else "none of them"
+        raise ConfigError(f"{path}: the run was started with {started} but is resumed with {given}; resume it with "
+                          "the options it was started with, or run it again with --overwrite")

@@ -119,3 +119,22 @@ def test_quiet_prints_neither_progress_nor_header(tmp_path, monkeypatch, capsys)
     quiet = capsys.readouterr().out
     assert "progress" not in quiet and " end " not in quiet and not quiet.startswith("run ")
     assert "agent oracle" in quiet  # the final table is still printed
+
+
+def test_agent_names_are_never_cut_at_80_columns():
+    names = ["openai:gpt-4o-mini@8k", "retrieval", "recent:8000", "x" * 55]
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    progress = RunProgress(console, names, 33, span=32000)
+    assert progress._progress is not None
+    for name in names:
+        progress._progress.update(progress._tasks[name], completed=400, detail=describe(
+            AgentProgress(name, 33, 12, 340, 1_200_000, 5, 4.0, 0.0123, 0.4, 30.0), 32000))
+    screen = Console(file=io.StringIO(), width=80, color_system=None)
+    screen.print(progress._progress.get_renderable())
+    text = screen.file.getvalue()
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines) and "…" not in text
+    for name in names[:3]:
+        assert any(line.startswith(name + " ") for line in lines), name
+    assert "x" * 40 in text and "x" * 15 in text  # a name longer than the column wraps, whole
+    assert text.count("ETA 45s") == 4

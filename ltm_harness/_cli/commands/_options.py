@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ltm_harness._runner.config import RunConfig
+from ltm_harness._runner.config import RunConfig, Selection, select_datasets, split_names
 from ltm_harness._errors import ConfigError
 
 
@@ -41,10 +41,29 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--examples", type=int, help="examples per dataset (overrides the config)")
     p.add_argument("--seed", type=int, help="seed for test generation and filler")
     p.add_argument("--isolated", action="store_true", help="each test in its own fresh session, no filler, tests run concurrently")
+    add_selection_arguments(p)
+
+
+def add_selection_arguments(p: argparse.ArgumentParser) -> None:
+    """--datasets, --exclude and --limit: which of the config's datasets to play, and how many examples of each."""
+    p.add_argument("--datasets", action="append", metavar="A,B",
+                   help="play only these datasets of the config (comma-separated, repeatable)")
+    p.add_argument("--exclude", action="append", metavar="A,B",
+                   help="leave these datasets of the config out (comma-separated, repeatable), e.g. --exclude chapterbreak")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N examples per dataset")
+
+
+def selection_of(args: argparse.Namespace) -> Selection:
+    """The selection the command line asks for (nothing selected: every dataset, every example)."""
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit {args.limit}: there must be at least 1 example per dataset; give --limit 1 or more")
+    return Selection(datasets=split_names(args.datasets) if args.datasets is not None else None,
+                     exclude=split_names(args.exclude), limit=args.limit)
 
 
 def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
-    """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config."""
+    """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config,
+    then its --datasets, --exclude and --limit."""
     from ltm_harness._guard.limits import MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_SEED
 
     if args.span is not None:
@@ -71,6 +90,8 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
         cfg.config.isolated = True
     if getattr(args, "judge", None):
         cfg.config.judge.model = args.judge
+    if hasattr(args, "limit"):
+        select_datasets(cfg, selection_of(args), getattr(args, "config", None) or "config")
 
 
 def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:

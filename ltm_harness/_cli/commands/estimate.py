@@ -28,11 +28,15 @@ def main(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    from ltm_harness._runner.config import load_config, resolve_config_path
+    from ltm_harness._cli.progress import RunProgress
     from ltm_harness._errors import ConfigError
-    from ltm_harness._runner.estimate import estimate
+    from ltm_harness._runner.config import load_config, resolve_config_path
+    from ltm_harness._runner.estimate import SIMULATION, estimate_many
+    from ltm_harness._runner.prepare import PreparedRun
+    from ltm_harness._tokens import short_count
 
     cfg = load_config(args.config)
     apply_overrides(cfg, args)
@@ -46,20 +50,63 @@ def main(args: argparse.Namespace) -> int:
     if not 1 <= args.reply_tokens <= MAX_MESSAGE_TOKENS:
         raise ConfigError(f"--reply-tokens {args.reply_tokens}: must be from 1 to {MAX_MESSAGE_TOKENS:,}; give "
                           "--reply-tokens in that range")
-    rows = []
-    for agent in agents:
-        rows += asyncio.run(estimate(cfg, agent, str(resolve_config_path(args.config)), args.max_context, args.reply_tokens))
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    errors = Console(stderr=True)
+    progress: RunProgress | None = None
+
+    def prepared_now(prepared: PreparedRun) -> None:
+        nonlocal progress
+        if args.json:
+            return
+        n = sum(len(v) for v in prepared.examples.values())
+        span = max(d.memory_span for d, _ in prepared.datasets)
+        progress = RunProgress(errors, [SIMULATION], n, span, scores=False)
+        progress.__enter__()
+
+    def on_turn(session: object) -> None:
+        if progress is not None:
+            progress.on_turn(session)  # type: ignore[arg-type]
+
+    try:
+        rows = asyncio.run(estimate_many(cfg, agents, str(resolve_config_path(args.config)), args.max_context,
+                                         args.reply_tokens, on_turn=on_turn, on_prepared=prepared_now))
+    finally:
+        if progress is not None:
+            progress.__exit__(None, None, None)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=2))
         return 0
-    console = Console(width=None if sys.stdout.isatty() else 120)
     table = Table(title=f"estimate for {cfg.config.run_name} (nothing was called)", title_justify="left")
-    for col in ("agent", "context", "agent calls", "of them filler", "tokens sent", "tokens received", "price"):
-        table.add_column(col, justify="left" if col in ("agent", "context") else "right")
+    cached = any(r.cost_cached_usd is not None for r in rows)
+    table.add_column("agent", no_wrap=True, min_width=min(max(len(r.agent) for r in rows), 40))
+    table.add_column("context")
+    columns = ["calls (filler)", "tokens sent", "largest prompt", "tokens received", "price"]
+    for col in columns + (["of them cached", "price if cached"] if cached else []):
+        table.add_column(col, justify="right")
     for r in rows:
-        price = "unknown model price" if r.cost_usd is None else f"${r.cost_usd:,.4f}"
-        table.add_row(r.agent, f"{r.max_context:,}" if r.max_context else "full", f"{r.agent_calls:,}",
-                      f"{r.filler_calls:,}", f"{r.prompt_tokens:,}", f"{r.completion_tokens:,}", price)
+        price = "unpriced" if r.cost_usd is None else money(r.cost_usd)
+        context = "full" if not r.max_context else short_count(r.max_context)
+        largest = short_count(r.largest_prompt) + (" !" if r.warning else "")
+        cells = [r.agent, context, f"{r.agent_calls:,} ({r.filler_calls:,})", short_count(r.prompt_tokens), largest,
+                 short_count(r.completion_tokens), price]
+        if cached:
+            cells += [short_count(r.cached_prompt_tokens),
+                      "-" if r.cost_cached_usd is None else money(r.cost_cached_usd)]
+        table.add_row(*(escape(c) for c in cells))
     console.print(table)
-    console.print(f"assumes answers of {args.reply_tokens} tokens to questions; judge calls are not included")
+    console.print(f"assumes answers of {args.reply_tokens} tokens to questions; judge calls are not included; "
+                  "--json gives exact numbers")
+    if cached:
+        console.print("cached: prompt tokens a provider that caches repeated prompt prefixes bills at its cached-input "
+                      "price (each prompt whose previous prompt is its prefix; OpenAI: prefixes of 1024+ tokens)")
+    if any(r.warning for r in rows):
+        console.print("!: prompts beyond the model's context (warnings below; config llm.contexts sets a model's size)")
+    for r in rows:
+        if r.warning:
+            print(f"warning: {r.warning}", file=sys.stderr)
     return 0
+
+
+def money(usd: float) -> str:
+    """$0.39, $45.70, $1,151 (no cents from $1,000 on, so the column stays narrow)."""
+    return f"${usd:,.0f}" if usd >= 1000 else f"${usd:,.2f}"

@@ -31,6 +31,7 @@ def main(args: argparse.Namespace) -> int:
 
     from ltm_harness._cli.commands._options import refresh_results_index
     from ltm_harness._interop.goodai import import_goodai
+    from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     result = import_goodai(Path(args.source), Path(args.results), args.run_name, args.span, args.force)
@@ -47,5 +48,5 @@ def main(args: argparse.Namespace) -> int:
     for f in result.skipped:
         print(f"warning: {f.folder}: skipped ({f.note})", file=sys.stderr)
     extra = "" if args.results == "results" else f" --results {args.results}"
-    console.print(f"{result.tests} tests; run them with:  python -m ltm_harness run -c {escape(str(result.config_path))}{escape(extra)}")
+    console.print(f"{plural(result.tests, 'test')}; run them with:  python -m ltm_harness run -c {escape(str(result.config_path))}{escape(extra)}")
     return 1 if result.skipped else 0

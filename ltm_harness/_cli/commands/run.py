@@ -10,6 +10,10 @@ from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, apply_overrides
 from ltm_harness._errors import ConfigError, LTMError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltm_harness._runner.config import RunConfig
 
 NAME = "run"
 ORDER = 10
@@ -48,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._runner.claim import Claim
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._store.layout import RunFolder
+    from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     if args.retry_errored and args.overwrite:
@@ -59,9 +64,11 @@ def main(args: argparse.Namespace) -> int:
     names = [choice.name for choice in agent_choices(agents)]
     started = time.perf_counter()
     progress = None
+    claimed: list[str] = []  # the run's name once its folder is claimed (for the resume hint)
 
     def prepared_now(prepared: PreparedRun, claim: Claim) -> None:
         nonlocal progress
+        claimed.append(claim.run_name)
         for note in claim.notes:
             print(f"note: {note}", file=sys.stderr)
         for warning in prepared.warnings:
@@ -70,8 +77,8 @@ def main(args: argparse.Namespace) -> int:
             return
         n = sum(len(v) for v in prepared.examples.values())
         where = "reused from" if prepared.reused_definitions else "generated in"
-        console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {n} tests from {len(prepared.datasets)} "
-                      f"datasets ({where} {escape(str(prepared.folder.definitions))}), agents "
+        console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {plural(n, 'test')} from "
+                      f"{plural(len(prepared.datasets), 'dataset')} ({where} {escape(str(prepared.folder.definitions))}), agents "
                       f"{escape(', '.join(names))}{' (isolated)' if cfg.config.isolated else ''}")
         if claim.resuming:
             console.print(claim.resuming)
@@ -88,6 +95,17 @@ def main(args: argparse.Namespace) -> int:
     try:
         output = asyncio.run(run_async(cfg, agents, results=args.results, resume=args.resume, overwrite=args.overwrite,
                                        retry_errored=args.retry_errored, on_turn=on_turn, on_prepared=prepared_now, source=source))
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.__exit__(None, None, None)
+            progress = None
+        if not claimed:
+            print("interrupted before any agent was called; nothing was kept", file=sys.stderr)
+        else:
+            folder = RunFolder.named(Path(args.results), claimed[-1]).path
+            print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
+                  f"{resume_command(args, cfg, claimed[-1])}", file=sys.stderr)
+        return 130
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -108,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
         errored = sum(d.errored for d in agent.datasets)
         if errored and agent.agent not in summary.errors:
             any_errored = True
-            print(f"warning: agent {agent.agent}: {errored} tests errored (the reasons are in "
+            print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
                   f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
                   "--retry-errored", file=sys.stderr)
     for error in summary.errors.values():
@@ -127,3 +145,30 @@ def exit_status(agent_failed: bool, tests_errored: bool, allow_errored: bool) ->
     if tests_errored and not allow_errored:
         return EXIT_ERRORED_TESTS
     return EXIT_OK
+
+
+def program() -> str:
+    """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
+    return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
+
+
+def resume_command(args: argparse.Namespace, cfg: "RunConfig", run_name: str) -> str:
+    """The exact command that resumes this run: its own options, the folder it claimed, and --resume."""
+    import shlex
+
+    words = [*program().split(), "run", "-c", args.config]
+    for agent in args.agents or []:
+        words += ["-a", agent]
+    for flag, value in (("--span", args.span), ("--examples", args.examples), ("--seed", args.seed),
+                        ("--judge", args.judge)):
+        if value is not None:
+            words += [flag, str(value)]
+    if args.isolated:
+        words.append("--isolated")
+    words += cfg.config.selection.flags() if cfg.config.selection else []
+    words += ["--run-name", run_name]
+    if args.results != "results":
+        words += ["--results", args.results]
+    words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
+                                    ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored)) if on]
+    return shlex.join([*words, "--resume"])

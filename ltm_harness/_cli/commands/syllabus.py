@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
 from ltm_harness._errors import ConfigError, DefinitionError, LTMError
+from ltm_harness._tokens import plural
 
 if TYPE_CHECKING:
     from ltm_harness._protocols.l2m.runner import RunOutcome
@@ -106,8 +107,8 @@ def _validate(args: argparse.Namespace) -> int:
     regimes = expand(syllabus)
     tasks = list(dict.fromkeys(r.task for r in regimes))
     blocks = len({r.block_num for r in regimes})
-    print(f"{syllabus.source}: valid ({label}): {blocks} blocks, {len(regimes)} regimes, "
-          f"{sum(r.count for r in regimes)} episodes, tasks {', '.join(tasks)}")
+    print(f"{syllabus.source}: valid ({label}): {plural(blocks, 'block')}, {plural(len(regimes), 'regime')}, "
+          f"{plural(sum(r.count for r in regimes), 'episode')}, {'task' if len(tasks) == 1 else 'tasks'} {', '.join(tasks)}")
     return 0
 
 
@@ -198,8 +199,9 @@ def _run(args: argparse.Namespace) -> int:
         folder = claims[run.spec][0]
         write_metrics(report, folder.metrics)
         o = run.outcome
-        console.print(f"[b]{escape(o.agent)}[/b] on {escape(o.syllabus)}: {o.experiences} episodes, {o.turns} turns, "
-                      f"{o.invalid_replies} replies without a valid move, {o.incomplete_episodes} episodes stopped")
+        console.print(f"[b]{escape(o.agent)}[/b] on {escape(o.syllabus)}: {plural(o.experiences, 'episode')}, "
+                      f"{plural(o.turns, 'turn')}, {plural(o.invalid_replies, 'reply', 'replies')} without a valid "
+                      f"move, {plural(o.incomplete_episodes, 'episode')} stopped")
         print_report(report, console)
         experts = f"  (experts in {escape(str(run.ste_dir))}/)" if run.ste_dir else ""
         console.print(f"logs and {folder.metrics.name} in {escape(str(run.scenario))}/{experts}")

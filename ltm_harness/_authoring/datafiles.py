@@ -1,0 +1,223 @@
+"""Data files a dataset fetches on first use (chapterbreak's stories), kept in the user's cache.
+
+    remote = RemoteFile(dataset="chapterbreak", name="chapterbreak_ctx_8192.zst", url=..., sha256=...,
+                        max_bytes=..., env_prefix="LTM_CHAPTERBREAK")
+    data = fetch_json(remote, check=my_structure_check)  # downloaded once, then read from the cache
+
+* where: `<cache>/<dataset>/<name>`, the cache being `$LTM_HARNESS_CACHE` if set, else the platform's user cache
+  folder for ltm-harness (platformdirs: `~/.cache/ltm-harness` on Linux);
+* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server) and the expected sha256 by
+  `<env_prefix>_SHA256` (`none` turns the check off, for a file known by its structure alone);
+* a download is streamed to a temporary file beside its final place while its size and sha256 are checked, then
+  decompressed (zstd) and checked by the dataset; only a file that passes every check is moved into place (an
+  atomic rename), so a failed or interrupted fetch leaves nothing behind;
+* a progress bar (rich) shows on a terminal; elsewhere one line before and one after;
+* offline, the error says where to put the file by hand and how to leave the dataset out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from ltm_harness._errors import DefinitionError
+
+CACHE_ENV = "LTM_HARNESS_CACHE"
+CHUNK = 1 << 16
+
+
+class RemoteFile(BaseModel):
+    """A zstd-compressed JSON file a dataset downloads once."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    name: str
+    url: str
+    sha256: str | None  # of the compressed file as downloaded; None: unknown, the structure check alone decides
+    max_bytes: int  # the download may not be larger
+    max_json_bytes: int  # nor its decompressed JSON
+    env_prefix: str  # <prefix>_URL and <prefix>_SHA256 override url and sha256
+
+    @property
+    def source_url(self) -> str:
+        return os.environ.get(f"{self.env_prefix}_URL") or self.url
+
+    @property
+    def expected_sha256(self) -> str | None:
+        value = os.environ.get(f"{self.env_prefix}_SHA256")
+        if value is None:
+            return self.sha256
+        return None if value.strip().lower() in ("", "none") else value.strip().lower()
+
+    @property
+    def path(self) -> Path:
+        return cache_dir() / self.dataset / self.name
+
+    def by_hand(self) -> str:
+        """What to do instead of the download (said when it fails)."""
+        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to a "
+                f"mirror, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
+
+
+def cache_dir() -> Path:
+    """The user cache of ltm-harness: $LTM_HARNESS_CACHE, else the platform's (platformdirs)."""
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_path
+
+    return user_cache_path("ltm-harness", appauthor=False)
+
+
+def decompress_json(data_path: Path, max_json_bytes: int) -> Any:
+    """The JSON inside a zstd file (one frame or several, with or without their size stated), at most
+    `max_json_bytes` of it; a cut or damaged file is a DefinitionError."""
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    out = bytearray()
+    try:
+        with data_path.open("rb") as fh:
+            dobj, pending = dctx.decompressobj(), False  # pending: the current frame has input but has not ended
+            while chunk := fh.read(CHUNK * 16):
+                while chunk:
+                    out += dobj.decompress(chunk)
+                    pending = True
+                    if len(out) > max_json_bytes:
+                        raise DefinitionError(f"{data_path}: decompresses to more than {max_json_bytes:,} bytes, far "
+                                              "more than the data file can hold; it is not the right file")
+                    chunk = b""
+                    if dobj.eof:  # a frame ended: what follows starts the next one
+                        chunk, dobj, pending = dobj.unused_data, dctx.decompressobj(), False
+            if pending or not out:
+                raise DefinitionError(f"{data_path}: not a complete zstd file (it ends inside a frame, or is empty)")
+    except zstandard.ZstdError as exc:
+        raise DefinitionError(f"{data_path}: not a complete zstd file ({exc})") from None
+    try:
+        return json.loads(out)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DefinitionError(f"{data_path}: its content is not JSON ({str(exc)[:80]})") from None
+
+
+def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bool = False) -> Any:
+    """The JSON of `remote`, from the cache, or downloaded there first. `check(data, path)` raises DefinitionError
+    when the data is not shaped as the dataset needs; a download that fails it is not kept."""
+    path = remote.path
+    if path.is_file():
+        try:
+            data = decompress_json(path, remote.max_json_bytes)
+            check(data, path)
+        except DefinitionError as exc:
+            raise DefinitionError(f"{exc}; delete it to download it again") from None
+        return data
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.name}.", suffix=".part", dir=path.parent)
+    except OSError as exc:
+        raise DefinitionError(f"{remote.dataset}: cannot write to the cache folder {path.parent} "
+                              f"({exc.strerror or exc}); set {CACHE_ENV} to a folder you can write, or "
+                              f"{remote.by_hand()}") from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest = _download(remote, out, quiet)
+        expected = remote.expected_sha256
+        if expected is not None and digest != expected:
+            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} has sha256 "
+                                  f"{digest}, not the expected {expected}; it is not the published file "
+                                  f"({remote.by_hand()})")
+        try:
+            data = decompress_json(tmp, remote.max_json_bytes)
+            check(data, path)
+        except DefinitionError as exc:
+            detail = str(exc).replace(f"{tmp}: ", "").replace(str(tmp), "the file")
+            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} is damaged or "
+                                  f"not the right one ({detail}); {remote.by_hand()}") from None
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if not quiet:
+        print(f"{remote.dataset}: saved {path}", file=sys.stderr)
+    return data
+
+
+def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:
+    """Stream the file into `out`; its sha256. Any failure is a DefinitionError saying what to do by hand."""
+    import httpx
+
+    url = remote.source_url
+    digest = hashlib.sha256()
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0, connect=15.0)) as response:
+            if response.status_code != 200:
+                raise DefinitionError(f"{remote.dataset}: downloading {url} failed with HTTP {response.status_code}; "
+                                      f"{remote.by_hand()}")
+            declared = response.headers.get("content-length")
+            total = int(declared) if declared and declared.isdigit() else None
+            if total is not None and total > remote.max_bytes:
+                raise DefinitionError(f"{remote.dataset}: {url} offers {total:,} bytes, more than the "
+                                      f"{remote.max_bytes:,} the data file can be; it is not the right file "
+                                      f"({remote.by_hand()})")
+            received = 0
+            with _progress(remote, url, total, quiet) as advance:
+                for chunk in response.iter_raw(CHUNK):
+                    received += len(chunk)
+                    if received > remote.max_bytes:
+                        raise DefinitionError(f"{remote.dataset}: {url} sends more than {remote.max_bytes:,} bytes, "
+                                              f"more than the data file can be ({remote.by_hand()})")
+                    out.write(chunk)
+                    digest.update(chunk)
+                    advance(len(chunk))
+            if total is not None and received != total:
+                raise DefinitionError(f"{remote.dataset}: the download of {url} stopped after {received:,} of "
+                                      f"{total:,} bytes; try again, or {remote.by_hand()}")
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise DefinitionError(f"{remote.dataset}: cannot reach {url} ({reason[:120]}); offline? "
+                              f"{remote.by_hand()}") from None
+    except httpx.HTTPError as exc:
+        reason = str(exc) or type(exc).__name__
+        raise DefinitionError(f"{remote.dataset}: the download of {url} broke off ({reason[:120]}); try again, or "
+                              f"{remote.by_hand()}") from None
+    return digest.hexdigest()
+
+
+class _progress:
+    """A download bar on a terminal (rich); otherwise a line when it starts."""
+
+    def __init__(self, remote: RemoteFile, url: str, total: int | None, quiet: bool) -> None:
+        self.remote, self.url, self.total, self.quiet = remote, url, total, quiet
+        self.bar: Any = None
+
+    def __enter__(self) -> Callable[[int], None]:
+        if self.quiet:
+            return lambda n: None
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        if not console.is_terminal:
+            print(f"{self.remote.dataset}: downloading {self.url} (once; kept in {self.remote.path.parent})",
+                  file=sys.stderr)
+            return lambda n: None
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                                   TransferSpeedColumn)
+
+        self.bar = Progress(TextColumn(f"{self.remote.dataset}: downloading {self.remote.name}"), BarColumn(),
+                            DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(), console=console,
+                            transient=True)
+        self.bar.start()
+        task = self.bar.add_task("download", total=self.total)
+        return lambda n: self.bar.advance(task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
