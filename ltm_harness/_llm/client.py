@@ -20,7 +20,6 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -59,7 +58,7 @@ class LLMSettings(BaseModel):
     max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1024, le=1024**3,
                                  description="bytes of one response body, decompressed (larger: the call fails)")
     prices: dict[str, Price] = Field(default_factory=dict, description="USD per 1M tokens, per model (adds to the built-in table)")
-    contexts: dict[str, Annotated[int, Field(ge=1)]] = Field(
+    contexts: dict[str, Annotated[int, Field(ge=1, le=100_000_000)]] = Field(
         default_factory=dict, description="context size in tokens, per model (adds to the built-in table)")
     cache: bool = Field(default=True, description="cache judge and generation responses on disk")
     cache_dir: str | None = Field(default=None, description="cache folder (default: <results>/.llm-cache)")
