@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ltm_harness._agents.specs import agent_choice, check_agents
 from ltm_harness._errors import ConfigError, LTMError
-from ltm_harness._runner.config import (DatasetEntry, RunConfig, describe_validation_error, load_config,
+from ltm_harness._runner.config import (DatasetEntry, RunConfig, Selection, select_datasets, describe_validation_error, load_config,
                                         read_yaml_mapping, resolve_config_path)
 from ltm_harness._store.layout import slug
 
@@ -162,12 +162,18 @@ class Cell(BaseModel):
 class Study:
     """A loaded study file: where it is, what it says, its configs, and its cells in a fixed order."""
 
-    def __init__(self, path: Path, spec: StudyFile) -> None:
+    def __init__(self, path: Path, spec: StudyFile, selection: Selection | None = None) -> None:
         self.path = path
         self.spec = spec
+        self.selection = selection  # the command line's --datasets, --exclude and --limit, for every cell
         self.name = slug(spec.name or path.stem)
         self.configs = self._configs()  # name (None: base) -> (config, where its relative paths start)
         self.cells = self._cells()
+        if selection is not None:  # a name a config does not list is said now, not when its cells run
+            for config in self.configs:
+                first = next((c for c in self.cells if c.config == config), None)
+                if first is not None:
+                    self.cell_config(first)
 
     def _resolve(self, name: str) -> Path:
         """A config named by the study: a path from the study file's folder, else any path or shipped name."""
@@ -199,7 +205,7 @@ class Study:
         cells = []
         for agent in self.spec.agents:
             for config in self.configs:
-                datasets: list[str | None] = [d.name for d in self.spec.datasets] or [None]
+                datasets: list[str | None] = list(self._crossed_datasets()) or [None]
                 for dataset in datasets:
                     spans: list[int | None] = list(self.spec.spans) or [None]
                     for span in spans:
@@ -220,6 +226,23 @@ class Study:
                               "datasets so that their names differ")
         return cells
 
+    def _crossed_datasets(self) -> list[str]:
+        """The datasets the study crosses, less those --datasets leaves out or --exclude drops (a name it does not
+        cross is refused in one line)."""
+        crossed = [d.name for d in self.spec.datasets]
+        if not crossed or self.selection is None:
+            return crossed
+        for flag, names in (("--datasets", self.selection.datasets or []), ("--exclude", self.selection.exclude)):
+            unknown = [n for n in names if n not in crossed]
+            if unknown:
+                raise ConfigError(f"{flag} {','.join(unknown)}: not crossed by {self.path}, which crosses "
+                                  f"{', '.join(crossed)}; give names from that list")
+        kept = [n for n in crossed if (self.selection.datasets is None or n in self.selection.datasets)
+                and n not in self.selection.exclude]
+        if not kept:
+            raise ConfigError(f"--datasets/--exclude leave none of the datasets {self.path} crosses; keep at least one")
+        return kept
+
     def cell_config(self, cell: Cell) -> tuple[RunConfig, str]:
         """The run config of a cell (a copy), and where its relative paths start."""
         base, source = self.configs[cell.config]
@@ -233,6 +256,12 @@ class Study:
             cfg.datasets.datasets = [DatasetEntry(name=cell.dataset, args=args)]
         if cell.span is not None:
             cfg.datasets.set_for_all("memory_span", cell.span)
+        if self.selection is not None:
+            # A cell of one crossed dataset takes only --limit (its dataset was chosen above); any other cell the
+            # whole selection, as `run` would.
+            chosen = self.selection if cell.dataset is None else Selection(limit=self.selection.limit)
+            if chosen.flags():
+                select_datasets(cfg, chosen, source)
         return cfg, source
 
     @property
@@ -248,7 +277,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_study(path: str | Path) -> Study:
+def load_study(path: str | Path, selection: Selection | None = None) -> Study:
     """The study file at `path`, checked: its configs load and its agents are known specs."""
     file = Path(path)
     if not file.is_file():
@@ -262,4 +291,4 @@ def load_study(path: str | Path) -> Study:
         check_agents([a.agent for a in spec.agents])  # an unknown kind or code that does not load, said now
     except LTMError as exc:
         raise ConfigError(f"{file}: agents: {exc}") from None
-    return Study(file.resolve(), spec)
+    return Study(file.resolve(), spec, selection)

@@ -256,3 +256,34 @@ def test_a_failing_cell_fails_alone_and_is_tried_again_on_the_next_start(tmp_pat
         oracle, down = index.cells
         assert (oracle.state, oracle.runs) == ("finished", 1)  # finished cells are not run again
         assert (down.state, down.runs) == ("failed", attempt) and "cannot be reached" in (down.error or "")
+
+
+def test_datasets_exclude_and_limit_apply_to_every_cell_as_in_run(tmp_path: Path):
+    from ltm_harness._runner.config import Selection
+
+    base = BASE.replace("dataset_examples: 1", "dataset_examples: 3").replace(
+        "    - {name: names}\n", "    - {name: names}\n    - {name: kv}\n")
+    path = write_study(tmp_path, "base: base.yml\nagents: [oracle]\nspans: [1000]\n", base)
+    study = load_study(path, Selection(exclude=["names"], limit=2))
+    cfg, _ = study.cell_config(study.cells[0])
+    assert [e.name for e in cfg.datasets.datasets] == ["colours", "kv"]
+    assert cfg.config.selection == Selection(exclude=["names"], limit=2)  # saved with the cell, as by `run`
+    with pytest.raises(ConfigError, match=r"--datasets nope: not a dataset of .*base.yml, which lists colours, names, kv"):
+        load_study(path, Selection(datasets=["nope"]))
+    # A study crossing datasets: --datasets/--exclude choose among the crossed ones, --limit reaches every cell.
+    crossed = write_study(tmp_path / "x", "base: base.yml\nagents: [oracle]\ndatasets: [colours, names, kv]\n", base)
+    study = load_study(crossed, Selection(exclude=["kv"], limit=1))
+    assert [c.dataset for c in study.cells] == ["colours", "names"]
+    cfg, _ = study.cell_config(study.cells[1])
+    assert [e.name for e in cfg.datasets.datasets] == ["names"] and cfg.config.selection == Selection(limit=1)
+    with pytest.raises(ConfigError, match=r"--exclude jokes: not crossed by .*study.yml, which crosses colours, names, kv"):
+        load_study(crossed, Selection(exclude=["jokes"]))
+
+
+def test_grid_command_takes_the_selection_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    path = write_study(tmp_path, "name: sel\nbase: base.yml\nagents: [oracle]\nspans: [1000]\n")
+    assert main(["grid", str(path), "--results", str(tmp_path / "out"), "--quiet", "--no-report",
+                 "--datasets", "names"]) == 0
+    saved = json.loads((tmp_path / "out" / "sel" / "cells" / "oracle__span1000__seed0" / "run_config.json").read_text())
+    assert [d["name"] for d in saved["datasets"]["datasets"]] == ["names"]
+    assert saved["config"]["selection"]["datasets"] == ["names"]

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ltm_harness._cli.commands._options import add_selection_arguments, selection_of
+
 if TYPE_CHECKING:
     from ltm_harness._grid.results import ScoreRow
 
@@ -34,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                                  "`concurrency`)")
     p.add_argument("--no-report", action="store_true", help="do not write the study's report")
     p.add_argument("--quiet", action="store_true", help="print only the final table")
+    add_selection_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -55,7 +58,8 @@ def main(args: argparse.Namespace) -> int:
         address = args.ray_address or os.environ.get("RAY_ADDRESS")
         if address:
             check_reachable(address)  # before anything is written
-    study = load_study(args.study)
+    selection = selection_of(args)
+    study = load_study(args.study, selection if selection.flags() else None)
     if args.concurrency is not None:
         if args.concurrency < 1:
             raise ConfigError(f"--concurrency {args.concurrency}: give 1 or more")
