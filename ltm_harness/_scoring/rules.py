@@ -7,12 +7,12 @@ import re
 import unicodedata
 from typing import Any
 
-import json5
+import pyjson5
 
 from ltm_harness._guard.jsonsafe import MAX_SCAN_ATTEMPTS, TooDeep, check_depth
 from ltm_harness._guard.limits import MAX_JSON_DEPTH
 
-MAX_JSON5_CHARS = 65_536  # a bracketed span longer than this is not read leniently (json5's parser is slow)
+MAX_JSON5_CHARS = 1_048_576  # a bracketed span longer than this is not read leniently
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
 _NON_WORD = re.compile(r"[^a-z0-9']+")
@@ -56,7 +56,7 @@ def last_mentioned(text: str, candidates: list[str]) -> str | None:
 
 def _balanced_end(text: str, start: int) -> int | None:
     """The end of the bracketed span opening at `start` (quotes of either kind respected), None if it never closes,
-    is longer than MAX_JSON5_CHARS or nests deeper than MAX_JSON_DEPTH (json5's parser is slow on those)."""
+    is longer than MAX_JSON5_CHARS or nests deeper than MAX_JSON_DEPTH."""
     closing = {"[": "]", "{": "}"}
     stack: list[str] = []
     quote = ""
@@ -92,8 +92,9 @@ def _next_opener(text: str, start: int) -> int:
 def extract_json(text: str) -> Any | None:
     """The first JSON object or array in a reply (code fences and prose around it are allowed).
 
-    Strict JSON first; else the bracketed span is read as JSON5 (the `json5` package), which accepts the slips
-    LLMs make in JSON: trailing commas, single quotes, comments, unquoted keys. Nothing is guessed beyond that:
+    Strict JSON first; else the bracketed span is read as JSON5 (the `pyjson5` package, a compiled parser with its
+    own nesting limit, so hostile replies stay cheap), which accepts the slips LLMs make in JSON: trailing commas,
+    single quotes, comments, unquoted keys. Nothing is guessed beyond that:
     a list that never closes or prose in brackets is not JSON. Bounded for hostile replies: at most
     MAX_SCAN_ATTEMPTS places are tried, and a value nested deeper than the JSON depth limit is skipped."""
     decoder = json.JSONDecoder()
@@ -109,8 +110,8 @@ def extract_json(text: str) -> Any | None:
                 i = _next_opener(text, i + 1)
                 continue
             try:
-                value = json5.loads(text[i:end])
-            except (ValueError, RecursionError):
+                value = pyjson5.decode(text[i:end], maxdepth=MAX_JSON_DEPTH)
+            except (pyjson5.Json5Exception, ValueError):
                 i = _next_opener(text, i + 1)
                 continue
         try:

@@ -109,7 +109,7 @@ async def test_end_to_end(tmp_path: Path):
     assert scores["oracle"] == 1.0 and scores["null"] <= 0.05
 
 
-# The slips LLMs make in JSON are read (the json5 package): the names are what the answer is scored on.
+# The slips LLMs make in JSON are read (JSON5, the pyjson5 package): the names are what the answer is scored on.
 @pytest.mark.parametrize("reply", [
     '["Katrina", "Esther", "Oscar", "Zachary", "Gordon",]',  # trailing comma
     "['Katrina', 'Esther', 'Oscar', 'Zachary', 'Gordon']",  # single quotes

@@ -122,7 +122,7 @@ def test_stories_are_consistent(qtype):
     "pantry",
     "Pantry.",
     "The pantry.",
-    "{'answer': 'pantry'}",  # JSON slips LLMs make are read (json5): single quotes
+    "{'answer': 'pantry'}",  # JSON slips LLMs make are read (JSON5, pyjson5): single quotes
     '{answer: "pantry",}',  # a bare key and a trailing comma
 ])
 def test_right_answers(reply):
