@@ -154,7 +154,9 @@ def test_charts_one_per_dataset_plus_overview_and_score_panels(small_run: Path):
     assert charts[4:8] == ["score against achieved information gap: all datasets", "colours: score vs gap",
                            "jokes: score vs gap", "kv: score vs gap"]
     assert "benchmark score against cost" not in charts and "Score against cost" not in html
-    assert not any("distance" in c for c in charts)  # no memory distance in these results: no such panels
+    # The results hold memory distances: the same panels against them follow.
+    assert charts[8:12] == ["score against memory distance: all datasets", "colours: score vs distance",
+                            "jokes: score vs distance", "kv: score vs distance"]
     assert sum(c.endswith(": score against achieved gap") for c in charts) == 3  # one per agent
     # The oracle scores 1 everywhere: its bars are full height, the null agent's a sliver.
     colours_chart = re.search(r'aria-label="colours".*?</svg>', html, re.S)
@@ -174,21 +176,18 @@ def test_the_matrix_has_every_test_and_agent(small_run: Path):
 
 
 def test_score_panels_against_memory_distance_once_the_results_hold_it(small_run: Path):
-    """The panels take their x quantity as a parameter: results whose curve points carry `memory_distance` get the
-    same panels against it (a field a later results format adds; here put on the loaded points)."""
+    """The panels take their x quantity as a parameter: the points' `memory_distance` is their x in the distance
+    panels (here changed on the loaded points to tell it from the gap), and results without distances (results
+    format 1) get no such panels."""
     from ltm_harness._report.curves import GAP, MEMORY_DISTANCE, dataset_points, xy
     from ltm_harness._report.load import load_run
     from ltm_harness._report.page import build_page
     from ltm_harness._report.tables import build_tables, entries
-    from ltm_harness._results.models import GapPoint
-
-    class DistancePoint(GapPoint):
-        memory_distance: int
 
     run = load_run(small_run)
     for agent in run.agents:
         for d in agent.summary.datasets:
-            d.curve = [DistancePoint(**p.model_dump(), memory_distance=3 * p.achieved_gap) for p in d.curve]
+            d.curve = [p.model_copy(update={"memory_distance": 3 * p.achieved_gap}) for p in d.curve]
     points = dataset_points(run.agents[0])
     assert [x for x, _, _ in xy(points, MEMORY_DISTANCE)] == [3 * x for x, _, _ in xy(points, GAP)]
     all_entries = entries([run])
@@ -198,3 +197,8 @@ def test_score_panels_against_memory_distance_once_the_results_hold_it(small_run
     assert [c for c in charts if c.endswith(": score vs distance")] == ["colours: score vs distance",
                                                                         "jokes: score vs distance", "kv: score vs distance"]
     assert "memory distance (tokens, log scale)" in html
+    for agent in run.agents:  # as a format 1 run would be read: no distances, no distance panels
+        for d in agent.summary.datasets:
+            d.curve = [p.model_copy(update={"memory_distance": None}) for p in d.curve]
+    html = build_page("t", [run], all_entries, build_tables(all_entries))
+    assert not any("distance" in c for c in re.findall(r'<svg class="chart"[^>]*aria-label="([^"]*)"', html))
