@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ltm_harness._protocols.l2m.l2metrics import (L2MetricsResult, L2MetricsSettings, compute_l2metrics,
-                                                  load_settings as load_l2metrics_settings, load_ste_runs)
+                                                  load_settings as load_l2metrics_settings)
+from ltm_harness._protocols.l2m.l2metrics_regimes import load_ste_runs
 from ltm_harness._protocols.l2m.logger import ScenarioLog, read_scenario
 from ltm_harness._protocols.l2m.metrics import compute_metrics, load_ste
 from ltm_harness._protocols.l2m.metrics_report import MetricsReport

@@ -28,12 +28,9 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable, Literal
 
 from ltm_harness._engine.clock import VirtualClock
+from ltm_harness._engine.filler_landing import landing_filler
 
 MAX_LOAD = 0.5  # at most this share of a span may be taken by the running tests' own lines and replies
-# Filler aims to end a wait within this share of the gap after its wake-up point (replies of unknown length land it
-# anywhere between the shortest and the longest reply seen).
-LANDING_BAND = 0.08
-MIN_REPLIES_SEEN = 5  # filler replies seen before their spread is planned for
 Asks = Literal["say", "reset", "wait", "turn", "none"]
 
 
@@ -330,41 +327,11 @@ class Scheduler:
         if not self.isolated and to_start < need and need - to_start >= (self.filler_min_tokens or 0) + shortest_reply:
             need = to_start
         elif need != math.inf:
-            return self._approach(int(need), shortest_reply)
+            return landing_filler(int(need), shortest_reply, self._filler_replies, self.filler_min_tokens or 0,
+                                  self._nearest_gap())
         if need == math.inf:  # only tests watching the next turn: the smallest filler will do
             need = 0
         return int(need - shortest_reply)
-
-    def _approach(self, need: int, shortest_reply: int) -> int:
-        """Filler for a wake-up point `need` tokens away, sized after every reply: where replies vary more than
-        the wait's landing band, a message that may fall short (and be followed by a smaller one) can beat one
-        aimed with the shortest reply, whose landing spreads over the whole range of reply lengths.
-
-        Each size is scored by the chance, over the recent filler replies, that its turn ends inside the band
-        after the wake-up point, plus the chance that it ends short times the chance a later turn still lands
-        (about the band over a mean turn); the best size wins, and of equals the largest."""
-        direct = need - shortest_reply
-        replies = self._filler_replies
-        band = int(LANDING_BAND * self._nearest_gap())
-        if len(replies) < MIN_REPLIES_SEEN or max(replies) - shortest_reply <= band:
-            return direct  # the replies all land inside the band: aim with the shortest
-        smallest = self.filler_min_tokens or 0
-        n = len(replies)
-        retry = min(0.9, band / (smallest + sum(replies) / n))
-
-        def score(size: int) -> float:
-            short = need - size  # a reply shorter than this ends before the wake-up point
-            hit = sum(short <= r <= short + band for r in replies)
-            under = sum(r < short for r in replies)
-            return (hit + retry * under) / n
-
-        candidates = {direct, *(need - r for r in replies), *(need - r + band for r in replies)}
-        best, best_score = direct, score(direct)
-        for size in sorted((c for c in candidates if smallest <= c < direct), reverse=True):
-            value = score(size)
-            if value > best_score + 1e-9:
-                best, best_score = size, value
-        return best
 
     def _nearest_gap(self) -> int:
         """The planned gap of the nearest wake-up point: from the end of the line its wait is measured from (the

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from ltm_harness._errors import ConfigError
-from ltm_harness._protocols.l2m.l2metrics import (L2MetricsResult, L2MetricsSettings, compute_l2metrics,
-                                                  load_settings, load_ste_runs, reflect_smooth)
+from ltm_harness._protocols.l2m.l2metrics import L2MetricsResult, L2MetricsSettings, compute_l2metrics, load_settings
+from ltm_harness._protocols.l2m.l2metrics_regimes import load_ste_runs, reflect_smooth
 from ltm_harness._protocols.l2m.logger import read_scenario
 from ltm_harness._protocols.l2m.metrics import compute_metrics
 

@@ -250,7 +250,8 @@ def _l2metrics(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from ltm_harness._protocols.l2m.l2metrics import L2MetricsSettings, compute_l2metrics, load_settings, load_ste_runs
+    from ltm_harness._protocols.l2m.l2metrics import L2MetricsSettings, compute_l2metrics, load_settings
+    from ltm_harness._protocols.l2m.l2metrics_regimes import load_ste_runs
     from ltm_harness._protocols.l2m.logger import read_scenario
     from ltm_harness._protocols.l2m.metrics import scenario_dirs
     from ltm_harness._store.files import write_text

@@ -32,7 +32,8 @@ from the harness's rules, each as l2metrics does it:
 - Lifetime values: the mean (or median) over the tasks that have one.
 
 The result has the shape of l2metrics' `<run>_metrics.json` (`L2MetricsResult.to_json_data()`), plus the
-per-regime table of its `<run>_regime.tsv` (`regimes`).
+per-regime table of its `<run>_regime.tsv` (`regimes`). The rows, regimes and per-curve numbers are in
+`l2metrics_regimes.py`, the recovery, maintenance, transfer and expert rules in `l2metrics_rules.py`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
-from itertools import permutations
 from pathlib import Path
 from statistics import fmean, median
 from typing import Any, Literal
@@ -48,13 +48,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from ltm_harness._errors import ConfigError, RunFolderError
-from ltm_harness._protocols.l2m import curves
-from ltm_harness._protocols.l2m.logger import LogRecord, ScenarioLog, read_scenario
-from ltm_harness._protocols.l2m.metrics import scenario_dirs
+from ltm_harness._protocols.l2m.l2metrics_regimes import (_regimes, _Row, _rows, block_saturation, reflect_smooth,
+                                                          terminal)
+from ltm_harness._protocols.l2m.l2metrics_rules import _experts, _maintenance, _recovery, _transfer
+from ltm_harness._protocols.l2m.logger import ScenarioLog
 
 NAME = "l2metrics"  # the value of --compat
 VERSION = "3.1.0"  # the l2metrics version reproduced
-TERM_WINDOW_RATIO = 0.1
 SCALE = 100
 OFFSET = 1
 
@@ -108,130 +108,6 @@ def load_settings(path: Path) -> L2MetricsSettings:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         raise ConfigError(f"{path}: {field}: {err['msg']} (got {err.get('input')!r})") from None
-
-
-# -- numeric building blocks ---------------------------------------------------------------------------------
-
-
-def reflect_smooth(x: list[float], window_len: int | None = None) -> list[float]:
-    """Flat moving average over the signal padded by reflection at both ends, as long as the input.
-
-    The window is `window_len` when the signal is at least that long, else min(floor(0.2 n), 100); a window below 3
-    leaves the values as they are."""
-    n = len(x)
-    w = window_len if window_len is not None and n >= window_len else min(int(n * 0.2), 100)
-    if w < 3:
-        return list(x)
-    s = x[w - 1:0:-1] + x + x[-2:-w - 1:-1]
-    weight = 1.0 / w
-    y = [math.fsum(v * weight for v in s[k:k + w]) for k in range(len(s) - w + 1)]
-    start = int(math.floor(w / 2 - 1))
-    end = -int(math.ceil(w / 2))
-    return y[start:end]
-
-
-def _per_experience(rows: list[tuple[int, float]]) -> list[float]:
-    """The values, or their mean per experience when an experience has several rows."""
-    exps = [e for e, _ in rows]
-    if len(set(exps)) == len(exps):
-        return [v for _, v in rows]
-    groups: dict[int, list[float]] = {}
-    for e, v in rows:
-        groups.setdefault(e, []).append(v)
-    return [fmean(groups[e]) for e in sorted(groups)]
-
-
-def block_saturation(rows: list[tuple[int, float]]) -> tuple[float, int] | None:
-    """(saturation, experiences to saturation counted from 0) of the curve smoothed once more; None when empty."""
-    smoothed = reflect_smooth(_per_experience(rows))
-    if not smoothed:
-        return None
-    top = max(smoothed)
-    return top, smoothed.index(top)
-
-
-def terminal(rows: list[tuple[int, float]], block_type: str) -> tuple[float, int]:
-    """(terminal performance, experiences to terminal performance) of a regime's rows."""
-    data = _per_experience(rows)
-    ratio = 1.0 if block_type == "test" else TERM_WINDOW_RATIO
-    value = fmean(data[int((1 - ratio) * len(data)):])
-    return value, int((1 - (ratio / 2)) * len(data))
-
-
-def recovery(rows: list[tuple[int, float]], level: float) -> int:
-    """The first index (from 0) where the regime's curve reaches `level`; the number of rows + 1 when never."""
-    for i, value in enumerate(_per_experience(rows)):
-        if value >= level:
-            return i
-    return len(rows) + 1
-
-
-def ls_slope(xs: list[float], ys: list[float]) -> float:
-    """The slope of the least-squares line through the points."""
-    mx, my = fmean(xs), fmean(ys)
-    den = math.fsum((x - mx) ** 2 for x in xs)
-    return math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
-
-
-# -- rows and regimes -----------------------------------------------------------------------------------------
-
-
-class _Row:
-    __slots__ = ("exp_num", "block_num", "block_type", "block_subtype", "task", "params", "timestamp", "value",
-                 "regime")
-
-    def __init__(self, r: LogRecord, value: float) -> None:
-        self.exp_num = r.exp_num
-        self.block_num = r.block_num
-        self.block_type = r.block_type
-        self.block_subtype = r.block_subtype
-        self.task = r.task_name.lower()
-        self.params = r.task_params
-        self.timestamp = r.timestamp
-        self.value = value
-        self.regime = 0
-
-    def copy(self) -> "_Row":
-        twin = object.__new__(_Row)
-        for name in _Row.__slots__:
-            setattr(twin, name, getattr(self, name))
-        return twin
-
-
-def _rows(records: list[LogRecord], measure: str) -> list[_Row]:
-    """Complete experiences with a value, numbered into regimes and ordered by (regime, exp_num)."""
-    rows = [_Row(r, v) for r in records if r.exp_status == "complete"
-            and (v := r.metrics.get(measure)) is not None and not math.isnan(v)]
-    regime = 0
-    for prev, row in zip([None, *rows], rows):
-        if prev is not None and (prev.block_num, prev.block_type, prev.block_subtype, prev.task) != \
-                (row.block_num, row.block_type, row.block_subtype, row.task):
-            regime += 1
-        row.regime = regime
-    rows.sort(key=lambda r: (r.regime, r.exp_num))
-    return rows
-
-
-class _Regime:
-    def __init__(self, num: int, rows: list[_Row]) -> None:
-        first = rows[0]
-        self.num = num
-        self.block_num = first.block_num
-        self.block_type = first.block_type
-        self.block_subtype = first.block_subtype
-        self.task = first.task
-        self.params = first.params
-        self.rows = rows
-
-    def points(self) -> list[tuple[int, float]]:
-        return [(r.exp_num, r.value) for r in self.rows]
-
-
-def _regimes(rows: list[_Row]) -> list[_Regime]:
-    groups: dict[int, list[_Row]] = {}
-    for r in rows:
-        groups.setdefault(r.regime, []).append(r)
-    return [_Regime(num, group) for num, group in sorted(groups.items())]
 
 
 # -- the result -----------------------------------------------------------------------------------------------
@@ -291,149 +167,6 @@ def _clumps(values: list[float | None]) -> list[list[float]]:
     if current:
         out.append(current)
     return out
-
-
-def load_ste_runs(path: Path, perf_measure: str) -> dict[str, list[list[_Row]]]:
-    """The expert runs per (lower-cased) task from the scenario logs under `path`, each training one task."""
-    out: dict[str, list[list[_Row]]] = {}
-    for folder in scenario_dirs(path):
-        log = read_scenario(folder)
-        if perf_measure not in log.metrics_columns:
-            raise RunFolderError(f"{folder}: single-task-expert log has no {perf_measure!r} column")
-        complete = [r for r in log.records if r.exp_status == "complete"]
-        trained = list(dict.fromkeys(r.task_name.lower() for r in complete if r.block_type == "train"))
-        if len(trained) != 1:
-            raise RunFolderError(f"{folder}: a single-task-expert log trains exactly one task, but this one trains "
-                                 f"{len(trained)} ({', '.join(trained) or 'none'}); give one log folder per task")
-        out.setdefault(trained[0], []).append(_rows(complete, perf_measure))
-    return out
-
-
-def _recovery(regimes: list[_Regime], tp: dict[int, float]) -> tuple[dict[int, int], dict[str, float]]:
-    """Recovery time per train regime (after a task's first) and performance recovery per task."""
-    recovery_time: dict[int, int] = {}
-    for task in dict.fromkeys(r.task for r in regimes):
-        trains = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
-        for prev, cur in zip(trains, trains[1:]):
-            recovery_time[cur.num] = recovery(cur.points(), tp[prev.num])
-    perf_recovery: dict[str, float] = {}
-    if len(recovery_time) > 1:
-        for task in dict.fromkeys(r.task for r in regimes):
-            times = [float(recovery_time[r.num]) for r in regimes if r.task == task and r.num in recovery_time]
-            if len(times) > 1:
-                perf_recovery[task] = -curves.theil_sen_slope(times)
-    return recovery_time, perf_recovery
-
-
-def _maintenance(counted: list[_Regime], tp: dict[int, float], method: str) -> dict[str, dict[int, float]]:
-    """{"mrlep"/"mrtlp": {test regime: maintenance value}} for the chosen method(s)."""
-    methods = {"mrlep": ["mrlep"], "mrtlp": ["mrtlp"], "both": ["mrlep", "mrtlp"]}[method]
-    out: dict[str, dict[int, float]] = {m: {} for m in methods}
-    for task in dict.fromkeys(r.task for r in counted):
-        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
-        tests = [r.num for r in counted if r.task == task and r.block_type == "test"]
-        refs = [next(t for t in tests if t > x) for x in trains if any(t > x for t in tests)]
-        for test in tests:
-            if any(test > ref for ref in refs) and test not in refs:
-                if "mrtlp" in out:
-                    out["mrtlp"][test] = tp[test] - tp[[x for x in trains if x < test][-1]]
-                if "mrlep" in out:
-                    out["mrlep"][test] = tp[test] - tp[[x for x in refs if x < test][-1]]
-    return out
-
-
-Pairs = dict[str, dict[str, list[float]]]  # {trained task: {tested task: values in regime order}}
-
-
-def _transfer(regimes: list[_Regime], counted: list[_Regime], tp: dict[int, float],
-              kinds: list[str]) -> dict[tuple[str, str], Pairs]:
-    """Transfer values per (direction, kind). A value is keyed by the second test: a later pair writing to the
-    same test replaces an earlier one, as in l2metrics."""
-    by_test: dict[tuple[str, str], dict[int, tuple[str, float]]] = {
-        (d, k): {} for d in ("forward", "backward") for k in kinds}
-    for task, other in permutations(list(dict.fromkeys(r.task for r in counted)), 2):
-        trains = [r.num for r in counted if r.task == task and r.block_type == "train"]
-        other_tests = [r.num for r in counted if r.task == other and r.block_type == "test"]
-        other_trains = [r.num for r in counted if r.task == other and r.block_type == "train"]
-        if not trains:
-            continue
-        first_other = min(other_trains) if other_trains else None
-        valid = {"forward": [x for x in trains if first_other is None or x < first_other],
-                 "backward": [x for x in trains if first_other is not None and x > first_other]}
-        for direction, train_regs in valid.items():
-            for x in train_regs:
-                for t1, t2 in zip(other_tests, other_tests[1:]):
-                    if t1 < x < t2:
-                        tp1, tp2 = tp[t1], tp[t2]
-                        if "ratio" in kinds and tp1 != 0:
-                            by_test[(direction, "ratio")][t2] = (task, tp2 / tp1)
-                        if "contrast" in kinds and tp1 + tp2 != 0:
-                            by_test[(direction, "contrast")][t2] = (task, (tp2 - tp1) / (tp1 + tp2))
-    out: dict[tuple[str, str], Pairs] = {}
-    for key, found in by_test.items():
-        table: Pairs = {}
-        for regime in regimes:
-            if regime.num in found:
-                trained, value = found[regime.num]
-                table.setdefault(trained, {}).setdefault(regime.task, []).append(value)
-        out[key] = table
-    return out
-
-
-class _Efficiency(BaseModel):
-    task_saturation: float
-    task_exp_to_sat: int
-    ste_saturation: list[float] = Field(default_factory=list)
-    ste_exp_to_sat: list[int] = Field(default_factory=list)
-    se_saturation: list[float] = Field(default_factory=list)
-    se_exp_to_sat: list[float] = Field(default_factory=list)
-    se: list[float] = Field(default_factory=list)
-
-
-def _experts(regimes: list[_Regime], tasks: list[str], experts: dict[str, list[list[_Row]]],
-             averaging: str) -> tuple[dict[str, list[float]], dict[str, _Efficiency]]:
-    """Relative performance values and sample efficiency per task against its expert runs."""
-    rel_perf: dict[str, list[float]] = {}
-    se: dict[str, _Efficiency] = {}
-    for task in tasks:
-        runs = experts.get(task)
-        trained = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
-        data = [x for r in trained for x in r.rows]
-        if not runs or not data:
-            continue
-        ste_curves = [[x.value for x in run if x.block_type == "train"] for run in runs]
-        shortest = min(len(c) for c in ste_curves)
-        averaged = [fmean(c[i] for c in ste_curves) for i in range(shortest)]
-        if averaging == "time":
-            m = min(len(data), len(averaged))
-            rel_perf[task] = [math.fsum(x.value for x in data[:m]) / math.fsum(averaged[:m])]
-        else:
-            rel_perf[task] = [math.fsum(x.value for x in data[:min(len(data), len(c))]) /
-                              math.fsum(c[:min(len(data), len(c))]) for c in ste_curves]
-        slope = ls_slope([float(x.exp_num) for x in data], [x.value for x in data])
-        task_sat = block_saturation([(x.exp_num, x.value) for x in data])
-        if task_sat is None or task_sat[1] == 0:
-            continue
-        entry = _Efficiency(task_saturation=task_sat[0], task_exp_to_sat=task_sat[1])
-        if averaging == "time":
-            expert_sats = [block_saturation(list(enumerate(averaged)))]
-        else:
-            expert_sats = [block_saturation([(x.exp_num, x.value) for x in run if x.block_type == "train"])
-                           for run in runs]
-        for expert in expert_sats:
-            if expert is None or expert[1] == 0:
-                continue
-            ste_sat, ste_exp = expert
-            entry.ste_saturation.append(ste_sat)
-            entry.ste_exp_to_sat.append(ste_exp)
-            entry.se_saturation.append(entry.task_saturation / ste_sat)
-            entry.se_exp_to_sat.append(ste_exp / entry.task_exp_to_sat)
-            violates = entry.task_saturation < ste_sat * 0.2 or slope < 0
-            entry.se.append(0 if violates else (entry.task_saturation / ste_sat) * (ste_exp / entry.task_exp_to_sat))
-        if averaging == "time" and not entry.se:
-            continue
-        se[task] = entry
-    return rel_perf, se
 
 
 def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = None,
