@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -282,10 +283,16 @@ def select_datasets(cfg: RunConfig, selection: Selection, source: str = "config"
 
 
 def _where(loc: tuple[Any, ...]) -> str:
+    """A field's place as the file spells it (`config.turns.attempts`, `datasets.datasets[2]`); a key that is not a
+    plain name (spaces, line breaks, a long string) is shown quoted and clipped, so the error stays one short line."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        text = str(part) if isinstance(part, int) or _PLAIN_KEY.fullmatch(str(part)) else clip(str(part), 60)
+        out += f"[{text}]" if isinstance(part, int) else (f".{text}" if out else text)
     return out or "(top level)"
+
+
+_PLAIN_KEY = re.compile(r"[\w.\-@:/]{1,100}")
 
 
 def describe_validation_error(source: str, exc: ValidationError) -> str:
