@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, Callable
 
 from ltm_harness._results.models import gap_bin
 from ltm_harness._tokens import short_count
@@ -141,6 +141,38 @@ DODGE = 6.0  # pixels between the points of different agents that fall on the sa
 LINE_DODGE = 2.0  # pixels between the equal means of agents in one bin, so equal lines show side by side
 
 
+def _log_score_frame(title: str, xs: list[float], width: float, height: float, top: float, x_label: str,
+                     empty: str) -> "tuple[list[str], Callable[[float], float], Callable[[float], float]] | str":
+    """The frame of a chart of scores (0..1, linear) against a token quantity (log scale): title, axes, grid lines
+    and x label, and the two scales (x, y) to place marks with; or the whole chart saying `empty` when no x is
+    positive."""
+    xs = [x for x in xs if x > 0]
+    left, right, bottom = 44.0, 14.0, 40.0
+    plot_w, plot_h = width - left - right, height - top - bottom
+    body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
+    if not xs:
+        body.append(_text(width / 2, height / 2, empty))
+        return _svg(width, height, title, body)
+    lo, hi = _log_bounds(min(xs), max(xs))
+    llo, lhi = math.log10(lo), math.log10(hi)
+
+    def sx(v: float) -> float:
+        return left + plot_w * (math.log10(max(v, lo)) - llo) / (lhi - llo)
+
+    def sy(v: float) -> float:
+        return top + plot_h * (1 - max(0.0, min(v, 1.0)))
+
+    _y_axis(body, left, width - right, top, plot_h, [0.0, 0.25, 0.5, 0.75, 1.0])
+    base = top + plot_h
+    for t in _log_ticks(lo, hi, plot_w):
+        x = sx(t)
+        body.append(f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
+        body.append(_text(x, base + 14, short_count(t)))
+    body.append(_text(left + plot_w / 2, height - 6, x_label))
+    body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
+    return body, sx, sy
+
+
 def _bin_edges(x: float) -> tuple[int, int]:
     return gap_bin(int(x))
 
@@ -158,30 +190,10 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
     tests on the same spot are one dot whose size grows with their count (the tooltip lists them), and the dots of
     different agents on one spot are set side by side, and agents with equal means are drawn LINE_DODGE pixels apart.
     """
-    xs = [x for s in series for x, _, _ in s.points if x > 0]
-    left, right, top, bottom = 44.0, 14.0, 34.0, 40.0
-    plot_w, plot_h = width - left - right, height - top - bottom
-    body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
-    if not xs:
-        body.append(_text(width / 2, height / 2, empty))
-        return _svg(width, height, title, body)
-    lo, hi = _log_bounds(min(xs), max(xs))
-    llo, lhi = math.log10(lo), math.log10(hi)
-
-    def sx(g: float) -> float:
-        return left + plot_w * (math.log10(max(g, lo)) - llo) / (lhi - llo)
-
-    def sy(v: float) -> float:
-        return top + plot_h * (1 - max(0.0, min(v, 1.0)))
-
-    _y_axis(body, left, width - right, top, plot_h, [0.0, 0.25, 0.5, 0.75, 1.0])
-    base = top + plot_h
-    for t in _log_ticks(lo, hi, plot_w):
-        x = sx(t)
-        body.append(f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
-        body.append(_text(x, base + 14, short_count(t)))
-    body.append(_text(left + plot_w / 2, height - 6, axis))
-    body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
+    frame = _log_score_frame(title, [x for s in series for x, _, _ in s.points], width, height, 34.0, axis, empty)
+    if isinstance(frame, str):
+        return frame
+    body, sx, sy = frame
     # Per agent, its bins in order: a mean (x, y, tip) for a bin with enough tests, None for one with too few; and
     # which points are drawn: all of them, or (for big runs) only those of bins too small for a mean.
     shown: list[list[tuple[float, float, str]]] = []
@@ -353,29 +365,11 @@ class Curve:
 def span_chart(title: str, curves: list[Curve], width: float = 520, height: float = 260,
                x_label: str = "memory span (tokens, log scale)") -> str:
     """Mean score (0..1) against span (log scale), a line per agent, with a whisker for each point's interval."""
-    xs = [x for c in curves for x, *_ in c.points if x > 0]
-    left, right, top, bottom = 44.0, 14.0, 26.0, 40.0
-    plot_w, plot_h = width - left - right, height - top - bottom
-    body = [_text(width / 2, 15, title, extra=' font-weight="600"')]
-    if not xs:
-        body.append(_text(width / 2, height / 2, "no finished cell"))
-        return _svg(width, height, title, body)
-    lo, hi = _log_bounds(min(xs), max(xs))
-    llo, lhi = math.log10(lo), math.log10(hi)
-
-    def sx(v: float) -> float:
-        return left + plot_w * (math.log10(max(v, lo)) - llo) / (lhi - llo)
-
-    def sy(v: float) -> float:
-        return top + plot_h * (1 - max(0.0, min(v, 1.0)))
-
-    _y_axis(body, left, width - right, top, plot_h, [0.0, 0.25, 0.5, 0.75, 1.0])
-    base = top + plot_h
-    for t in _log_ticks(lo, hi, plot_w):
-        body.append(f'<line x1="{_f(sx(t))}" x2="{_f(sx(t))}" y1="{_f(top)}" y2="{_f(base)}" stroke="{GRID}"/>')
-        body.append(_text(sx(t), base + 14, short_count(t)))
-    body.append(_text(left + plot_w / 2, height - 6, x_label))
-    body.append(f'<line x1="{_f(left)}" x2="{_f(width - right)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
+    frame = _log_score_frame(title, [x for c in curves for x, *_ in c.points], width, height, 26.0, x_label,
+                             "no finished cell")
+    if isinstance(frame, str):
+        return frame
+    body, sx, sy = frame
     n = len(curves)
     for i, c in enumerate(curves):
         shift = (i - (n - 1) / 2) * 3.0  # agents' whiskers side by side rather than on top of each other
