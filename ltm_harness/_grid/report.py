@@ -22,6 +22,7 @@ from ltm_harness._report.colours import agent_slots, slot_colour
 from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
 from ltm_harness._report.page import MAX_POINTS
 from ltm_harness._report.tables import write_table
+from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder
 
 
@@ -145,8 +146,7 @@ def write_study_report(folder: StudyFolder, output: Path | None = None,
                             rows[0].level if rows else 0.95)
     written = []
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(page, encoding="utf-8")
+        write_text(output, page)  # whole or not at all (it makes the folder)
         for name, items, model in (("scores", rows, ScoreRow), ("cells", table, CellRow),
                                    ("points", points, PooledPoint)):
             csv_path = output.with_name(f"{output.stem}.{name}.csv")

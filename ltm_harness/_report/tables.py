@@ -8,6 +8,7 @@ which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows fo
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from ltm_harness._guard.text import csv_cell
 from ltm_harness._report.colours import agent_slots
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import TestResult
+from ltm_harness._store.files import write_text
 
 COST_ROLES = ("agent", "judge", "generation", "test")
 
@@ -202,14 +204,16 @@ def _cell(value: object) -> str:
 
 
 def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Path, json_path: Path) -> None:
+    """A table as CSV and JSON, each written whole or not at all (through the run-folder owner's writer)."""
     columns = list(model.model_fields)
-    with csv_path.open("w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(getattr(row, c)) for c in columns])
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(getattr(row, c)) for c in columns])
+    write_text(csv_path, text.getvalue())
     records = [row.model_dump(mode="json") for row in rows]
-    json_path.write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(json_path, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_tables(tables: Tables, html_path: Path) -> list[Path]:
