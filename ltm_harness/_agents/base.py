@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,13 +13,15 @@ from ltm_harness._store.records import LLMCall
 
 
 class AgentMessage(BaseModel):
-    """One user message: its text, its virtual timestamp and its token count (derived from the text)."""
+    """One user message: its text, its virtual timestamp and its token count (derived from the text). `observe`:
+    history that needs no reply (handed to `Agent.observe`; a benchmark's conversation to remember, say)."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     timestamp: datetime
     tokens: int
+    observe: bool = False
 
 
 class Reply(BaseModel):
@@ -46,7 +49,8 @@ class OracleHint(str):
 
 class Agent(ABC):
     """An agent under test: one instance holds one conversation. Implement `reply`; return a `Reply` (with token
-    usage and cost when known) or just the text. Implement `restore` for runs to be resumable.
+    usage and cost when known) or just the text. Implement `observe` to take in history that needs no reply without
+    answering it, and `restore` for runs to be resumable.
 
         class Echo(Agent):
             async def reply(self, message, oracle_hint=None):
@@ -55,6 +59,10 @@ class Agent(ABC):
 
     #: the oracle calibration agent is the only one handed the expected answers
     is_oracle: bool = False
+    #: a folder of the run's own for this agent's conversation, set by the harness before the first turn (and before
+    #: `restore`): adapters whose memory lives in files (a checkpointer, a vector store) keep them here, so that a
+    #: resumed run finds them. None when the run keeps no folder (a rescore, a run from Python without results).
+    state_dir: Path | None = None
 
     def __init__(self, spec: str | None = None) -> None:
         self.spec = spec or type(self).__name__
@@ -67,13 +75,24 @@ class Agent(ABC):
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply | str:
         """Answer one user message. `oracle_hint` is only ever given to agents with is_oracle."""
 
+    async def observe(self, message: AgentMessage) -> Reply | str | None:
+        """Take in history that needs no reply (`message.observe` is True): a benchmark's earlier sessions, say.
+        Return None (heard), or a `Reply` whose text is empty when the agent wants its token usage or cost counted.
+
+        Default: the message is answered by `reply` like any other, and that reply is recorded but never scored, so
+        every agent written before this method existed keeps working. Override it to remember without a model call:
+        a benchmark made mostly of history then costs one call per question instead of one per turn."""
+        return await self.reply(message, None)
+
     async def reset(self) -> None:
         """Forget the conversation (a new session starts)."""
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Resuming a run: rebuild the memory this agent had after the given turns (each message with the
-        reply it gave then), without answering them again. Called once, on a fresh agent, before its first
-        live turn. Agents whose memory the harness cannot rebuild keep this default and cannot be resumed."""
+        reply it gave then, "" for history it observed: `message.observe`), without answering them again. Called
+        once, on a fresh agent, before its first live turn. Agents whose memory lives in `state_dir` bring it back to
+        the state after exactly these turns (a turn taken in just before the run stopped may be in it already).
+        Agents whose memory the harness cannot rebuild keep this default and cannot be resumed."""
         if turns:
             raise AgentError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
                             "rebuild its memory; run it again with --overwrite")

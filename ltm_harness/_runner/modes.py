@@ -106,7 +106,8 @@ class Fresh(RunMode):
         return AgentPlan(self, folder, folder)
 
     def open(self, plan: AgentPlan, session_id: str, make_agent: Callable[[], Agent], on_event: OnEvent) -> SessionIO:
-        return SessionIO(make_agent(), EventLog(plan.out.session_log(session_id), on_event=on_event))
+        return SessionIO(_with_state(make_agent(), plan.out, session_id),
+                         EventLog(plan.out.session_log(session_id), on_event=on_event))
 
 
 class Resume(RunMode):
@@ -130,10 +131,17 @@ class Resume(RunMode):
     def open(self, plan: AgentPlan, session_id: str, make_agent: Callable[[], Agent], on_event: OnEvent) -> SessionIO:
         path = plan.out.session_log(session_id)
         record = plan.records.get(path.stem if session_id != "main" else session_id)
+        agent = _with_state(make_agent(), plan.out, session_id)
         if record is None or not record.lines:  # never started, or killed before its first event: start afresh
-            return SessionIO(make_agent(), EventLog(path, on_event=on_event))
-        return SessionIO(make_agent(), EventLog(path, record.lines, record.keep_bytes, on_event=on_event),
+            return SessionIO(agent, EventLog(path, on_event=on_event))
+        return SessionIO(agent, EventLog(path, record.lines, record.keep_bytes, on_event=on_event),
                          TurnReplay(record, then_live=True), dict(record.test_calls), dict(record.judge_calls))
+
+
+def _with_state(agent: Agent, folder: AgentFolder, session_id: str) -> Agent:
+    """The agent, told where its own memory files for this session go (`Agent.state_dir`)."""
+    agent.state_dir = folder.state_dir(session_id)
+    return agent
 
 
 class Rescore(RunMode):

@@ -11,6 +11,7 @@
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
             events.wall                    wall-clock and cache facts of its LLM calls (a side file of each log)
+            state/<session>/               the agent's own memory files, per conversation (framework adapters)
             results.json, summary.json     written when it finished
     results/index.html                     every run of the folder, listed (rewritten after each run, report, compare)
     results/suites/<suite-id>/             a suite run: a RunFolder whose agents have one session per case
@@ -50,6 +51,7 @@ SUMMARY = "summary.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
 EVENTS_DIR = "events"
+STATE_DIR = "state"  # <agent>/state/<session>/: an adapter's own memory files (Agent.state_dir)
 WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
 AIQ_REPORT = "aiq.json"
@@ -146,6 +148,10 @@ class AgentFolder(_Folder):
             return self.path / EVENTS
         return self.path / EVENTS_DIR / f"{slug(session_id)}.jsonl"
 
+    def state_dir(self, session_id: str) -> Path:
+        """Where an agent keeps its own memory files for a session (`Agent.state_dir`); made when first used."""
+        return self.path / STATE_DIR / slug(session_id)
+
     def session_logs(self) -> dict[str, Path]:
         """Session id -> its event log, for the logs that exist."""
         if (self.path / EVENTS).is_file():
@@ -179,7 +185,12 @@ class AgentFolder(_Folder):
                 path.unlink(missing_ok=True)
 
     def swap_in(self, target: "AgentFolder") -> None:
-        """Replace `target` by this folder (a complete re-scoring takes the place of the old outputs)."""
+        """Replace `target` by this folder (a complete re-scoring takes the place of the old outputs); the agent's own
+        memory files (`state/`), which a re-scoring does not touch, move along."""
+        state = target.path / STATE_DIR
+        if state.is_dir() and not (self.path / STATE_DIR).exists():
+            with writing(self.path):
+                state.rename(self.path / STATE_DIR)
         target.clear()
         with writing(target.path):
             self.path.rename(target.path)
