@@ -153,15 +153,11 @@ class AgentFolder(_Folder):
         return self.path / STATE_DIR / slug(session_id)
 
     def session_logs(self) -> dict[str, Path]:
-        """Session id -> its event log, for the logs that exist."""
-        if (self.path / EVENTS).is_file():
-            return {MAIN_SESSION: self.path / EVENTS}
-        return {p.stem: p for p in sorted((self.path / EVENTS_DIR).glob("*.jsonl"))}
-
-    @property
-    def per_session(self) -> bool:
-        """The logs are one per session (isolated tests, suite cases) rather than one conversation."""
-        return (self.path / EVENTS_DIR).is_dir()
+        """Session id -> its event log, for the logs that exist: the one conversation's (`main`), and those of the
+        sessions of their own (isolated tests, suite cases, a benchmark's conversations)."""
+        logs = {MAIN_SESSION: self.path / EVENTS} if (self.path / EVENTS).is_file() else {}
+        logs.update({p.stem: p for p in sorted((self.path / EVENTS_DIR).glob("*.jsonl"))})
+        return logs
 
     def has_logs(self) -> bool:
         return (self.path / EVENTS).is_file() or (self.path / EVENTS_DIR).is_dir()
