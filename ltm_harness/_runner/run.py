@@ -161,38 +161,52 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     mode = mode or Fresh()
     cfg = prepared.config.config
     tokenizer = get_tokenizer(cfg.tokenizer)
-    tests = prepared.interleaved()
-    own = [(d, e) for d, e in tests if d.conversation_per_example]
-    shared = [(d, e) for d, e in tests if not d.conversation_per_example]
+    shared = prepared.interleaved()
+    own = list(prepared.own_conversations())
     plan = mode.agent(prepared.folder.agent(spec), main_session=bool(shared) and not cfg.isolated)
     if isinstance(plan, AgentOutputs):  # finished before: kept as it is
         return AgentRun(plan.summary.agent, plan.results, plan.summary)
-    examples = {e.unique_id: e for exs in prepared.examples.values() for e in exs}
+    examples = prepared.example_index()
     datasets = {d.name: d for d, _ in prepared.datasets}
     started = time.perf_counter()
     sessions: list[Session] = []
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
 
-    async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]],
-                          gate: asyncio.Semaphore | None = None, **override: object) -> list[TestResult]:
+    Pairs = list[tuple[DatasetInterface, TestExample]]
+
+    async def one_session(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
+        """A session of `chosen()`'s tests; `own`: a dataset's conversation of its own (no opening message, its
+        waits honoured, starting at the benchmark's date)."""
+        tests = chosen()
         builder = ResultsBuilder(examples, datasets)
         io = plan.open(session_id, make, builder.add)
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
+        override: dict[str, object] = {}
+        if own:
+            (dataset, example), = tests
+            override = {"intro": None, "isolated": False,
+                        "start_time": dataset.conversation_start(example) or cfg.start_time}
         settings = session_settings(prepared.config, spec, session_id, **override)
-        await play_session(io, [as_program(d, e) for d, e in chosen], settings, tokenizer, filler, on_turn=on_turn,
-                           llm=llm, deadline=deadline, watchdog=cfg.watchdog, gate=gate, started=sessions)
+        await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
+                           llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
         return builder.results
 
-    def own_session(d: DatasetInterface, e: TestExample) -> Awaitable[list[TestResult]]:
-        return one_session(slug(f"{e.dataset_name}__{e.example_id}"), [(d, e)], limit, intro=None, isolated=False,
-                           start_time=d.conversation_start(e) or cfg.start_time)
+    async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
+        """A session of its own, started when one of `isolated_concurrency` places is free: its agent, log and
+        tests (a conversation of its own read from the definitions then) exist only while it runs."""
+        async with limit:
+            return await one_session(session_id, chosen, own)
+
+    def own_session(d: DatasetInterface, uid: str, i: int) -> Awaitable[list[TestResult]]:
+        return gated(slug(uid.replace("/", "__", 1)), lambda: [(d, prepared.examples[d.name][i])], own=True)
 
     jobs: list[Awaitable[list[TestResult]]] = []
     if shared and not cfg.isolated:
-        jobs.append(one_session(MAIN_SESSION, shared))
+        jobs.append(one_session(MAIN_SESSION, lambda: shared))
     elif shared:
-        jobs += [one_session(slug(f"{e.dataset_name}__{e.example_id}"), [(d, e)], limit) for d, e in shared]
-    jobs += [own_session(d, e) for d, e in own]
+        jobs += [gated(slug(f"{d.name}__{e.example_id}"), lambda pair=(d, e): [pair])  # type: ignore[misc]
+                 for d, e in shared]
+    jobs += [own_session(d, uid, i) for d, uid, i in own]
     tasks = [asyncio.ensure_future(job) for job in jobs]
     try:
         try:
@@ -216,6 +230,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
 
     def metrics(name: str, rs: list[TestResult]) -> dict[str, float]:
         return datasets[name].summary_metrics(prepared.examples.get(name, []), rs)
+
 
     summary = summarize_sessions(spec, results, sessions, wall, metrics)
     write_agent_outputs(plan.out, results, summary)

@@ -4,7 +4,7 @@
         .lock                              held while a process writes here (its pid inside)
         run_config.json                    the config the run was made with (secrets masked)
         config.yml                         an imported run's config (import-goodai)
-        definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each
+        definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
         report.html, report.*              the report and its tables
         aiq.json                           an AIQ run's scores
@@ -47,6 +47,7 @@ IMPORTED_CONFIG = "config.yml"
 DEFINITIONS = "definitions"
 MANIFEST = "manifest.json"
 DEFINITION_SUFFIX = ".def.json"
+COMPRESSED_SUFFIX = ".zst"  # <id>.def.json.zst: a definition too big to keep as plain JSON (a benchmark's haystack)
 SUMMARY = "summary.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
@@ -120,6 +121,11 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     if definitions.exists():
         inside(definitions, path)
     return path
+
+
+def compressed(path: Path) -> Path:
+    """The zstd-compressed form of a file's name (`<id>.def.json` -> `<id>.def.json.zst`)."""
+    return path.with_name(path.name + COMPRESSED_SUFFIX)
 
 
 @dataclass(frozen=True)
