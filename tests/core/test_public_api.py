@@ -12,7 +12,7 @@ import pytest
 import ltm_harness
 
 TOP = {
-    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig",
+    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict",
     "Agent", "AgentMessage", "Reply",
