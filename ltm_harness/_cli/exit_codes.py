@@ -1,5 +1,5 @@
 """Exit codes, the same for every command that runs agents (`run`, `aiq`, `suite`, `syllabus run`, `grid`); the
-table users read is in README.md ("Exit codes")."""
+table users read is docs/exit-codes.md."""
 
 from __future__ import annotations
 

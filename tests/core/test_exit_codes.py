@@ -1,5 +1,5 @@
 """Every command that runs agents (`run`, `aiq`, `suite`, `syllabus run`, `grid`) ends with the same exit codes, the
-table of README.md ("Exit codes"): 0 done; 1 an agent failed or stopped early; 2 an error, said in one line; 3 done,
+table of docs/exit-codes.md: 0 done; 1 an agent failed or stopped early; 2 an error, said in one line; 3 done,
 but some tests errored, and 0 then with --allow-errored. Each command's codes, with offline agents and tiny configs,
 suites, syllabi and studies, run in-process."""
 
