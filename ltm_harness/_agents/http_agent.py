@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError
+from ltm_harness._errors import AgentError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
 from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS
@@ -219,7 +219,8 @@ class HTTPAgent(Agent):
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise AgentError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
-                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with --overwrite")
+                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with "
+                            f"{option('overwrite')}")
 
     async def close(self) -> None:
         if self._http is not None:

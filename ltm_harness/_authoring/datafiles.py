@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import DefinitionError, option
 
 CACHE_ENV = "LTM_HARNESS_CACHE"
 CHUNK = 1 << 16
@@ -64,7 +64,8 @@ class RemoteFile(BaseModel):
     def by_hand(self) -> str:
         """What to do instead of the download (said when it fails)."""
         return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to a "
-                f"mirror, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
+                f"mirror, {CACHE_ENV} to another cache folder), or leave the dataset out with "
+                f"{option('exclude', [self.dataset])}")
 
 
 def cache_dir() -> Path:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from ltm_harness._guard.files import read_bytes, read_text
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import DefinitionError, option_name
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
 from ltm_harness._store.files import write_bytes, write_model, write_text, writing
 from ltm_harness._store.layout import MANIFEST, compressed, definition_path
@@ -199,7 +199,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
         if manifest.imported_from is not None:  # never replaced by generated tests
             imported = ", ".join(sorted({uid.split("/", 1)[0] for uid in manifest.tests}))
             raise DefinitionError(f"{folder}: holds tests imported from {manifest.imported_from} for the datasets {imported}, "
-                            f"not this config's; run them with {folder.parent / 'config.yml'} or use another --run-name")
+                            f"not this config's; run them with {folder.parent / 'config.yml'} or use another "
+                            f"{option_name('run_name')}")
     if folder.exists():
         with writing(folder):
             shutil.rmtree(folder)  # made by another config (or cut short): replaced as a whole

@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._errors import RunFolderError
+from ltm_harness._errors import RunFolderError, option
 from ltm_harness._store.events import (Event, SessionAborted, SessionStart, TestEnd, TurnEvent, event_adapter,
                                        parse_event)
 from ltm_harness._store.files import write_text, writing
@@ -148,7 +148,8 @@ class EventLog:
                 raise ResumeMismatch(
                     f"{self.path}: event {self._cursor + 1} of the log differs from the one this harness makes now "
                     f"({_kind(self._recorded[self._cursor])} recorded, {_kind(line)} now); the config, the definitions "
-                    "or ltm-harness changed since the run, so it cannot be resumed; run it again with --overwrite")
+                    f"or ltm-harness changed since the run, so it cannot be resumed; run it again with "
+                    f"{option('overwrite')}")
             self._cursor += 1
         else:
             self._file.write(line.encode("utf-8") + b"\n")
@@ -232,7 +233,7 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
             if resume and not complete:  # the last line, cut short by a crash
                 break
             raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
-                                 "(run it again with --overwrite)") from None
+                                 f"(run it again with {option('overwrite')})") from None
         if not lines:
             check_session_start(path, event)
         if isinstance(event, LLMCall):

@@ -13,9 +13,9 @@ from rich.console import Console
 
 from ltm_harness._cli.main import main
 from ltm_harness._cli.progress import StudyProgress
-from ltm_harness._errors import ConfigError
+from ltm_harness._errors import ConfigError, speaking_to
 from ltm_harness._grid.cell import CellOutcome
-from ltm_harness._grid.executors import CellTick
+from ltm_harness._grid.ticks import CellTick
 from ltm_harness._grid.results import t_interval, t_quantile
 from ltm_harness._grid.study import load_study
 
@@ -268,7 +268,8 @@ def test_datasets_exclude_and_limit_apply_to_every_cell_as_in_run(tmp_path: Path
     cfg, _ = study.cell_config(study.cells[0])
     assert [e.name for e in cfg.datasets.datasets] == ["colours", "kv"]
     assert cfg.config.selection == Selection(exclude=["names"], limit=2)  # saved with the cell, as by `run`
-    with pytest.raises(ConfigError, match=r"--datasets nope: not a dataset of .*base.yml, which lists colours, names, kv"):
+    with speaking_to("command line"), pytest.raises(ConfigError, match=r"--datasets nope: not a dataset of .*base.yml, "
+                                                                      "which lists colours, names, kv"):
         load_study(path, Selection(datasets=["nope"]))
     # A study crossing datasets: --datasets/--exclude choose among the crossed ones, --limit reaches every cell.
     crossed = write_study(tmp_path / "x", "base: base.yml\nagents: [oracle]\ndatasets: [colours, names, kv]\n", base)
@@ -276,7 +277,8 @@ def test_datasets_exclude_and_limit_apply_to_every_cell_as_in_run(tmp_path: Path
     assert [c.dataset for c in study.cells] == ["colours", "names"]
     cfg, _ = study.cell_config(study.cells[1])
     assert [e.name for e in cfg.datasets.datasets] == ["names"] and cfg.config.selection == Selection(limit=1)
-    with pytest.raises(ConfigError, match=r"--exclude jokes: not crossed by .*study.yml, which crosses colours, names, kv"):
+    with speaking_to("command line"), pytest.raises(ConfigError, match=r"--exclude jokes: not crossed by .*study.yml, "
+                                                                      "which crosses colours, names, kv"):
         load_study(crossed, Selection(exclude=["jokes"]))
 
 
