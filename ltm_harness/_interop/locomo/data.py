@@ -56,7 +56,7 @@ class LocomoQuestion(BaseModel):
     answer: str | None  # always text (the file writes a few as numbers); None for most adversarial questions
     adversarial_answer: str | None  # category 5: the tempting wrong answer
     evidence: list[str]  # the turns ("D3:7") that hold the answer, every one a turn of the sample
-    category: int  # see CATEGORY_NAMES
+    category: int = Field(ge=1, le=5)  # see CATEGORY_NAMES
 
     @property
     def category_name(self) -> str:
