@@ -22,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, Str
 
 from ltm_harness._errors import DefinitionError
 
-CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-ADVERSARIAL = 5
+MULTI_HOP, TEMPORAL, OPEN_DOMAIN, SINGLE_HOP, ADVERSARIAL = 1, 2, 3, 4, 5  # as the reference's evaluation code has them
+CATEGORY_NAMES: dict[int, str] = {MULTI_HOP: "multi-hop", TEMPORAL: "temporal", OPEN_DOMAIN: "open-domain",
+                                  SINGLE_HOP: "single-hop", ADVERSARIAL: "adversarial"}
 EXAMPLES_PER_KIND = 3  # quirk examples kept for the report
 NOT_LOCOMO = ("this is not the LoCoMo file (data/locomo10.json of snap-research/locomo: a list of samples, each with "
               "sample_id, conversation and qa)")
@@ -210,7 +211,7 @@ def _sessions(conversation: dict[str, Any], where: str, source: str, sample_id: 
         turns_raw = turn_lists.get(n, [])
         if not isinstance(turns_raw, list):
             _fail(source, f"{where}.{key}", f"must be a list of turns, not {_kind(turns_raw)}")
-        turns = [_turn(t, f"{where}.{key}[{i}]", source, sample_id, quirks) for i, t in enumerate(turns_raw)]
+        turns = [_turn(t, f"{where}.{key}[{i}]", source, quirks) for i, t in enumerate(turns_raw)]
         date_time = parse_date(date_text) if date_text else None
         if not turns:
             quirks.note("sessions_without_turns", f"{sample_id} {key}: a date ({date_text or 'none'}) and no turns")
@@ -222,12 +223,13 @@ def _sessions(conversation: dict[str, Any], where: str, source: str, sample_id: 
     return sessions
 
 
-def _turn(item: Any, where: str, source: str, sample_id: str, quirks: LocomoQuirks) -> LocomoTurn:
+def _turn(item: Any, where: str, source: str, quirks: LocomoQuirks) -> LocomoTurn:
     raw = _validate(_RawTurn, item, where, source)
-    url = raw.img_url[0] if isinstance(raw.img_url, list) and raw.img_url else raw.img_url or None
-    if raw.blip_caption and not url:
+    urls = raw.img_url if isinstance(raw.img_url, list) else [raw.img_url]
+    url = next((u for u in urls if u), None)
+    if raw.blip_caption and url is None:
         quirks.note("captions_without_url")
-    return LocomoTurn(dia_id=raw.dia_id, speaker=raw.speaker, text=raw.text, img_url=url or None,
+    return LocomoTurn(dia_id=raw.dia_id, speaker=raw.speaker, text=raw.text, img_url=url,
                       blip_caption=raw.blip_caption, query=raw.query)
 
 
@@ -235,7 +237,7 @@ def _question(item: Any, index: int, where: str, source: str, sample_id: str, tu
               quirks: LocomoQuirks) -> LocomoQuestion | None:
     raw = _validate(_RawQuestion, item, where, source)
     name = f"{sample_id} qa[{index}]"
-    answer, adversarial = (_text(value, name, quirks) for value in (raw.answer, raw.adversarial_answer))
+    answer, adversarial = (_answer_text(value, name, quirks) for value in (raw.answer, raw.adversarial_answer))
     if answer is None:
         if raw.category != ADVERSARIAL:
             quirks.note("questions_without_answer", f"{name}: category {raw.category} with no answer, left out")
@@ -248,7 +250,7 @@ def _question(item: Any, index: int, where: str, source: str, sample_id: str, tu
                           evidence=evidence, category=raw.category)
 
 
-def _text(value: str | int | float | None, name: str, quirks: LocomoQuirks) -> str | None:
+def _answer_text(value: str | int | float | None, name: str, quirks: LocomoQuirks) -> str | None:
     if value is None or isinstance(value, str):
         return value
     quirks.note("int_answers", f"{name}: answer {value!r} written as a number")

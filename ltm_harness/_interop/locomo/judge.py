@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ltm_harness._interop.locomo.data import LocomoQuestion
+from ltm_harness._interop.locomo.data import ADVERSARIAL, CATEGORY_NAMES, LocomoQuestion
 from ltm_harness._llm.judge import JudgePrompt, load_judge_prompt
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 JudgeVariant = Literal["lenient", "strict"]
 JUDGE_PROMPT_NAMES: dict[JudgeVariant, str] = {"lenient": "locomo-lenient", "strict": "locomo-strict"}
-JUDGED_CATEGORIES = frozenset({1, 2, 3, 4})  # the vendors' J leaves adversarial questions (5) out
+JUDGED_CATEGORIES = frozenset(CATEGORY_NAMES) - {ADVERSARIAL}  # the vendors' J leaves adversarial questions out
 
 
 def judge_prompt(variant: JudgeVariant) -> JudgePrompt:
