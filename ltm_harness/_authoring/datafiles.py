@@ -1,4 +1,5 @@
-"""Data files a dataset fetches on first use (chapterbreak's stories), kept in the user's cache.
+"""Data files a dataset fetches on first use (chapterbreak's stories, LongMemEval's questions), kept in the user's
+cache.
 
     remote = RemoteFile(dataset="chapterbreak", name="chapterbreak_ctx_8192.zst", url=..., sha256=...,
                         max_bytes=..., env_prefix="LTM_CHAPTERBREAK")
@@ -6,10 +7,12 @@
 
 * where: `<cache>/<dataset>/<name>`, the cache being `$LTM_HARNESS_CACHE` if set, else the platform's user cache
   folder for ltm-harness (platformdirs: `~/.cache/ltm-harness` on Linux);
-* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server) and the expected sha256 by
-  `<env_prefix>_SHA256` (`none` turns the check off, for a file known by its structure alone);
+* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server; with `mirror_folder`, the folder
+  holding the file, for a dataset of several files) and the expected sha256 by `<env_prefix>_SHA256` (`none` turns
+  the check off, for a file known by its structure alone);
 * a download is streamed to a temporary file beside its final place while its size and sha256 are checked, then
-  decompressed (zstd) and checked by the dataset; only a file that passes every check is moved into place (an
+  decompressed (zstd) and checked by the dataset (`fetch_json`), or checked by the dataset's own reader without
+  being loaded (`fetch_file`, for files of GBs); only a file that passes every check is moved into place (an
   atomic rename), so a failed or interrupted fetch leaves nothing behind;
 * a progress bar (rich) shows on a terminal; elsewhere one line before and one after;
 * offline, the error says where to put the file by hand and how to leave the dataset out.
@@ -23,13 +26,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._errors import DefinitionError
 
 CACHE_ENV = "LTM_HARNESS_CACHE"
+T = TypeVar("T")
 CHUNK = 1 << 16
 
 
@@ -45,10 +49,14 @@ class RemoteFile(BaseModel):
     max_bytes: int  # the download may not be larger
     max_json_bytes: int  # nor its decompressed JSON
     env_prefix: str  # <prefix>_URL and <prefix>_SHA256 override url and sha256
+    mirror_folder: bool = False  # <prefix>_URL names the folder holding the file (of several a dataset fetches)
 
     @property
     def source_url(self) -> str:
-        return os.environ.get(f"{self.env_prefix}_URL") or self.url
+        mirror = os.environ.get(f"{self.env_prefix}_URL")
+        if mirror and self.mirror_folder:
+            return f"{mirror.rstrip('/')}/{self.name}"
+        return mirror or self.url
 
     @property
     def expected_sha256(self) -> str | None:
@@ -63,8 +71,9 @@ class RemoteFile(BaseModel):
 
     def by_hand(self) -> str:
         """What to do instead of the download (said when it fails)."""
-        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to a "
-                f"mirror, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
+        mirror = "the URL of a mirror's folder" if self.mirror_folder else "a mirror"
+        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
+                f"{mirror}, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
 
 
 def cache_dir() -> Path:
@@ -110,14 +119,25 @@ def decompress_json(data_path: Path, max_json_bytes: int) -> Any:
 def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bool = False) -> Any:
     """The JSON of `remote`, from the cache, or downloaded there first. `check(data, path)` raises DefinitionError
     when the data is not shaped as the dataset needs; a download that fails it is not kept."""
+
+    def read(path: Path) -> Any:
+        data = decompress_json(path, remote.max_json_bytes)
+        check(data, path)
+        return data
+
+    return fetch_file(remote, read, quiet)
+
+
+def fetch_file(remote: RemoteFile, read: Callable[[Path], T], quiet: bool = False) -> T:
+    """`read(path)` of the file of `remote`, from the cache, or downloaded there first: `read` checks the file
+    (raising DefinitionError when it is not the right one) and returns what the dataset needs of it (a file too
+    large to hold, e.g. LongMemEval's, is checked by streaming its start); a download that fails it is not kept."""
     path = remote.path
     if path.is_file():
         try:
-            data = decompress_json(path, remote.max_json_bytes)
-            check(data, path)
+            return read(path)
         except DefinitionError as exc:
             raise DefinitionError(f"{exc}; delete it to download it again") from None
-        return data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.name}.", suffix=".part", dir=path.parent)
@@ -135,8 +155,7 @@ def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bo
                                   f"{digest}, not the expected {expected}; it is not the published file "
                                   f"({remote.by_hand()})")
         try:
-            data = decompress_json(tmp, remote.max_json_bytes)
-            check(data, path)
+            result = read(tmp)
         except DefinitionError as exc:
             detail = str(exc).replace(f"{tmp}: ", "").replace(str(tmp), "the file")
             raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} is damaged or "
@@ -147,7 +166,7 @@ def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bo
         raise
     if not quiet:
         print(f"{remote.dataset}: saved {path}", file=sys.stderr)
-    return data
+    return result
 
 
 def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:

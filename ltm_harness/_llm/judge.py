@@ -3,8 +3,13 @@
 * The prompt is a JSON file (system + user template with {question}, {expected}, {response},
   {context}); its sha256 is stored with every verdict, with the judge model and the raw reply.
 * The verdict is a JSON object parsed with pydantic (`score` 0..1 and `reason`; `correct: true/false`
-  is accepted for score 1/0). A reply that does not parse is asked again, naming the problem, up to
-  `parse_attempts` times; after that `JudgeUnparseable` makes the test unscored, never a silent 0.
+  is accepted for score 1/0), or, for a prompt with `verdict: yes_no` (benchmarks whose judge answers yes or
+  no, e.g. LongMemEval's), "yes" anywhere in the reply (1) or a "no" (0). A reply that does not parse is asked
+  again, naming the problem, up to `parse_attempts` times; after that `JudgeUnparseable` makes the test
+  unscored, never a silent 0.
+* A prompt may cap the judge's reply (`max_tokens`) and leave out the system message (an empty `system`); a
+  dataset may hand its own prompt to `grade` (one per kind of question), still with the run's judge model,
+  client, cache and recording.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
   disk cache, so re-scoring the same answers costs nothing and gives the same verdicts.
 """
@@ -13,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -38,9 +44,11 @@ class JudgePrompt(BaseModel):
 
     name: str
     description: str = ""
-    system: str
+    system: str = ""  # empty: the user message is sent alone
     user: str
     parse_attempts: int = Field(default=3, ge=1, le=10)
+    verdict: Literal["json", "yes_no"] = "json"  # how the judge's reply is read (module docstring)
+    max_tokens: int | None = Field(default=None, ge=1, le=100_000)  # the judge's reply at most
 
     @model_validator(mode="after")
     def _placeholders(self) -> "JudgePrompt":
@@ -55,8 +63,30 @@ class JudgePrompt(BaseModel):
 
     @property
     def sha(self) -> str:
-        blob = json.dumps({"system": self.system, "user": self.user}, sort_keys=True)
+        fields: dict[str, Any] = {"system": self.system, "user": self.user}
+        if self.verdict != "json" or self.max_tokens is not None:  # prompts of JSON verdicts keep their hashes
+            fields.update(verdict=self.verdict, max_tokens=self.max_tokens)
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def messages(self, question: str, expected: str, response: str, context: str) -> list[dict[str, str]]:
+        user = self.user.format(question=question, expected=expected, response=response, context=context)
+        system = [{"role": "system", "content": self.system}] if self.system else []
+        return system + [{"role": "user", "content": user}]
+
+    def parse(self, raw: str) -> tuple[float, str]:
+        """(score, reason) of a judge reply, or ValueError saying what is wrong with it."""
+        if self.verdict == "yes_no":
+            return parse_yes_no(raw), f"the judge answered {' '.join(raw.split())[:60]!r}"
+        verdict = parse_verdict(raw)
+        return verdict.value, verdict.reason
+
+    @property
+    def correction(self) -> str:
+        """What a judge whose reply could not be read is asked to send instead."""
+        if self.verdict == "yes_no":
+            return "Answer with one word: yes or no."
+        return 'Reply with only the JSON object {"score": <0 to 1>, "reason": "<one sentence>"}.'
 
 
 def _read_prompt(path: Path) -> JudgePrompt:
@@ -145,6 +175,20 @@ def parse_verdict(text: str) -> _Verdict:
         raise ValueError(f"{where + ': ' if where else ''}{err['msg']}") from None
 
 
+_NO = re.compile(r"\bno\b")
+
+
+def parse_yes_no(text: str) -> float:
+    """1.0 when "yes" is anywhere in the lower-cased reply (as LongMemEval's evaluation reads it), 0.0 when it says
+    "no" (a word), else ValueError: an empty or other reply is unparseable, never a silent no."""
+    lowered = text.lower()
+    if "yes" in lowered:
+        return 1.0
+    if _NO.search(lowered):
+        return 0.0
+    raise ValueError("the reply says neither yes nor no" if text.strip() else "the reply is empty")
+
+
 class LLMJudge:
     """A `Judge` (ltm_harness._scoring.verdict) backed by a chat model."""
 
@@ -156,39 +200,42 @@ class LLMJudge:
         self.temperature = temperature
         self.use_cache = use_cache
 
-    async def grade(self, question: str, expected: str, response: str, *, context: str = "") -> JudgeVerdict:
-        return await self.grade_recorded(question, expected, response, context=context)
+    async def grade(self, question: str, expected: str, response: str, *, context: str = "",
+                    prompt: JudgePrompt | None = None) -> JudgeVerdict:
+        return await self.grade_recorded(question, expected, response, context=context, prompt=prompt)
 
     async def grade_recorded(self, question: str, expected: str, response: str, *, context: str = "",
-                             test: str | None = None, record: Callable[[LLMCall], None] | None = None,
+                             prompt: JudgePrompt | None = None, test: str | None = None,
+                             record: Callable[[LLMCall], None] | None = None,
                              replayed: deque[LLMCall] | None = None) -> JudgeVerdict:
         """Like `grade`, handing every LLM call made to `record` (the session logs them). Calls in `replayed`
-        (recorded by an interrupted run being resumed) are used in order before any new call is made."""
-        user = self.prompt.user.format(question=question, expected=expected, response=response, context=context)
-        messages = [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": user}]
+        (recorded by an interrupted run being resumed) are used in order before any new call is made. `prompt`
+        replaces the run's judge prompt for this call (a dataset's own)."""
+        prompt = prompt or self.prompt
+        messages = prompt.messages(question, expected, response, context)
         raw, problem, cached = "", "", True
-        for _ in range(self.prompt.parse_attempts):
+        for _ in range(prompt.parse_attempts):
             if replayed and replayed[0].response is not None:
                 call = replayed.popleft()
                 raw = call.response or ""
             else:
                 result = await self.client.chat("judge", self.model, messages, temperature=self.temperature,
-                                                test=test, use_cache=self.use_cache, keep_response=True)
+                                                max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
+                                                keep_response=True)
                 call, raw = result.call, result.text
             if record is not None:
                 record(call)
             cached = cached and call.cached
             try:
-                verdict = parse_verdict(raw)
+                score, reason = prompt.parse(raw)
             except ValueError as exc:
                 problem = str(exc)
                 messages = messages + [
                     {"role": "assistant", "content": raw},
-                    {"role": "user", "content": f"Your reply could not be read: {problem}. Reply with only the JSON "
-                                                'object {"score": <0 to 1>, "reason": "<one sentence>"}.'},
+                    {"role": "user", "content": f"Your reply could not be read: {problem}. {prompt.correction}"},
                 ]
                 continue
-            return JudgeVerdict(question=question, score=verdict.value, reason=verdict.reason, model=self.model,
-                                prompt_hash=self.prompt.sha, raw=raw, cached=cached)
-        raise JudgeUnparseable(f"{self.model} gave no valid verdict in {self.prompt.parse_attempts} attempts "
+            return JudgeVerdict(question=question, score=score, reason=reason, model=self.model,
+                                prompt_hash=prompt.sha, raw=raw, cached=cached)
+        raise JudgeUnparseable(f"{self.model} gave no valid verdict in {prompt.parse_attempts} attempts "
                                f"({problem}); last reply: {raw[:200]!r}", raw)
