@@ -7,7 +7,8 @@
   no, e.g. LongMemEval's), "yes" anywhere in the reply (1) or a "no" (0). A reply that does not parse is asked
   again, naming the problem, up to `parse_attempts` times; after that `JudgeUnparseable` makes the test
   unscored, never a silent 0.
-* A prompt may cap the judge's reply (`max_tokens`) and leave out the system message (an empty `system`); a
+* A prompt may cap the judge's reply (`max_tokens`), fix its temperature (a benchmark's judge settings) and
+  leave out the system message (an empty `system`); a
   dataset may hand its own prompt to `grade` (one per kind of question), still with the run's judge model,
   client, cache and recording.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
@@ -49,6 +50,7 @@ class JudgePrompt(BaseModel):
     parse_attempts: int = Field(default=3, ge=1, le=10)
     verdict: Literal["json", "yes_no"] = "json"  # how the judge's reply is read (module docstring)
     max_tokens: int | None = Field(default=None, ge=1, le=100_000)  # the judge's reply at most
+    temperature: float | None = Field(default=None, ge=0, le=2)  # None: the run's (config.judge.temperature)
 
     @model_validator(mode="after")
     def _placeholders(self) -> "JudgePrompt":
@@ -64,8 +66,9 @@ class JudgePrompt(BaseModel):
     @property
     def sha(self) -> str:
         fields: dict[str, Any] = {"system": self.system, "user": self.user}
-        if self.verdict != "json" or self.max_tokens is not None:  # prompts of JSON verdicts keep their hashes
-            fields.update(verdict=self.verdict, max_tokens=self.max_tokens)
+        extra = {"verdict": self.verdict, "max_tokens": self.max_tokens, "temperature": self.temperature}
+        if extra != {"verdict": "json", "max_tokens": None, "temperature": None}:  # older prompts keep their hashes
+            fields.update(extra)
         blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
@@ -219,7 +222,8 @@ class LLMJudge:
                 call = replayed.popleft()
                 raw = call.response or ""
             else:
-                result = await self.client.chat("judge", self.model, messages, temperature=self.temperature,
+                temperature = self.temperature if prompt.temperature is None else prompt.temperature
+                result = await self.client.chat("judge", self.model, messages, temperature=temperature,
                                                 max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
                                                 keep_response=True)
                 call, raw = result.call, result.text

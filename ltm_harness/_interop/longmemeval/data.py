@@ -9,11 +9,10 @@ oracle file's haystacks are not sorted, the S and M files' are). A question whos
 abstention question whatever its type: its `answer` explains why it cannot be answered. Dates carry no time zone
 in the files; they are read as UTC, as the harness's virtual clock counts.
 
-The M file is about 2.7 GB, so files are never read whole: `ijson` (a well-kept incremental JSON parser with a C
-backend, yajl2_c, in its binary wheels) builds one question at a time, in C, so memory stays at about one question
-(a few MB) whatever the file's size. Questions not asked for (`only`) are dropped as plain dicts, before any model
-is built. A file that is not shaped as LongMemEval's is one `DefinitionError` naming the file, the question and the
-first bad field.
+The M file is about 2.7 GB, so files are never read whole: `stream.list_items` (ijson's C tokenizer) builds one
+question at a time, so memory stays at about one question (a few MB) whatever the file's size. Questions not asked
+for (`only`) are skipped as soon as their `question_id` is read, nothing of them built. A file that is not shaped as
+LongMemEval's is one `DefinitionError` naming the file, the question and the first bad field.
 """
 
 from __future__ import annotations
@@ -22,18 +21,18 @@ import random
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Generator, Iterator, Literal, get_args
+from typing import Any, Generator, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ltm_harness._errors import DefinitionError
-from ltm_harness._guard.files import check_regular
+from ltm_harness._interop.longmemeval.stream import list_items
 
 QuestionType = Literal["single-session-user", "single-session-assistant", "single-session-preference",
                        "temporal-reasoning", "knowledge-update", "multi-session"]
 QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
 ABSTENTION_SUFFIX = "_abs"
-MAX_FILE_BYTES = 1 << 40  # streamed, never held: the bound only refuses what cannot be a data file
+WHAT = "a LongMemEval file (a JSON list of questions, as longmemeval_s_cleaned.json)"
 _DATE = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2}) \((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\) (\d{1,2}):(\d{2})")
 
 
@@ -120,15 +119,17 @@ class _FileQuestion(BaseModel):
                 when = parse_date(text)
             except ValueError as exc:
                 raise ValueError(f"haystack_dates[{k}]: {exc}") from None
-            zipped.append(LMESession(id=sid, date=when, date_text=text, turns=turns))
+            zipped.append(LMESession.model_construct(id=sid, date=when, date_text=text, turns=turns))
         try:
             asked = parse_date(self.question_date)
         except ValueError as exc:
             raise ValueError(f"question_date: {exc}") from None
         zipped.sort(key=lambda s: s.date)
-        return LMEQuestion(question_id=self.question_id, question_type=self.question_type, question=self.question,
-                           answer=self.answer, question_date=asked, question_date_text=self.question_date,
-                           sessions=zipped, answer_session_ids=self.answer_session_ids)
+        # Every field was validated above: constructed, not validated again (thousands of turns a question).
+        return LMEQuestion.model_construct(
+            question_id=self.question_id, question_type=self.question_type, question=self.question, answer=self.answer,
+            question_date=asked, question_date_text=self.question_date, sessions=zipped,
+            answer_session_ids=self.answer_session_ids)
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -142,8 +143,7 @@ def _where(loc: tuple[int | str, ...]) -> str:
 def _bad(path: Path, index: int, item: Any, problem: str) -> DefinitionError:
     qid = item.get("question_id") if isinstance(item, dict) else None
     named = f" ({qid!r})" if isinstance(qid, str) and qid else ""
-    return DefinitionError(f"{path}: question {index}{named}: {problem}; it is not a LongMemEval file (a JSON list "
-                           "of questions as longmemeval_s_cleaned.json holds them)")
+    return DefinitionError(f"{path}: question {index}{named}: {problem}; it is not {WHAT}")
 
 
 def _to_question(path: Path, index: int, item: Any) -> LMEQuestion:
@@ -158,61 +158,21 @@ def _to_question(path: Path, index: int, item: Any) -> LMEQuestion:
         raise _bad(path, index, item, str(exc)) from None
 
 
-def _items(path: Path) -> Iterator[Any]:
-    """The items of the JSON list in `path`, one at a time; DefinitionError when it is not a readable JSON list."""
-    import ijson
-
-    try:
-        check_regular(path, MAX_FILE_BYTES)
-        fh = path.open("rb")
-    except FileNotFoundError:
-        raise DefinitionError(f"{path} does not exist; give the path of a LongMemEval JSON file") from None
-    except OSError as exc:
-        raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); give a LongMemEval JSON file") from None
-    with fh:
-        start = fh.read(4096).lstrip()
-        if not start.lstrip(b"\xef\xbb\xbf").startswith(b"["):
-            what = "empty" if not start else "not a JSON list"
-            raise DefinitionError(f"{path}: {what}; a LongMemEval file is a JSON list of questions")
-        fh.seek(0)
-        try:
-            yield from ijson.items(fh, "item", use_float=True)
-        except ijson.JSONError as exc:
-            problem = _first_line(exc)
-            if "premature EOF" in problem:
-                raise DefinitionError(f"{path}: the JSON ends early; the file is cut (an interrupted download?): "
-                                      "fetch it again") from None
-            raise DefinitionError(f"{path}: not valid JSON ({problem}); give a LongMemEval JSON file") from None
-        except RecursionError:
-            raise DefinitionError(f"{path}: JSON nested far deeper than a LongMemEval file is; give a LongMemEval "
-                                  "JSON file") from None
-
-
-def _first_line(exc: Exception) -> str:
-    """The first line of an ijson error (the next ones quote the file's text)."""
-    text = exc.args[0] if exc.args else ""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return (str(text).strip().splitlines() or [type(exc).__name__])[0][:120]
-
-
 def iter_questions(path: Path, *, only: set[str] | None = None) -> Generator[LMEQuestion, None, None]:
     """The questions of a LongMemEval file, in file order, read incrementally with memory for one question.
-    `only`: the ids to build (the others are skipped as plain dicts). DefinitionError (one line) for a file that
-    is missing, not JSON, cut, or not shaped as LongMemEval's."""
+    `only`: the ids to build (the others are skipped unbuilt). DefinitionError (one line) for a file that is
+    missing, not JSON, cut, or not shaped as LongMemEval's (in the questions read: a question skipped by `only` is
+    checked only as JSON)."""
     path = Path(path)
     seen = False
-    for index, item in enumerate(_items(path)):
+    keep = None if only is None else (lambda qid: isinstance(qid, str) and qid in only)
+    for index, item in list_items(path, what=WHAT, key="question_id", keep=keep):
         seen = True
-        if only is not None and not (isinstance(item, dict) and _text(item.get("question_id")) in only):
-            continue
+        if only is not None and not (isinstance(item, dict) and keep is not None and keep(item.get("question_id"))):
+            continue  # not an object, or one without an id: not asked for
         yield _to_question(path, index, item)
-    if not seen:
-        raise DefinitionError(f"{path}: holds no questions (an empty list); give a LongMemEval JSON file")
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    if not seen and only is None:
+        raise DefinitionError(f"{path}: holds no questions (an empty list); give {WHAT}")
 
 
 def question_index(path: Path) -> list[tuple[str, str, bool]]:
@@ -220,7 +180,7 @@ def question_index(path: Path) -> list[tuple[str, str, bool]]:
     only for those two fields."""
     path = Path(path)
     out = []
-    for index, item in enumerate(_items(path)):
+    for index, item in list_items(path, what=WHAT, fields=frozenset(["question_id", "question_type"])):
         qid = item.get("question_id") if isinstance(item, dict) else None
         kind = item.get("question_type") if isinstance(item, dict) else None
         if not isinstance(qid, str) or not qid:
@@ -229,7 +189,7 @@ def question_index(path: Path) -> list[tuple[str, str, bool]]:
             raise _bad(path, index, item, f"question_type: {str(kind)[:40]!r} is not one of {', '.join(QUESTION_TYPES)}")
         out.append((qid, kind, qid.endswith(ABSTENTION_SUFFIX)))
     if not out:
-        raise DefinitionError(f"{path}: holds no questions (an empty list); give a LongMemEval JSON file")
+        raise DefinitionError(f"{path}: holds no questions (an empty list); give {WHAT}")
     return out
 
 
