@@ -19,7 +19,7 @@ from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.client import LLMClient
-    from ltm_harness._llm.judge import JudgePrompt
+    from ltm_harness._scoring.judge_prompt import JudgePrompt
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ltm_harness._llm.judge import JudgePrompt
+    from ltm_harness._scoring.judge_prompt import JudgePrompt
 
 
 class JudgeVerdict(BaseModel):

@@ -18,7 +18,8 @@ from ltm_harness._interop.longmemeval.judge import JUDGE_KINDS, PROMPTS, judge_k
 from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
 from ltm_harness._llm.client import LLMClient, LLMSettings
 from ltm_harness._llm.endpoint import resolve_endpoint
-from ltm_harness._llm.judge import LLMJudge, load_judge_prompt, parse_yes_no
+from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness._scoring.judge_prompt import parse_yes_no
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._scoring.verdict import JudgeUnparseable
 from ltm_harness._store.eventlog import MemoryLog

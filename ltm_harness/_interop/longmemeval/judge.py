@@ -22,7 +22,7 @@ left unscored (never counted wrong).
 from __future__ import annotations
 
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES, LMEQuestion
-from ltm_harness._llm.judge import JudgePrompt
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 JUDGE_KINDS: tuple[str, ...] = QUESTION_TYPES + ("abstention",)

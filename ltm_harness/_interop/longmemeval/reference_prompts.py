@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES
 from ltm_harness._interop.longmemeval.judge import JUDGE_KINDS, MAX_TOKENS, TEMPERATURE
-from ltm_harness._llm.judge import JudgePrompt
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._store.files import first_error
 
 SCRIPT = Path("src") / "evaluation" / "evaluate_qa.py"

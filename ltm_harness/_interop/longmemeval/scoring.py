@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES, LMEQuestion, QuestionType
 from ltm_harness._interop.longmemeval.judge import judge_verdict
-from ltm_harness._llm.judge import JudgePrompt
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 
 MAX_RULE_WORDS = 80  # longer replies mention too much for a mention of the answer to mean it was given
