@@ -7,8 +7,9 @@ process (so the peak RSS is the reader's alone):
 * `read`: every question built (`iter_questions`);
 * `only`: 5 questions asked for, the other 495 skipped unbuilt (`iter_questions(only=...)`);
 * `select`: the ids of 60 questions stratified by type (`select_questions`);
-* `ijson-items`: ijson's own C `items()` over the same file, building plain dicts (the parser's floor, for
-  comparison: the reader builds its items in Python to bound nesting, see ltm_harness/_interop/longmemeval/stream.py).
+* `stream`: every question built as plain dicts, no models (`stream.list_items`, the reader's JSON part);
+* `ijson-items`: ijson's own C `items()` over the same file, building plain dicts (for comparison: the reader
+  builds its items in Python to bound nesting, see ltm_harness/_interop/longmemeval/stream.py).
 
     python benchmarks/longmemeval_read.py [--folder /tmp/lme] [--only-s]
 """
@@ -44,6 +45,10 @@ else:
             count += 1
             turns += sum(len(s.turns) for s in q.sessions)
         extra = f"{turns:,} turns"
+    elif mode == "stream":
+        from ltm_harness._interop.longmemeval.stream import list_items
+        count = sum(1 for _ in list_items(path, what="a file"))
+        extra = "dicts"
     elif mode == "only":
         ids = {qid for qid, _, _ in question_index(path)[::100]}
         started = time.perf_counter()
@@ -81,7 +86,7 @@ def main() -> None:
             print(f"writing {path} ...", file=sys.stderr)
             gen.write_file(path, questions=500, sessions=sessions, session_tokens=tokens)
         print(f"\n{shape}-shaped: {path} ({path.stat().st_size / 1e9:.2f} GB, 500 questions, ~{sessions} sessions each)")
-        for mode in ("read", "only", "select", "ijson-items"):
+        for mode in ("read", "only", "select", "stream", "ijson-items"):
             out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), str(ROOT)], capture_output=True,
                                  text=True)
             if out.returncode:

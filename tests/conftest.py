@@ -5,8 +5,9 @@ from pathlib import Path
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-# Data files fetched on first use (chapterbreak, longmemeval) never come from the internet in tests: the cache is a fresh
-# folder and the download URL a closed local port, unless a test serves a file itself (tests/datasets/test_fetch.py).
+# Data files fetched on first use (chapterbreak, longmemeval) never come from the internet in tests: the cache is a
+# fresh folder and the download URL a closed local port, unless a test serves a file itself
+# (tests/datasets/test_fetch.py, test_longmemeval_fetch.py).
 def _offline_data_files() -> None:
     import atexit
     import os

@@ -38,7 +38,8 @@ CHUNK = 1 << 16
 
 
 class RemoteFile(BaseModel):
-    """A zstd-compressed JSON file a dataset downloads once."""
+    """A data file a dataset downloads once: zstd-compressed JSON (`fetch_json`), or any file its own reader
+    checks (`fetch_file`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -47,7 +48,7 @@ class RemoteFile(BaseModel):
     url: str
     sha256: str | None  # of the compressed file as downloaded; None: unknown, the structure check alone decides
     max_bytes: int  # the download may not be larger
-    max_json_bytes: int  # nor its decompressed JSON
+    max_json_bytes: int  # nor its decompressed JSON (fetch_json)
     env_prefix: str  # <prefix>_URL and <prefix>_SHA256 override url and sha256
     mirror_folder: bool = False  # <prefix>_URL names the folder holding the file (of several a dataset fetches)
 
@@ -73,7 +74,8 @@ class RemoteFile(BaseModel):
         """What to do instead of the download (said when it fails)."""
         mirror = "the URL of a mirror's folder" if self.mirror_folder else "a mirror"
         return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
-                f"{mirror}, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
+                f"{mirror}, {CACHE_ENV} to another cache folder), or leave the dataset out with "
+                f"--exclude {self.dataset}")
 
 
 def cache_dir() -> Path:

@@ -186,7 +186,8 @@ def question_index(path: Path) -> list[tuple[str, str, bool]]:
         if not isinstance(qid, str) or not qid:
             raise _bad(path, index, item, "question_id: missing or not a text")
         if kind not in QUESTION_TYPES:
-            raise _bad(path, index, item, f"question_type: {str(kind)[:40]!r} is not one of {', '.join(QUESTION_TYPES)}")
+            known = ", ".join(QUESTION_TYPES)
+            raise _bad(path, index, item, f"question_type: {str(kind)[:40]!r} is not one of {known}")
         out.append((qid, kind, qid.endswith(ABSTENTION_SUFFIX)))
     if not out:
         raise DefinitionError(f"{path}: holds no questions (an empty list); give {WHAT}")

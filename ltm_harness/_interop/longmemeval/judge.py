@@ -15,8 +15,8 @@ response is correct, and reads "yes" anywhere in its lower-cased reply as correc
 The texts below are our own, written to those criteria (the reference's are not copied; `reference_prompts` reads
 them from a LongMemEval checkout the user names, for exact parity). Each prompt is a single user message, as the
 reference sends, read as a yes/no verdict, at temperature 0 with the reply capped at 10 tokens; the run's judge
-model, client, cache and event log are used (`Judge.grade(..., prompt=...)`). A reply saying neither yes nor no is asked again once, then
-left unscored (never counted wrong).
+model, client, cache and event log are used (`Judge.grade(..., prompt=...)`). A reply saying neither yes nor no is
+asked again once, then left unscored (never counted wrong).
 """
 
 from __future__ import annotations
