@@ -41,7 +41,7 @@ def parse_date(text: str) -> datetime:
     match = _DATE.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"{text[:40]!r} is not a date like '2023/05/30 (Tue) 23:40'")
-    year, month, day, hour, minute = (int(g) for g in match.groups())
+    year, month, day, hour, minute = map(int, match.groups())
     return datetime(year, month, day, hour, minute, tzinfo=timezone.utc)  # ValueError for 2023/02/30
 
 
@@ -119,17 +119,15 @@ class _FileQuestion(BaseModel):
                 when = parse_date(text)
             except ValueError as exc:
                 raise ValueError(f"haystack_dates[{k}]: {exc}") from None
-            zipped.append(LMESession.model_construct(id=sid, date=when, date_text=text, turns=turns))
+            zipped.append(LMESession(id=sid, date=when, date_text=text, turns=turns))
         try:
             asked = parse_date(self.question_date)
         except ValueError as exc:
             raise ValueError(f"question_date: {exc}") from None
         zipped.sort(key=lambda s: s.date)
-        # Every field was validated above: constructed, not validated again (thousands of turns a question).
-        return LMEQuestion.model_construct(
-            question_id=self.question_id, question_type=self.question_type, question=self.question, answer=self.answer,
-            question_date=asked, question_date_text=self.question_date, sessions=zipped,
-            answer_session_ids=self.answer_session_ids)
+        return LMEQuestion(question_id=self.question_id, question_type=self.question_type, question=self.question,
+                           answer=self.answer, question_date=asked, question_date_text=self.question_date,
+                           sessions=zipped, answer_session_ids=self.answer_session_ids)
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
