@@ -163,13 +163,13 @@ def iter_questions(path: Path, *, only: set[str] | None = None) -> Generator[LME
     checked only as JSON)."""
     path = Path(path)
     seen = False
-    keep = None if only is None else (lambda qid: isinstance(qid, str) and qid in only)
-    for index, item in list_items(path, what=WHAT, key="question_id", keep=keep):
+    wanted = None if only is None else (lambda qid: isinstance(qid, str) and qid in only)
+    for index, item in list_items(path, what=WHAT, key="question_id", keep=wanted):
         seen = True
-        if only is not None and not (isinstance(item, dict) and keep is not None and keep(item.get("question_id"))):
+        if wanted is not None and not (isinstance(item, dict) and wanted(item.get("question_id"))):
             continue  # not an object, or one without an id: not asked for
         yield _to_question(path, index, item)
-    if not seen and only is None:
+    if only is None and not seen:
         raise DefinitionError(f"{path}: holds no questions (an empty list); give {WHAT}")
 
 

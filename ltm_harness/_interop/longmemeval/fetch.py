@@ -57,7 +57,8 @@ def check_file(path: Path) -> None:
 
 def data_path(variant: str = "s", data_file: str | Path | None = None, quiet: bool = False) -> Path:
     """The LongMemEval file to read: `data_file` when given (checked), else the cached file of `variant`,
-    downloaded first when it is not there yet. Every failure is one DefinitionError line saying what to do."""
+    downloaded first when it is not there yet. Every failure is one DefinitionError line saying what to do (an
+    unknown variant: ConfigError)."""
     if data_file is not None:
         path = Path(data_file).expanduser()
         check_file(path)
