@@ -1,15 +1,17 @@
-"""Data files a dataset fetches on first use (chapterbreak's stories, LoCoMo's conversations), kept in the user's
-cache.
+"""Data files a dataset fetches on first use (chapterbreak's stories, LoCoMo's conversations, LongMemEval's
+questions), kept in the user's cache.
 
     remote = RemoteFile(dataset="chapterbreak", name="chapterbreak_ctx_8192.zst", url=..., sha256=...,
                         max_bytes=..., env_prefix="LTM_CHAPTERBREAK")
     data = fetch_json(remote, check=my_structure_check)  # downloaded once, then read from the cache
     parsed = fetch_parsed(remote, parse=my_reader)        # the same, handing back what the reader made of it
+    path = fetch_file(remote, read=my_streaming_check)    # a file of GBs, checked by its own reader, never loaded
 
 * where: `<cache>/<dataset>/<name>`, the cache being `$LTM_HARNESS_CACHE` if set, else the platform's user cache
   folder for ltm-harness (platformdirs: `~/.cache/ltm-harness` on Linux);
-* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server) and the expected sha256 by
-  `<env_prefix>_SHA256` (`none` turns the check off, for a file known by its structure alone);
+* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server; with `mirror_folder`, the folder
+  holding the file, for a dataset of several files) and the expected sha256 by `<env_prefix>_SHA256` (`none` turns
+  the check off, for a file known by its structure alone);
 * the file is JSON, zstd-compressed (`compression="zstd"`) or plain (`"none"`);
 * a download is streamed to a temporary file beside its final place while its size and sha256 are checked, then
   read (decompressed if need be) and checked by the dataset; only a file that passes every check is moved into
@@ -54,10 +56,14 @@ class RemoteFile(BaseModel):
     env_prefix: str  # <prefix>_URL and <prefix>_SHA256 override url and sha256
     compression: Compression = "zstd"
     own_copy: str | None = None  # how a user names a copy of their own instead (said when the fetch fails)
+    mirror_folder: bool = False  # <prefix>_URL names the folder holding the file (of several a dataset fetches)
 
     @property
     def source_url(self) -> str:
-        return os.environ.get(f"{self.env_prefix}_URL") or self.url
+        mirror = os.environ.get(f"{self.env_prefix}_URL")
+        if mirror and self.mirror_folder:
+            return f"{mirror.rstrip('/')}/{self.name}"
+        return mirror or self.url
 
     @property
     def expected_sha256(self) -> str | None:
@@ -73,8 +79,9 @@ class RemoteFile(BaseModel):
     def by_hand(self) -> str:
         """What to do instead of the download (said when it fails)."""
         own = f", {self.own_copy}" if self.own_copy else ""
-        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to a "
-                f"mirror, {CACHE_ENV} to another cache folder){own}, or leave the dataset out with "
+        mirror = "the URL of a mirror's folder" if self.mirror_folder else "a mirror"
+        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
+                f"{mirror}, {CACHE_ENV} to another cache folder){own}, or leave the dataset out with "
                 f"{option('exclude', [self.dataset])}")
 
     def read(self, path: Path) -> Any:
@@ -153,13 +160,19 @@ def fetch_parsed(remote: RemoteFile, parse: Callable[[Any, Path], T], quiet: boo
     """What `parse(data, path)` makes of the JSON of `remote`, read from the cache, or downloaded there first.
     `parse` raises DefinitionError when the data is not shaped as the dataset needs; a download that fails it is
     not kept."""
+    return fetch_file(remote, lambda path: parse(remote.read(path), remote.path), quiet)
+
+
+def fetch_file(remote: RemoteFile, read: Callable[[Path], T], quiet: bool = False) -> T:
+    """`read(path)` of the file of `remote`, from the cache, or downloaded there first: `read` checks the file
+    (raising DefinitionError when it is not the right one) and returns what the dataset needs of it (a file too
+    large to hold, e.g. LongMemEval's, is checked by streaming its start); a download that fails it is not kept."""
     path = remote.path
     if path.is_file():
         try:
-            parsed = parse(remote.read(path), path)
+            return read(path)
         except DefinitionError as exc:
             raise DefinitionError(f"{exc}; delete it to download it again") from None
-        return parsed
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.name}.", suffix=".part", dir=path.parent)
@@ -177,7 +190,7 @@ def fetch_parsed(remote: RemoteFile, parse: Callable[[Any, Path], T], quiet: boo
                                   f"{digest}, not the expected {expected}; it is not the published file "
                                   f"({remote.by_hand()})")
         try:
-            parsed = parse(remote.read(tmp), path)
+            result = read(tmp)
         except DefinitionError as exc:
             detail = str(exc).replace(f"{tmp}: ", "").replace(str(tmp), "the file")
             raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} is damaged or "
@@ -188,7 +201,7 @@ def fetch_parsed(remote: RemoteFile, parse: Callable[[Any, Path], T], quiet: boo
         raise
     if not quiet:
         print(f"{remote.dataset}: saved {path}", file=sys.stderr)
-    return parsed
+    return result
 
 
 def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:
