@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,7 +53,7 @@ def _utc(when: datetime | None) -> datetime | None:
     return when.replace(tzinfo=timezone.utc) if when is not None and when.tzinfo is None else when
 
 
-class Params(BaseModel):
+class LoCoMoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["reference", "interleaved"] = "reference"
@@ -69,9 +69,9 @@ class LoCoMo(DatasetInterface):
     name = "locomo"
     description = ("LoCoMo: 10 long dated conversations, ~200 questions each (multi-hop, temporal, open-domain, "
                    "single-hop, adversarial); data fetched on first use (CC BY-NC)")
-    Params: ClassVar[type[BaseModel]] = Params
+    Params = LoCoMoParams
+    params: LoCoMoParams  # the validated args, typed
     conversation_per_example = True
-    params: Params
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:

@@ -40,7 +40,8 @@ def remote_file(variant: str) -> RemoteFile:
                           "published LongMemEval_S), m or oracle")
     return RemoteFile(dataset="longmemeval", name=FILES[variant], url=f"{HUB_FOLDER}/{FILES[variant]}", sha256=None,
                       max_bytes=_MAX_BYTES[variant], max_json_bytes=_MAX_BYTES[variant],
-                      env_prefix="LTM_LONGMEMEVAL", mirror_folder=True)
+                      env_prefix="LTM_LONGMEMEVAL", mirror_folder=True, compression="none",
+                      own_copy="give your own copy with the dataset's `args: {data_file: PATH}`")
 
 
 def check_file(path: Path) -> None:
