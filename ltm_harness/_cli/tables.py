@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ltm_harness._report.labels import by_label, metric_text, unscored_note
 from ltm_harness._report.tables import AgentRow, BreakdownRow, DatasetRow, MetricRow, breakdown_rows, metric_rows
@@ -36,10 +37,11 @@ def agent_table(summary: AgentSummary) -> Table:
     return table
 
 
-def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table]:
+def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
     """For each dataset whose results carry labels (a benchmark's categories or question types): a table per label
-    (a row per value, then the dataset as a whole), and its own named metrics; none for other datasets."""
-    out: list[Table] = []
+    (a row per value, then the dataset as a whole), its own named metrics, and a line saying how many were left
+    unscored and why; nothing for other datasets."""
+    out: list[Table | Text] = []
     for d in summary.datasets:
         tables = [_label_table(summary.agent, d, by, values) for by, values in by_label(d.breakdown or []).items()]
         if d.metrics:
@@ -50,10 +52,10 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table]:
             for name, value in d.metrics.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
+        out += tables
         note = unscored_note(d, judged)
         if tables and note:
-            tables[-1].caption, tables[-1].caption_justify = escape(note), "left"
-        out += tables
+            out.append(Text(f"{summary.agent} · {d.dataset}: {note}"))
     return out
 
 
@@ -132,8 +134,8 @@ def print_run(run: RunSummary, console: Console | None = None) -> None:
     console = console or Console()
     for agent in run.agents:
         console.print(agent_table(agent))
-        for table in breakdown_tables(agent, run.judge is not None):
-            console.print(table)
+        for part in breakdown_tables(agent, run.judge is not None):
+            console.print(part)
     if len(run.agents) > 1:
         console.print(comparison_table(run))
 

@@ -98,14 +98,18 @@ def _panels(entries: Sequence[Entry], name: str, by: str, values: list[str]) -> 
     points = {value: [label_points(e.agent, name, by, value) for e in entries] for value in values}
     every = [p for per_value in points.values() for p in per_value]
     quantity: Quantity = MEMORY_DISTANCE if has_values(every, MEMORY_DISTANCE) else GAP
-    panels = []
+    panels, bare = [], []
     for value in values:
         series = [Series(e.label, slot_colour(e.slot), xy(p, quantity, name)) for e, p in zip(entries, points[value])]
+        if not any(s.points for s in series):
+            bare.append(value)
+            continue
         panels.append(score_panel(f"{name} · {by} {value}", series,
                                   quantity.axis.replace(" (tokens, log scale)", " (tokens)"), width=300, height=210,
-                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS,
-                                  empty=f"no scored question has a {quantity.short}"))
-    return f'<div class="charts panels">{"".join(panels)}</div>'
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS))
+    note = (f'<p class="note">No panel for {_e(", ".join(bare))}: no question of it was scored with a '
+            f"{_e(quantity.name)}.</p>") if bare else ""
+    return f'<div class="charts panels">{"".join(panels)}</div>{note}'
 
 
 def _one_dataset(entries: Sequence[Entry], name: str) -> str:
@@ -116,7 +120,8 @@ def _one_dataset(entries: Sequence[Entry], name: str) -> str:
         note = unscored_note(d, e.run.summary.judge is not None) if d is not None else None
         if note:
             notes.setdefault(note, []).append(e.label)
-    parts += [f'<p class="warn">{_e(", ".join(who))}: {_e(note)}</p>' for note, who in notes.items()]
+    parts += [f'<p class="warn">{_e("every agent" if len(who) == len(entries) > 1 else ", ".join(who))}: {_e(note)}</p>'
+              for note, who in notes.items()]
     labels: dict[str, list[str]] = {}
     for d in summaries:
         for by, found in by_label(d.breakdown or [] if d else []).items():

@@ -121,7 +121,8 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
     for e, row in zip(entries, tables.agents):
-        flags = f" ({row.unscored} unscored, {row.errored} errored)" if row.unscored or row.errored else ""
+        marks = ", ".join(f"{n} {what}" for n, what in ((row.unscored, "unscored"), (row.errored, "errored")) if n)
+        flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
