@@ -32,7 +32,7 @@ def _span(values: Sequence[float | None]) -> str:
     return lo if lo == hi else f"{lo}–{hi}"
 
 
-def labelled_datasets(entries: Sequence[Entry]) -> list[str]:
+def _labelled_datasets(entries: Sequence[Entry]) -> list[str]:
     """The datasets that have a breakdown or metrics of their own for some agent, sorted by name."""
     return sorted({d.dataset for e in entries for d in e.agent.summary.datasets if d.breakdown or d.metrics})
 
@@ -74,11 +74,12 @@ def _score_cell(b: LabelSummary | None) -> str:
     return f'<td class="num {_score_class(b.score)}" title="{_e(tip)}">{b.score:.2f}{flags}</td>'
 
 
-def _metrics_table(entries: Sequence[Entry], metrics: Sequence[dict[str, float]], head_name: str) -> str:
+def _metrics_table(entries: Sequence[Entry], metrics: Sequence[dict[str, float]]) -> str:
     names = list(dict.fromkeys(name for m in metrics for name in m))
-    head = f"<tr><th>{_e(head_name)}</th>" + "".join(_who(e) for e in entries) + "</tr>"
-    rows = "".join(f"<tr><td>{_e(name)}</td>" + "".join(f'<td class="num">{_e(metric_text(m.get(name)))}</td>'
-                                                       for m in metrics) + "</tr>" for name in names)
+    head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
+    rows = "".join(f"<tr><td>{_e(name)}</td>" + "".join(f'<td class="num">{_e(metric_text(m[name]))}</td>' if name in m
+                                                       else '<td class="num">–</td>' for m in metrics) + "</tr>"
+                   for name in names)
     return f'<div class="scroll"><table class="grid metrics">{head}{rows}</table></div>'
 
 
@@ -124,14 +125,14 @@ def _one_dataset(entries: Sequence[Entry], name: str) -> str:
               for note, who in notes.items()]
     labels: dict[str, list[str]] = {}
     for d in summaries:
-        for by, found in by_label(d.breakdown or [] if d else []).items():
+        for by, found in by_label((d.breakdown or []) if d else []).items():
             labels.setdefault(by, [])
             labels[by] += [b.value for b in found if b.value not in labels[by]]
     for by in labels:
         parts.append(f"<h4>by {_e(by)}</h4>" + _label_table(entries, summaries, by))
     split = [split_metrics(d.metrics if d else None) for d in summaries]
     if any(own for own, _ in split):
-        parts.append("<h4>its own metrics</h4>" + _metrics_table(entries, [own for own, _ in split], "metric"))
+        parts.append("<h4>its own metrics</h4>" + _metrics_table(entries, [own for own, _ in split]))
     if any(data for _, data in split):
         parts.append("<h4>known errors in the data, counted in the data file (the same for every agent)</h4>"
                      + _data_table([data for _, data in split]))
@@ -142,7 +143,7 @@ def _one_dataset(entries: Sequence[Entry], name: str) -> str:
 
 def breakdown_section(entries: Sequence[Entry]) -> str:
     """The section, or "" when no dataset of the page has labels or metrics of its own."""
-    names = labelled_datasets(entries)
+    names = _labelled_datasets(entries)
     if not names:
         return ""
     note = ('<p class="note">For benchmarks that score each question on its own and label it (a category, a question '

@@ -16,14 +16,10 @@ from ltm_harness._results.models import DatasetSummary, LabelSummary
 DATA_PREFIX = "data: "  # a metric named so counts something in the data file, not in the agent's answers
 
 
-def is_data_metric(name: str) -> bool:
-    return name.startswith(DATA_PREFIX)
-
-
 def split_metrics(metrics: Mapping[str, float] | None) -> tuple[dict[str, float], dict[str, float]]:
     """The agent's numbers and the data file's counts, each in the order the dataset gives them."""
-    own = {k: v for k, v in (metrics or {}).items() if not is_data_metric(k)}
-    data = {k: v for k, v in (metrics or {}).items() if is_data_metric(k)}
+    own = {k: v for k, v in (metrics or {}).items() if not k.startswith(DATA_PREFIX)}
+    data = {k: v for k, v in (metrics or {}).items() if k.startswith(DATA_PREFIX)}
     return own, data
 
 
