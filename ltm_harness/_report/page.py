@@ -10,31 +10,21 @@ slipped through could neither load anything nor execute.
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any, Sequence
 
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
+from ltm_harness._report.breakdown import breakdown_section
+from ltm_harness._report.html import breakable as _label, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import slot_colour
 from ltm_harness._report.compat import Difference
-from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
+from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, dataset_points, has_values, xy
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
 from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
-MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _num(value: float | int | None, digits: int = 0) -> str:
-    if value is None:
-        return "–"
-    return f"{value:,.{digits}f}"
 
 
 def _ms(value: float | None) -> str:
@@ -53,20 +43,8 @@ def _clip(text: str) -> str:
     return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT:,} more characters; the full text is in the event log]"
 
 
-def _score_class(value: float) -> str:
-    return f"s{max(0, min(10, round(value * 10)))}"
-
-
 def _swatch(e: Entry) -> str:
     return f'<span class="swatch c{e.slot}"></span>'
-
-
-def _label(text: str) -> str:
-    """An agent's label that may break after its separators (`·`, `:`, `/`, `_`, `@`), so narrow columns wrap it."""
-    out = _e(text)
-    for sep in ("·", ":", "/", "_", "@", "-"):
-        out = out.replace(sep, sep + "<wbr>")
-    return out
 
 
 def _expected(value: Any) -> str:
@@ -143,7 +121,8 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
     for e, row in zip(entries, tables.agents):
-        flags = f" ({row.unscored} unscored, {row.errored} errored)" if row.unscored or row.errored else ""
+        marks = ", ".join(f"{n} {what}" for n, what in ((row.unscored, "unscored"), (row.errored, "errored")) if n)
+        flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
@@ -344,7 +323,11 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
                found: Sequence[Difference] = ()) -> str:
     """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
     csp = content_security_policy(JS, CSS)
-    nav = ['<a href="#summary">agents</a>', '<a href="#charts">charts</a>']
+    nav = ['<a href="#summary">agents</a>']
+    breakdown = breakdown_section(entries)
+    if breakdown:
+        nav.append('<a href="#breakdown">by category and type</a>')
+    nav.append('<a href="#charts">charts</a>')
     usage = _usage(entries, tables)
     if usage:
         nav.append('<a href="#usage">LLM calls and cost</a>')
@@ -360,6 +343,6 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
             f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
-            f"{_summary_table(entries, tables, found)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
+            f"{_summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")

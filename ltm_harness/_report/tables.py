@@ -1,8 +1,9 @@
 """The report's tables as rows (pydantic), and writing them as CSV and JSON.
 
-Three long-format tables, one row per agent, per agent and dataset, and per agent and test. Each is
-written as CSV (header row, empty cell for a missing value) and as a JSON list of records, both of
-which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows for an agents x datasets grid.
+Long-format tables, one row per agent, per agent and dataset, and per agent and test; for benchmarks whose results
+carry labels, one per agent, dataset and label value (`breakdown`) and one per agent, dataset and named metric
+(`metrics`). Each is written as CSV (header row, empty cell for a missing value) and as a JSON list of records, both
+of which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows for an agents x datasets grid.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel
 from ltm_harness._guard.text import csv_cell
 from ltm_harness._report.colours import agent_slots
 from ltm_harness._report.load import AgentData, RunData
-from ltm_harness._results.models import TestResult
+from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._store.files import write_text
 
 COST_ROLES = ("agent", "judge", "generation", "test")
@@ -104,6 +105,34 @@ class DatasetRow(BaseModel):
     memory_distance: float | None = None  # mean memory distance of its tests (None: older results)
 
 
+class BreakdownRow(BaseModel):
+    """The results of a dataset that carry one label value (e.g. category = temporal), for one agent."""
+
+    run: str
+    agent: str
+    label: str  # the agent's label in the report, as in the other tables
+    dataset: str
+    by: str  # the label's name: category, type, abstention, ...
+    value: str  # its value: temporal, knowledge-update, yes, ...
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float  # mean normalised score of the scored ones (errored as 0)
+    memory_distance: float | None  # their mean memory distance (None: not measured)
+
+
+class MetricRow(BaseModel):
+    """One of a dataset's own named numbers (e.g. LoCoMo's J, LongMemEval's task-averaged accuracy) for one agent."""
+
+    run: str
+    agent: str
+    label: str
+    dataset: str
+    metric: str
+    value: float
+
+
 class TestRow(BaseModel):
     __test__ = False
 
@@ -160,6 +189,18 @@ def dataset_rows(e: Entry) -> list[DatasetRow]:
             for d in e.agent.summary.datasets]
 
 
+def breakdown_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[BreakdownRow]:
+    return [BreakdownRow(run=run, agent=agent, label=label, dataset=d.dataset, by=b.label, value=b.value, tests=b.tests,
+                         scored=b.scored, unscored=b.unscored, errored=b.errored, score=b.score,
+                         memory_distance=b.memory_distance)
+            for d in summary.datasets for b in d.breakdown or []]
+
+
+def metric_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[MetricRow]:
+    return [MetricRow(run=run, agent=agent, label=label, dataset=d.dataset, metric=name, value=value)
+            for d in summary.datasets for name, value in (d.metrics or {}).items()]
+
+
 def row_of_test(e: Entry, r: TestResult) -> TestRow:
     longest = max(r.gaps, key=lambda g: g.achieved_tokens, default=None)
     return TestRow(
@@ -181,6 +222,8 @@ class Tables:
     agents: list[AgentRow]
     datasets: list[DatasetRow]
     tests: list[TestRow]
+    breakdown: list[BreakdownRow]  # empty when no result carries labels
+    metrics: list[MetricRow]  # empty when no dataset names metrics of its own
 
 
 def build_tables(all_entries: Sequence[Entry]) -> Tables:
@@ -188,6 +231,9 @@ def build_tables(all_entries: Sequence[Entry]) -> Tables:
         agents=[agent_row(e) for e in all_entries],
         datasets=[row for e in all_entries for row in dataset_rows(e)],
         tests=[row_of_test(e, r) for e in all_entries for r in sorted_results(e)],
+        breakdown=[row for e in all_entries
+                   for row in breakdown_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
+        metrics=[row for e in all_entries for row in metric_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
     )
 
 
@@ -217,10 +263,14 @@ def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Pat
 
 
 def write_tables(tables: Tables, html_path: Path) -> list[Path]:
-    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file."""
+    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file, and `.breakdown.*` and
+    `.metrics.*` when they have rows (a run of benchmarks with labels or metrics of their own)."""
     written = []
     for name, rows, model in (("agents", tables.agents, AgentRow), ("datasets", tables.datasets, DatasetRow),
-                              ("tests", tables.tests, TestRow)):
+                              ("tests", tables.tests, TestRow), ("breakdown", tables.breakdown, BreakdownRow),
+                              ("metrics", tables.metrics, MetricRow)):
+        if not rows and name in ("breakdown", "metrics"):
+            continue
         csv_path = html_path.with_name(f"{html_path.stem}.{name}.csv")
         json_path = html_path.with_name(f"{html_path.stem}.{name}.json")
         write_table(rows, model, csv_path, json_path)

@@ -286,6 +286,20 @@ def test_report_comparison_and_index_fit_the_screen(driver: Any, wide_runs: list
     _check_fits(driver, write_index(root), "index", out)
 
 
+def test_the_category_section_renders_and_fits_the_screen(driver: Any, quiz_runs: list[Path], tmp_path: Path):
+    out = _screens() or tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    for name, folders in (("categories", quiz_runs[:1]), ("categories-compare", quiz_runs)):
+        page = write_report(folders, tmp_path / f"{name}.html").html
+        _open(driver, page)
+        _check_charts(driver)  # every panel (one per scored category, one for abstention) has its marks
+        panels = driver.execute_script(
+            "return [...document.querySelectorAll('#breakdown svg.chart')].map(s => s.getAttribute('aria-label'))")
+        assert panels == ["quiz_bench · category " + c for c in ("single-hop", "multi-hop", "temporal", "adversarial")] \
+            + ["quiz_bench · abstention yes"]
+        _check_fits(driver, page, name, out)
+
+
 def _swatches(driver: Any) -> dict[str, str]:
     """Label -> colour of the legend's swatch."""
     pairs = driver.execute_script("""
