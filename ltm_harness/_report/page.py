@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.load import RunData
-from ltm_harness._report.colours import slot_colour
+from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
 from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
@@ -57,8 +57,12 @@ def _score_class(value: float) -> str:
     return f"s{max(0, min(10, round(value * 10)))}"
 
 
+def _swatch_class(e: Entry) -> str:
+    return f"c{e.slot} alt" if e.variant else f"c{e.slot}"
+
+
 def _swatch(e: Entry) -> str:
-    return f'<span class="swatch c{e.slot}"></span>'
+    return f'<span class="swatch {_swatch_class(e)}"></span>'
 
 
 def _label(text: str) -> str:
@@ -112,7 +116,7 @@ def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
         found = [results.get(uid) for results in per_agent]
         tests.append([uid, [r.normalized if r is not None and r.status == "ok" else None for r in found],
                       [r.status if r is not None else None for r in found]])
-    return {"agents": [{"key": e.key, "label": e.label, "colour": f"c{e.slot}"} for e in entries],
+    return {"agents": [{"key": e.key, "label": e.label, "colour": _swatch_class(e)} for e in entries],
             "tests": tests}
 
 
@@ -206,7 +210,7 @@ def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
     MAX_POINTS: then the points of bins too small for a mean only)."""
-    series = [Series(e.label, slot_colour(e.slot), xy(by, quantity, dataset)) for e, by in zip(entries, points)]
+    series = [Series(e.label, slot_colour(e.slot), xy(by, quantity, dataset), e.variant) for e, by in zip(entries, points)]
     return series, sum(len(s.points) for s in series) <= MAX_POINTS
 
 
@@ -230,7 +234,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
-                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})")
+                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})", e.variant)
                           for e, row in zip(entries, tables.agents)])
     per_dataset = []
     for name in datasets:
@@ -238,7 +242,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
         for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
             bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
-                            "" if d is None else f" over {d.scored} scored tests"))
+                            "" if d is None else f" over {d.scored} scored tests", e.variant))
         per_dataset.append(bar_chart(name, bars))
     points = [dataset_points(e.agent) for e in entries]
     panels = "".join(_panels(entries, points, q, datasets) for q in QUANTITIES if q is GAP or has_values(points, q))
@@ -343,7 +347,8 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
 def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
                found: Sequence[Difference] = ()) -> str:
     """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
-    csp = content_security_policy(JS, CSS)
+    css = CSS + colour_css(e.slot for e in entries)
+    csp = content_security_policy(JS, css)
     nav = ['<a href="#summary">agents</a>', '<a href="#charts">charts</a>']
     usage = _usage(entries, tables)
     if usage:
@@ -358,7 +363,7 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f'<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
             f"{_summary_table(entries, tables, found)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'

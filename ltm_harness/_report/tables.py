@@ -18,7 +18,7 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ltm_harness._guard.text import csv_cell
-from ltm_harness._report.colours import agent_slots
+from ltm_harness._report.colours import page_slots, variants
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import TestResult
 from ltm_harness._store.files import write_text
@@ -34,7 +34,8 @@ class Entry:
     label: str  # unique across the report
     run: RunData
     agent: AgentData
-    slot: int = 0  # its colour in the palette: by the agent's name, the same in every report (see colours.py)
+    slot: int = 0  # its colour: by the agent's name, one per name on the page, the same on every page (colours.py)
+    variant: int = 0  # the same agent's earlier appearances on the page (other runs): drawn dashed or lighter
 
 
 def entries(runs: Sequence[RunData]) -> list[Entry]:
@@ -48,8 +49,9 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
-    for entry, slot in zip(out, agent_slots([e.agent.spec for e in out])):
-        entry.slot = slot
+    slots = page_slots(e.agent.spec for e in out)
+    for entry, variant in zip(out, variants(e.agent.spec for e in out)):
+        entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
 
 
