@@ -20,7 +20,7 @@ from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
 from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
-from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
+from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
 from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
@@ -35,6 +35,10 @@ def _num(value: float | int | None, digits: int = 0) -> str:
     if value is None:
         return "–"
     return f"{value:,.{digits}f}"
+
+
+def _over(tests: int | None) -> str:
+    return "" if tests is None else f' <span class="std">over {tests}</span>'
 
 
 def _ms(value: float | None) -> str:
@@ -151,21 +155,26 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
-            f'<td class="num">{_num(row.ltm_score)} tokens</td>'
-            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens</td><td class="num">{row.tests}{flags}</td>'
+            f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
+            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
+            f'<td class="num">{row.tests}{flags}</td>'
             f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
             f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
             f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
     grid = _dataset_grid(entries)
+    caution = ltm_caution([(row.label, row.benchmark_share, row.ltm_score) for row in tables.agents])
+    warn = f'<p class="warn">{_e(caution)}</p>' if caution else ""
     note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
             "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
-            "answered tests; read it beside the benchmark score. LTM score on memory distance: the same mean on each test's "
+            "answered tests (the reference benchmark's definition; how many tests it averages beside it), so an "
+            "agent perfect only on long-gap tests shows a higher one than an agent perfect on all: read it beside "
+            "the benchmark score. LTM score on memory distance: the same mean on each test's "
             "memory distance (from the earliest statement its answer depends on, which may be long before the gap's "
             "statement). Agent tokens: prompt and completion tokens the agent "
             "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
             "its tests.</p>")
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
-            f'<h3>Score per dataset</h3>{grid}{note}</section>')
+            f'{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
 
 
 def _dataset_grid(entries: Sequence[Entry]) -> str:

@@ -68,6 +68,7 @@ class AgentRow(BaseModel):
     max_benchmark_score: int
     benchmark_share: float  # benchmark_score / max_benchmark_score
     ltm_score: float
+    ltm_score_tests: int  # the perfectly answered tests the LTM score averages
     tests: int
     scored: int
     unscored: int
@@ -88,6 +89,7 @@ class AgentRow(BaseModel):
     llm_retries: int | None
     wall_seconds: float
     ltm_score_memory_distance: float | None = None  # the LTM score on memory distances (None: older results)
+    ltm_score_memory_distance_tests: int | None = None  # the tests it averages
 
 
 class DatasetRow(BaseModel):
@@ -138,7 +140,7 @@ def agent_row(e: Entry) -> AgentRow:
         run=e.run.name, agent=e.agent.spec, label=e.label,
         benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
         benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
-        ltm_score=s.ltm_score,
+        ltm_score=s.ltm_score, ltm_score_tests=s.ltm_tests("gap"),
         tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
         unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
         turns=s.turns, filler_turns=s.filler_turns, conversation_tokens=s.conversation_tokens,
@@ -152,7 +154,21 @@ def agent_row(e: Entry) -> AgentRow:
         llm_retries=sum(c.retries for c in calls) if calls else None,
         wall_seconds=s.wall_seconds,
         ltm_score_memory_distance=s.ltm_score_memory_distance,
+        ltm_score_memory_distance_tests=None if s.ltm_score_memory_distance is None else s.ltm_tests("memory_distance"),
     )
+
+
+def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:
+    """One line saying what the LTM score is, when it ranks the agents (label, benchmark share, LTM score) against
+    their benchmark scores, as the reference's definition can: the oracle answers every test, short gaps included,
+    so `retrieval`, perfect only on some, can show the higher mean. None when the two rankings agree."""
+    for best, share, ltm in sorted(agents, key=lambda a: -a[1]):
+        above = [a for a in agents if a[1] < share and a[2] > ltm]
+        if above:
+            other = max(above, key=lambda a: a[2])[0]
+            return (f"LTM score (the reference's): the mean gap of an agent's perfectly answered tests, not a ranking: "
+                    f"{other} shows a higher one than {best}, which scores more.")
+    return None
 
 
 def dataset_rows(e: Entry) -> list[DatasetRow]:
