@@ -72,12 +72,11 @@ def _curves(rows: Sequence[ScoreRow], dataset: str, lines: list[_Line]) -> list[
     return curves
 
 
-def _score_table(rows: Sequence[ScoreRow], lines: list[_Line]) -> str:
+def _score_table(rows: Sequence[ScoreRow], labels: list[str]) -> str:
     spans = sorted({r.span for r in rows if r.dataset == ALL})
     head = "<tr><th>agent</th>" + "".join(f'<th class="num">span {s:,}</th>' for s in spans) + "</tr>"
     body = []
-    for line in lines:
-        label = line.label
+    for label in labels:
         by_span = {r.span: r for r in rows if r.dataset == ALL and _label(r.agent, r.config) == label}
         cells = "".join(f'<td class="num">{by_span[s].mean:.2f}{_interval(by_span[s])} (n={by_span[s].seeds})</td>'
                         if s in by_span else '<td class="num">–</td>' for s in spans)
@@ -134,7 +133,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f'<header><h1>{_e(title)}</h1><p class="meta">{len(cells)} cells: {_e(state)}</p></header><main>'
             f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
-            f"{_score_table(rows, lines)}"
+            f"{_score_table(rows, [line.label for line in lines])}"
             f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'
             f'<section id="pooled"><h2>Pooled over the study</h2><div class="charts">{pooled}</div></section>'
             f'<section id="cells"><h2>Cells</h2>{problems}{_cells_table(cells)}</section>'

@@ -26,6 +26,11 @@ def _dash(variant: int) -> str:
     return f' stroke-dasharray="{DASHES[(variant - 1) % len(DASHES)]}"' if variant else ""
 
 
+def _mark(colour: str, variant: int) -> str:
+    """How a mean or a span point is filled: solid, or (the same agent again) hollow."""
+    return f'fill="#fff" stroke="{colour}" stroke-width="2"' if variant else f'fill="{colour}" stroke="#fff"'
+
+
 def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
@@ -249,9 +254,8 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
             edges, mx, my, tip = m
             my += lift[(edges, i)]
             run.append((mx, my, tip))
-            paint = f'fill="#fff" stroke="{s.colour}" stroke-width="2"' if s.variant else f'fill="{s.colour}" stroke="#fff"'
             means.append(f'<rect class="mean" x="{_f(mx - 4)}" y="{_f(my - 4)}" width="8" height="8" '
-                         f'{paint} transform="rotate(45 {_f(mx)} {_f(my)})">'
+                         f'{_mark(s.colour, s.variant)} transform="rotate(45 {_f(mx)} {_f(my)})">'
                          f"<title>{escape(tip)}</title></rect>")
     body += means
     return _svg(width, height, title, body)
@@ -398,7 +402,6 @@ def span_chart(title: str, curves: list[Curve], width: float = 520, height: floa
                            f'stroke="{c.colour}"/>')
             interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
             tip = f"{c.label}: {m:.2f}{interval} at span {short_count(x)}{note}"
-            paint = f'fill="#fff" stroke="{c.colour}" stroke-width="2"' if c.variant else f'fill="{c.colour}" stroke="#fff"'
             body.append(f'<g class="point"><title>{escape(tip)}</title>{whisker}<circle cx="{_f(cx)}" cy="{_f(sy(m))}" '
-                        f'r="4" {paint}/></g>')
+                        f'r="4" {_mark(c.colour, c.variant)}/></g>')
     return _svg(width, height, title, body)
