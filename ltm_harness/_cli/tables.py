@@ -10,6 +10,9 @@ from ltm_harness._report.tables import AgentRow, DatasetRow, ltm_caution
 from ltm_harness._results.models import AgentSummary, RunSummary
 
 
+LTM_TESTS = "  tests it averages"  # the row under the LTM score: its perfectly answered tests
+
+
 def _gap(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -65,11 +68,11 @@ def comparison_table(run: RunSummary) -> Table:
             row.append("-" if d is None else f"{d.score:.2f}")
         table.add_row(*row)
     table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
-    table.add_row("LTM score (perfect tests)", *[f"{a.ltm_score:,.0f} ({a.ltm_tests('gap')})" for a in run.agents])
+    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
+    table.add_row(LTM_TESTS, *[str(a.ltm_tests("gap")) for a in run.agents])
     if any(a.ltm_score_memory_distance is not None for a in run.agents):
-        table.add_row("LTM score on memory distance", *[
-            "-" if a.ltm_score_memory_distance is None
-            else f"{a.ltm_score_memory_distance:,.0f} ({a.ltm_tests('memory_distance')})" for a in run.agents])
+        table.add_row("LTM score on memory distance", *["-" if a.ltm_score_memory_distance is None
+                                                        else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
     _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0, a.ltm_score)
                      for a in run.agents])
     return table
@@ -115,7 +118,8 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
         table.add_row(*row)
     table.add_section()
     table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])
-    table.add_row("LTM score (perfect tests)", *[f"{a.ltm_score:,.0f} ({a.ltm_score_tests})" for a in agents])
+    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
+    table.add_row(LTM_TESTS, *[str(a.ltm_score_tests) for a in agents])
     if any(a.total_cost_usd for a in agents):
         table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
     _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])

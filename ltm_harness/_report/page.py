@@ -38,7 +38,8 @@ def _num(value: float | int | None, digits: int = 0) -> str:
 
 
 def _over(tests: int | None) -> str:
-    return "" if tests is None else f' <span class="std">over {tests}</span>'
+    """How many tests an LTM score averages, on a line of its own (the summary table stays as narrow as before)."""
+    return "" if tests is None else f'<br><span class="std">over {tests} tests</span>'
 
 
 def _ms(value: float | None) -> str:
