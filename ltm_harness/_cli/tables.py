@@ -8,8 +8,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ltm_harness._report.labels import by_label, metric_text, unscored_note
-from ltm_harness._report.tables import AgentRow, BreakdownRow, DatasetRow, MetricRow, breakdown_rows, metric_rows
+from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, MetricRow, breakdown_rows, ltm_caution,
+                                        metric_rows)
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary
+
+
+LTM_TESTS = "  tests it averages"  # the row under the LTM score: its perfectly answered tests
 
 
 def _gap(value: float | None) -> str:
@@ -26,7 +30,7 @@ def agent_table(summary: AgentSummary) -> Table:
                       _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
     table.caption = (
         f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
-        f"LTM score {summary.ltm_score:,.0f} tokens"
+        f"LTM score {summary.ltm_score:,.0f} tokens over {summary.ltm_tests('gap')} perfect tests"
         + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
            if summary.ltm_score_memory_distance is not None else "")
         + f"   turns {summary.turns} ({summary.filler_turns} filler)   "
@@ -107,9 +111,12 @@ def comparison_table(run: RunSummary) -> Table:
                     [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)])
     table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
     table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
+    table.add_row(LTM_TESTS, *[str(a.ltm_tests("gap")) for a in run.agents])
     if any(a.ltm_score_memory_distance is not None for a in run.agents):
         table.add_row("LTM score on memory distance", *["-" if a.ltm_score_memory_distance is None
                                                         else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
+    _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0, a.ltm_score)
+                     for a in run.agents])
     return table
 
 
@@ -128,6 +135,13 @@ def _label_rows(table: Table, dataset: str, columns: list[str], breakdown: list[
     named = {(m.label, m.metric): m.value for m in metrics if m.dataset == dataset}
     for metric in dict.fromkeys(m.metric for m in metrics if m.dataset == dataset):
         table.add_row(escape(f"  {metric}"), *[metric_text(named.get((column, metric))) for column in columns])
+
+
+def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
+    """The LTM score's one-line explanation under the table, when it ranks the agents against the benchmark."""
+    note = ltm_caution(agents)
+    if note:
+        table.caption, table.caption_justify = escape(note), "left"
 
 
 def print_run(run: RunSummary, console: Console | None = None) -> None:
@@ -169,6 +183,8 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     table.add_section()
     table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])
     table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
+    table.add_row(LTM_TESTS, *[str(a.ltm_score_tests) for a in agents])
     if any(a.total_cost_usd for a in agents):
         table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
+    _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])
     return table

@@ -19,7 +19,7 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ltm_harness._guard.text import csv_cell
-from ltm_harness._report.colours import agent_slots
+from ltm_harness._report.colours import page_slots, variants
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._store.files import write_text
@@ -35,7 +35,8 @@ class Entry:
     label: str  # unique across the report
     run: RunData
     agent: AgentData
-    slot: int = 0  # its colour in the palette: by the agent's name, the same in every report (see colours.py)
+    slot: int = 0  # its colour: by the agent's name, one per name on the page, the same on every page (colours.py)
+    variant: int = 0  # the same agent's earlier appearances on the page (other runs): drawn dashed or lighter
 
 
 def entries(runs: Sequence[RunData]) -> list[Entry]:
@@ -49,8 +50,9 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
-    for entry, slot in zip(out, agent_slots([e.agent.spec for e in out])):
-        entry.slot = slot
+    slots = page_slots(e.agent.spec for e in out)
+    for entry, variant in zip(out, variants(e.agent.spec for e in out)):
+        entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
 
 
@@ -67,6 +69,7 @@ class AgentRow(BaseModel):
     max_benchmark_score: int
     benchmark_share: float  # benchmark_score / max_benchmark_score
     ltm_score: float
+    ltm_score_tests: int  # the perfectly answered tests the LTM score averages
     tests: int
     scored: int
     unscored: int
@@ -87,6 +90,7 @@ class AgentRow(BaseModel):
     llm_retries: int | None
     wall_seconds: float
     ltm_score_memory_distance: float | None = None  # the LTM score on memory distances (None: older results)
+    ltm_score_memory_distance_tests: int | None = None  # the tests it averages
 
 
 class DatasetRow(BaseModel):
@@ -165,7 +169,7 @@ def agent_row(e: Entry) -> AgentRow:
         run=e.run.name, agent=e.agent.spec, label=e.label,
         benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
         benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
-        ltm_score=s.ltm_score,
+        ltm_score=s.ltm_score, ltm_score_tests=s.ltm_tests("gap"),
         tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
         unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
         turns=s.turns, filler_turns=s.filler_turns, conversation_tokens=s.conversation_tokens,
@@ -179,7 +183,21 @@ def agent_row(e: Entry) -> AgentRow:
         llm_retries=sum(c.retries for c in calls) if calls else None,
         wall_seconds=s.wall_seconds,
         ltm_score_memory_distance=s.ltm_score_memory_distance,
+        ltm_score_memory_distance_tests=None if s.ltm_score_memory_distance is None else s.ltm_tests("memory_distance"),
     )
+
+
+def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:
+    """One line saying what the LTM score is, when it ranks the agents (label, benchmark share, LTM score) against
+    their benchmark scores, as the reference's definition can: the oracle answers every test, short gaps included,
+    so `retrieval`, perfect only on some, can show the higher mean. None when the two rankings agree."""
+    for best, share, ltm in sorted(agents, key=lambda a: -a[1]):
+        above = [a for a in agents if a[1] < share and a[2] > ltm]
+        if above:
+            other = max(above, key=lambda a: a[2])[0]
+            return (f"LTM score (the reference's): the mean gap of an agent's perfectly answered tests, not a ranking: "
+                    f"{other} shows a higher one than {best}, which scores more.")
+    return None
 
 
 def dataset_rows(e: Entry) -> list[DatasetRow]:

@@ -200,11 +200,11 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path: Path):
     assert progress.counts() == "2/3 cells done, 0 running, 1 failed, 0 waiting"
 
 
-def test_the_readme_study_is_a_valid_study_of_27_cells(tmp_path: Path):
+def test_the_docs_first_study_is_a_valid_study_of_27_cells(tmp_path: Path):
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Studies"):]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "grid.md").read_text()
+    section = page[page.index("## A first study"):]
     text = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     path = tmp_path / "study.yml"
     path.write_text(text)

@@ -101,11 +101,12 @@ def _load(args: argparse.Namespace) -> tuple[Syllabus, SyllabusType | None, list
 def _validate(args: argparse.Namespace) -> int:
     from ltm_harness._protocols.l2m.syllabus import expand
 
-    syllabus, kind, violations = _load(args)
+    syllabus, kind, found = _load(args)
     label = kind.value if kind else "general rules only; give --type for CL or ANT rules"
+    for violation in found:
+        print(f"{syllabus.source}: {violation}")
+    violations = [v for v in found if not v.warning]
     if violations:
-        for violation in violations:
-            print(f"{syllabus.source}: {violation}")
         print(f"{len(violations)} problem{'s' if len(violations) != 1 else ''} ({label})", file=sys.stderr)
         return 1
     regimes = expand(syllabus)
@@ -132,7 +133,10 @@ def _run(args: argparse.Namespace) -> int:
     from ltm_harness._store.layout import ScenarioFolder
     from ltm_harness._store.lock import RunLock
 
-    syllabus, kind, violations = _load(args)
+    syllabus, kind, found = _load(args)
+    for warning in (v for v in found if v.warning):
+        print(f"{syllabus.source}: {warning}", file=sys.stderr)
+    violations = [v for v in found if not v.warning]
     if violations:
         lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
         raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
