@@ -117,7 +117,7 @@ def test_a_failed_fetch_is_one_line_saying_what_to_do_and_leaves_nothing(server,
         load_locomo(None, quiet=True)
     text = str(err.value)
     assert message in text and url in text and "\n" not in text
-    assert f"put it at {cache / 'locomo' / 'locomo10.json'}" in text and "--exclude locomo" in text
+    assert f"put it at {cache / 'locomo' / 'locomo10.json'}" in text and "exclude=['locomo']" in text
     assert leftovers(cache) == []
 
 
@@ -129,7 +129,7 @@ def test_offline_says_how_to_do_without_the_download(cache, monkeypatch):
     assert text.startswith("locomo: cannot reach http://127.0.0.1:9/locomo10.json") and "offline?" in text
     assert "\n" not in text and leftovers(cache) == []
     for way in (f"put it at {cache / 'locomo' / 'locomo10.json'}", "set LTM_LOCOMO_URL to a mirror",
-                "give your own copy with the dataset's `args: {data_file: PATH}`", "--exclude locomo"):
+                "give your own copy with the dataset's `args: {data_file: PATH}`", "exclude=['locomo']"):
         assert way in text
 
 

@@ -10,7 +10,8 @@ from ltm_harness._interop.locomo.data import LocomoQuestion
 from ltm_harness._interop.locomo.judge import JUDGE_PROMPT_NAMES, JudgeVariant, grade, is_judged, judge_prompt
 from ltm_harness._llm.client import LLMClient, LLMSettings
 from ltm_harness._llm.endpoint import resolve_endpoint
-from ltm_harness._llm.judge import LLMJudge, load_judge_prompt, parse_verdict
+from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness._scoring.judge_prompt import parse_verdict
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._scoring.verdict import JudgeUnparseable
 

@@ -115,7 +115,7 @@ def test_a_failed_fetch_says_what_to_do_and_leaves_nothing(server, cache, monkey
         data_path("s", quiet=True)
     text = str(err.value)
     assert message in text and url in text and "\n" not in text
-    assert f"put it at {cache / 'longmemeval' / NAME}" in text and "--exclude longmemeval" in text
+    assert f"put it at {cache / 'longmemeval' / NAME}" in text and "exclude=['longmemeval']" in text
     assert "LTM_LONGMEMEVAL_URL to the URL of a mirror's folder" in text
     assert leftovers(cache) == []
 

@@ -24,7 +24,7 @@ from .bench_fixture import CATEGORIES, METRICS, NAME, UNSCORED, register, unregi
 
 EXPECTED_SCORES = {  # per agent and category: the mean score (None: unscored), the same in both conversations
     "oracle": {c: None if c == UNSCORED else 1.0 for c in CATEGORIES},
-    "retrieval": {"single-hop": 1.0, "multi-hop": 1.0, "temporal": 0.0, "open-domain": None, "adversarial": 0.0},
+    "retrieval": {"single-hop": 0.5, "multi-hop": 0.0, "temporal": 0.0, "open-domain": None, "adversarial": 0.0},
     "null": {c: None if c == UNSCORED else 0.0 for c in CATEGORIES},
 }
 
@@ -75,7 +75,7 @@ def test_the_terminal_shows_each_category_and_metric_per_agent_and_side_by_side(
         assert side[f"category {category}"] == ["unscored" if s is None else f"{s:.2f}"
                                                 for s in (EXPECTED_SCORES[a][category] for a in ("oracle", "retrieval", "null"))]
     assert side["abstention yes"] == ["1.00", "0.00", "0.00"]
-    assert side[METRICS[0]] == ["1", "0.75", "0"]
+    assert side[METRICS[0]] == ["1", "0.25", "0"]
 
 
 def test_without_labels_the_terminal_shows_only_the_tables_it_always_did(quiz_runs: list[Path]):
@@ -149,7 +149,7 @@ def test_the_page_has_a_table_per_label_with_the_agents_side_by_side_the_metrics
     by_abstention = next(rows for cls, rows in parsed.tables if "breakdown" in cls and rows[0][0] == "abstention")
     assert [row[0] for row in by_abstention[1:]] == ["yes", "all"]
     metrics = next(rows for cls, rows in parsed.tables if "metrics" in cls and "data-errors" not in cls)
-    assert {row[0]: row[1:] for row in metrics[1:]} == {METRICS[0]: ["1", "0.75", "0"], METRICS[1]: ["8", "8", "8"]}
+    assert {row[0]: row[1:] for row in metrics[1:]} == {METRICS[0]: ["1", "0.25", "0"], METRICS[1]: ["8", "8", "8"]}
     data = next(rows for cls, rows in parsed.tables if "data-errors" in cls)
     assert data[1:] == [[METRICS[2], "1"]]  # one count: the data file's, not an agent's
     assert "known errors in the data, counted in the data file" in section

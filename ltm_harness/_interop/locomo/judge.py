@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ltm_harness._interop.locomo.data import ADVERSARIAL, CATEGORY_NAMES, LocomoQuestion
-from ltm_harness._llm.judge import JudgePrompt, load_judge_prompt
+from ltm_harness._llm.judge import load_judge_prompt
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 JudgeVariant = Literal["lenient", "strict"]
