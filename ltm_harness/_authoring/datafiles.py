@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._errors import DefinitionError
+from ltm_harness._guard import jsonsafe
 
 CACHE_ENV = "LTM_HARNESS_CACHE"
 CHUNK = 1 << 16
@@ -102,8 +102,8 @@ def decompress_json(data_path: Path, max_json_bytes: int) -> Any:
     except zstandard.ZstdError as exc:
         raise DefinitionError(f"{data_path}: not a complete zstd file ({exc})") from None
     try:
-        return json.loads(out)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return jsonsafe.loads(out)
+    except ValueError as exc:  # invalid JSON, not UTF-8, nested too deeply, a number too long to read
         raise DefinitionError(f"{data_path}: its content is not JSON ({str(exc)[:80]})") from None
 
 

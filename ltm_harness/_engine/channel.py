@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Literal
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import LTMError
+from ltm_harness._errors import AgentError, LTMError
+from ltm_harness._guard.limits import exception_line, kind_of
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.events import TurnEvent
@@ -77,10 +78,9 @@ class Answer:
 
 def _one_line(exc: BaseException) -> str:
     """An attempt's error for the log: a user error's own sentence, else the exception's class and message."""
-    text = " ".join(str(exc).split())[:300]
-    if isinstance(exc, LTMError) and text:
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, LTMError) and str(exc).strip():
+        return " ".join(str(exc).split())[:300]
+    return exception_line(exc)
 
 
 def _as_reply(reply: object) -> Reply:
@@ -89,9 +89,10 @@ def _as_reply(reply: object) -> Reply:
         return Reply(text="")
     if isinstance(reply, str):
         return Reply(text=reply)
-    if isinstance(reply, Reply):
+    if isinstance(reply, Reply) and isinstance(reply.text, str):  # (a Reply made by model_construct may hold anything)
         return reply
-    raise TypeError(f"the agent returned {type(reply).__name__}, not a Reply, a string or None")
+    what = kind_of(reply) if not isinstance(reply, Reply) else f"a Reply whose text is {kind_of(reply.text)}"
+    raise AgentError(f"the agent returned {what}, not a Reply, a string or None; return the reply's text")
 
 
 class Channel:
