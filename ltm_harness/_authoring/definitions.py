@@ -9,12 +9,12 @@ LongMemEval) are written as they are generated and read back one at a time when 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 import sys
-from pathlib import Path
-import itertools
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError

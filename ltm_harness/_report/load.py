@@ -44,7 +44,6 @@ class AgentData:
             return {}
         return {str(k): float(v) for k, v in raw.items() if isinstance(v, (int, float))}
 
-
     @property
     def failed_tries(self) -> int:
         """Tries of turns that got no reply, over every session (from the logs' side files)."""
