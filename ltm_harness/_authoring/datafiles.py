@@ -141,7 +141,7 @@ def read_json(path: Path, compression: Compression, max_json_bytes: int) -> Any:
 def _parse_json(raw: bytes, path: Path) -> Any:
     try:
         return jsonsafe.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError and jsonsafe.TooDeep are ValueErrors
+    except ValueError as exc:  # invalid JSON, not UTF-8, nested too deeply, a number too long to read
         raise DefinitionError(f"{path}: its content is not JSON ({str(exc)[:80]})") from None
 
 

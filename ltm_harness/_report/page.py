@@ -288,6 +288,13 @@ def _usage(entries: Sequence[Entry], tables: Tables) -> str:
     return "".join(parts)
 
 
+def _failed_tries(n: int) -> str:
+    """The tries of turns that got no reply, when there were any (wall-clock history: the logs' side files)."""
+    if not n:
+        return ""
+    return f" · {_num(n)} failed {'try' if n == 1 else 'tries'} of turns, asked again or failed"
+
+
 def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
@@ -296,7 +303,8 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
-                 f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s</p>")
+                 f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s"
+                 f"{_failed_tries(e.agent.failed_tries)}</p>")
     if e.agent.earlier:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")
