@@ -72,6 +72,8 @@ class LoCoMo(DatasetInterface):
     Params = LoCoMoParams
     params: LoCoMoParams  # the validated args, typed
     conversation_per_example = True
+    requires_user_data = True  # its data file is fetched on first use (or given): never shipped
+    scoring_args = frozenset({"judge"})
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:

@@ -66,6 +66,8 @@ class LongMemEval(DatasetInterface):
     Params = LongMemEvalParams
     params: LongMemEvalParams  # the validated args, typed
     conversation_per_example = True
+    requires_user_data = True  # its data file is fetched on first use (or given): never shipped
+    scoring_args = frozenset({"reference_prompts"})
 
     def source_files(self) -> list[Path]:
         """A user's own file decides the tests: editing it makes them again."""

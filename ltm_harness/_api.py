@@ -86,7 +86,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
                     datasets: Sequence[str] | str | None = None, exclude: Sequence[str] | str | None = None,
                     limit: int | None = None, results: str | Path = RESULTS_ROOT, run_name: str | None = None,
                     resume: bool = False, overwrite: bool = False, retry_errored: bool = False,
-                    judge: str | None = None, on_turn: OnTurn | None = None,
+                    judge: str | None = None, reference_prompts: str | Path | None = None,
+                    on_turn: OnTurn | None = None,
                     on_prepared: Callable[[PreparedRun, Claim], None] | None = None,
                     source: str | None = None) -> RunOutput:
     """Run a benchmark config against agents (specs such as "retrieval", "openai:gpt-4o-mini@8k"; default: the
@@ -96,7 +97,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     interrupted one is continued with `resume=True` or discarded with `overwrite=True`; `retry_errored=True` resumes
     and also does the errored tests of agents that finished again (each session replayed up to its first failed
     turn or errored test, then live), so that their results are those of a run in which they never failed.
-    `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
+    `reference_prompts` (a LongMemEval checkout) judges the config's longmemeval datasets with the reference's own
+    prompt texts, read from it (nothing in it is run). `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
     its claim on the folder (with what was said about it) before any agent is called; `source` names where a config
     given as an object came from (its folder is where relative `dataset_dirs` start)."""
     if (resume or retry_errored) and overwrite:
@@ -112,6 +114,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
         cfg.config.run_name = run_name
     if judge:
         cfg.config.judge.model = judge
+    if reference_prompts is not None:
+        use_reference_prompts(cfg, reference_prompts)
     select_datasets(cfg, selection, source)  # a name the config does not list is said before any folder is touched
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
@@ -177,10 +181,10 @@ def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | No
 
 
 async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
-                        on_turn: OnTurn | None = None, config: str | Path | None = None,
-                        dataset_dirs: Sequence[str | Path] = ()) -> RunOutput:
+                        reference_prompts: str | Path | None = None, on_turn: OnTurn | None = None,
+                        config: str | Path | None = None, dataset_dirs: Sequence[str | Path] = ()) -> RunOutput:
     """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
-    the LLM judge `judge` (default: the run's own judge, unless `no_judge`).
+    the LLM judge `judge` (default: the run's own judge, unless `no_judge`); `reference_prompts` as for `run`.
 
     Dataset code is never taken from the run folder (its saved `dataset_dirs` and file specs are ignored): it comes
     from the built-ins, installed packages, the user's `config` (its `dataset_dirs` and specs) and `dataset_dirs`;
@@ -196,6 +200,8 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         cfg.config.judge.model = None
     elif judge:
         cfg.config.judge.model = judge
+    if reference_prompts is not None:
+        use_reference_prompts(cfg, reference_prompts)
     agents = output.agents
     if not agents:
         raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
@@ -204,6 +210,18 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         summary = await run_all(prepared, agents, on_turn, mode=Rescore())
     index_warning = refresh_index(folder.path.parent)
     return RunOutput(folder.path, summary, [index_warning] if index_warning else [], notes=[code_from])
+
+
+def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
+    """Judge the config's longmemeval datasets with the reference's own prompt texts, read (parsed, never run) from
+    a LongMemEval checkout; checked now, so a wrong folder is said before anything runs."""
+    from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
+
+    path = Path(checkout).expanduser().resolve()
+    load_reference_prompts(path)
+    if not cfg.datasets.set_for("longmemeval", "reference_prompts", str(path)):
+        raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no longmemeval dataset, whose "
+                          "judge these prompts are for; leave it out")
 
 
 def rescore(path: str | Path, **options: Any) -> RunOutput:

@@ -142,7 +142,8 @@ def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, s
 
 def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
     spec = [
-        {"name": d.name, "span": d.memory_span, "seed": d.seed, "params": d.params.model_dump(mode="json"), "n": n,
+        {"name": d.name, "span": d.memory_span, "seed": d.seed,
+         "params": d.params.model_dump(mode="json", exclude=set(d.scoring_args)), "n": n,
          "code": _source_hash(d)}
         for d, n in datasets
     ]

@@ -141,7 +141,7 @@ class Session:
                                    filler_min_tokens=filler.min_tokens if filler else None)
         self.channel = Channel(agent, settings.policy, log, tokenizer.count, self.llm.record, replay)
         self.queue: list[TestProgram] = list(tests)
-        self._tests_total = len(self.queue)
+        self._tests_total = sum(max(t.parts, 1) for t in self.queue)  # results, a question each when scored by part
         self._shapes: dict[str, tuple[TestShape, dict[str, int]]] = {}
         self._runs: dict[Slot, TestRun] = {}
         self.filler_turns = 0

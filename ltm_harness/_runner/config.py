@@ -249,6 +249,13 @@ class DatasetsSection(_Strict):
     args: DatasetDefaults = Field(default_factory=DatasetDefaults)
     datasets: list[DatasetEntry]
 
+    def set_for(self, name: str, arg: str, value: object) -> int:
+        """`arg` for every entry of the dataset `name`; how many there are."""
+        entries = [e for e in self.datasets if e.name == name]
+        for entry in entries:
+            entry.args[arg] = value
+        return len(entries)
+
     def set_for_all(self, arg: str, value: int) -> None:
         """`arg` (memory_span or dataset_examples) for every dataset: the common value, and no dataset's own."""
         setattr(self.args, arg, value)

@@ -68,6 +68,18 @@ class PreparedRun:
                 for i, uid in enumerate(uids):
                     yield dataset, uid, i
 
+    def results_total(self) -> int:
+        """How many results the run's tests give each agent: one per test, or one per question of a test scored
+        question by question (read from the definitions only for datasets that score so)."""
+        total = 0
+        for dataset, _ in self.datasets:
+            exs = self.examples[dataset.name]
+            if type(dataset).result_parts is DatasetInterface.result_parts:
+                total += len(exs)
+            else:
+                total += sum(max(len(dataset.result_parts(e)), 1) for e in exs)
+        return total
+
     def example_index(self) -> "ExampleIndex":
         """Every test by its unique id (those of conversations of their own read from the definitions when asked)."""
         return ExampleIndex(self.examples)

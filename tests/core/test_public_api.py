@@ -78,4 +78,4 @@ def test_what_on_turn_hears_and_what_run_takes_are_pinned() -> None:
     assert ltm_harness.TurnProgress.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert list(inspect.signature(ltm_harness.run_async).parameters) == [
         "config", "agents", "datasets", "exclude", "limit", "results", "run_name", "resume", "overwrite",
-        "retry_errored", "judge", "on_turn", "on_prepared", "source"]
+        "retry_errored", "judge", "reference_prompts", "on_turn", "on_prepared", "source"]

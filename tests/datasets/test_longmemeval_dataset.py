@@ -111,3 +111,29 @@ def test_without_the_data_the_shipped_configs_stop_with_one_line(tmp_path, varia
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "longmemeval: cannot reach" in lines[0] and "data_file" in lines[0]
+
+
+async def test_rescoring_with_the_reference_prompts_judges_with_their_texts_and_keeps_the_tests(tmp_path, monkeypatch):
+    import ltm_harness
+    from ltm_harness import LTMError
+
+    from .test_longmemeval_judge import checkout
+
+    folder = checkout(tmp_path / "checkout")
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(config(), ["oracle"], results=tmp_path / "results", judge="mock-judge")
+        ours = [r["messages"][0]["content"] for r in server.requests]
+        server.requests.clear()
+        again = await ltm_harness.rescore_async(out.path, reference_prompts=folder)
+        theirs = [r["messages"][0]["content"] for r in server.requests]
+    assert len(ours) == len(theirs) == 9
+    assert not any(t.startswith(("DEFAULT", "TEMPORAL", "UPDATE", "PREFERENCE", "ABSTENTION")) for t in ours)
+    assert sorted(t.split()[0] for t in theirs) == sorted(
+        ["ABSTENTION"] * 3 + ["DEFAULT"] * 3 + ["TEMPORAL", "UPDATE", "PREFERENCE"])
+    assert not (folder / "src" / "evaluation" / "EXECUTED").exists()  # read, never run
+    # the tests are the same (the prompts only change the scoring); the mock judge cannot read these texts
+    assert [r.example_id for r in again.results("oracle")] == [r.example_id for r in out.results("oracle")]
+    with pytest.raises(LTMError, match="the run has no longmemeval dataset"):
+        await run_async(make_config(["colours"], span=1000), ["null"], results=tmp_path / "other",
+                        reference_prompts=folder)

@@ -60,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
         nonlocal progress
         if args.json:
             return
-        n = sum(len(v) for v in prepared.examples.values())
+        n = prepared.results_total()
         span = max(d.memory_span for d, _ in prepared.datasets)
         progress = RunProgress(errors, [SIMULATION], n, span, scores=False)
         progress.__enter__()

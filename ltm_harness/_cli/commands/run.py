@@ -30,6 +30,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
+    run.add_argument("--reference-prompts", metavar="PATH",
+                     help="a LongMemEval checkout: its longmemeval datasets are judged with the reference's own prompt "
+                          "texts, read from src/evaluation/evaluate_qa.py there (parsed, never run)")
     run.add_argument("--retry-errored", action="store_true",
                      help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
                           "session with one is replayed from its event log up to its first failed turn or errored "
@@ -68,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         if args.quiet:
             return
-        n = sum(len(v) for v in prepared.examples.values())
+        n = prepared.results_total()
         where = "reused from" if prepared.reused_definitions else "generated in"
         console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {plural(n, 'test')} from "
                       f"{plural(len(prepared.datasets), 'dataset')} ({where} {escape(str(prepared.folder.definitions))}), agents "
@@ -88,7 +91,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         output = asyncio.run(run_async(cfg, agents, datasets=args.datasets, exclude=args.exclude, limit=args.limit,
                                        results=args.results, resume=args.resume, overwrite=args.overwrite,
-                                       retry_errored=args.retry_errored, on_turn=on_turn, on_prepared=prepared_now,
+                                       retry_errored=args.retry_errored, reference_prompts=args.reference_prompts,
+                                       on_turn=on_turn, on_prepared=prepared_now,
                                        source=source))
     except KeyboardInterrupt:
         if progress is not None:
