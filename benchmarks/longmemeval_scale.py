@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -50,24 +49,27 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Run a child process; its wall seconds and peak RSS (MiB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Run a child process; its wall seconds, its own peak RSS (MiB, from wait4: this child alone) and its stdout."""
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
-    wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode not in (0, 1, 3):
-        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}")
-    return wall, max(peak, before) / 1024, done
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode not in (0, 1, 3):
+            raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{err.read()[-3000:]}")
+        return wall, usage.ru_maxrss / 1024, out.read()
 
 
 def s_run(work: Path, data: Path, agent: str, n: int, name: str, env: dict[str, str] | None = None) -> dict:
     config = work / f"{name}.yml"
     config.write_text(CONFIG.format(name=name, n=n, data=json.dumps(str(data))), encoding="utf-8")
     results = work / "results"
-    wall, peak, done = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
-                              "--results", str(results), "--quiet", "--no-report", "--overwrite"], env)
+    wall, peak, _ = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
+                           "--results", str(results), "--quiet", "--no-report", "--overwrite"], env)
     folder = results / name
     summary = json.loads((folder / "summary.json").read_text())["agents"][0]
     return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "run_folder_mib": round(size_of(folder) / 2**20, 1),
@@ -81,8 +83,8 @@ def m_read(data: Path) -> dict:
             "for q in iter_questions(Path(sys.argv[1])):\n"
             "    n += 1; t += sum(len(s.turns) for s in q.sessions)\n"
             "print(n, t)")
-    wall, peak, done = child([sys.executable, "-c", code, str(data)])
-    n, turns = done.stdout.split()
+    wall, peak, said = child([sys.executable, "-c", code, str(data)])
+    n, turns = said.split()
     return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "questions": int(n), "turns": int(turns)}
 
 
@@ -119,7 +121,7 @@ def main() -> None:
         if not args.skip_m:
             m_file = work / "longmemeval_m_synthetic.json"
             if not m_file.exists():
-                write_file(m_file, questions=500, sessions=500, session_tokens=1100, seed=0)
+                write_file(m_file, questions=500, sessions=500, session_tokens=2000, seed=0)
             m = m_read(m_file)
             print(f"M-shaped file: {m_file.stat().st_size / 2**30:.2f} GiB, read streaming: {m['wall_s']} s, peak RSS "
                   f"{m['peak_rss_mib']} MiB, {m['questions']} questions, {m['turns']:,} turns")

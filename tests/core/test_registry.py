@@ -100,7 +100,7 @@ def test_installed_packages_add_agents_datasets_prompts_and_suites(installed: Pa
     listed = cli(["list"], tmp_path, installed)
     assert listed.returncode == 0, listed.stderr
     for name in ("echoer", "packaged_facts", "strict", "packaged-suite"):
-        line = next(line for line in listed.stdout.splitlines() if f" {name} " in line)
+        line = next(line for line in listed.stdout.splitlines() if line.lstrip("│┃| ").startswith(f"{name} "))
         assert "package fakepkg" in line
     (tmp_path / "c.yml").write_text("datasets:\n  args: {memory_span: 1000}\n  datasets:\n    - name: packaged_facts\n")
     ran = cli(["run", "-c", "c.yml", "--quiet", "--no-report", "-a", "echoer", "-a", "named=echoer:hello",
