@@ -117,7 +117,7 @@ def test_a_write_cut_short_is_finished_and_a_failed_one_leaves_no_half_line(tmp_
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(eventlog, "_write_at", full_disk)
-    with pytest.raises(RunFolderWriteError, match="No space left on device"):
+    with pytest.raises(RunFolderWriteError, match="events.jsonl: No space left on device"):
         log.write(turn(0))
     monkeypatch.setattr(eventlog, "_write_at", real)
     log.write(turn(1))  # the disk has room again: the log goes on from the last whole line
@@ -130,7 +130,7 @@ def test_the_side_file_tolerates_torn_and_repeated_entries(tmp_path):
     assert read_wall_facts(path) == {}  # none yet
     write(path, [start(), call(latency=1.0), call(latency=2.0)])
     side = wall_log(path)
-    side.write_text(side.read_text() + '{"line": 3, "role": "agent", "latency_ms": 9.0}\n{"line": 2, "ro')
+    side.write_text(side.read_text() + '{"line": 3, "ro\n{"line": 3, "role": "agent", "latency_ms": 9.0}\n{"line": 2, "ro')
     facts = read_wall_facts(path)
     assert (facts[2].latency_ms, facts[3].latency_ms) == (1.0, 9.0)  # the last whole entry of a line wins
 
@@ -142,12 +142,20 @@ def test_a_damaged_log_is_one_line_naming_the_line(tmp_path):
     path = tmp_path / "events.jsonl"
     write(path, [start(), turn(0)])
     path.write_text(path.read_text() + "\n" + "{not json}\n" + turn(1).model_dump_json() + "\n")
-    with pytest.raises(RunFolderError, match=r"events.jsonl: line 3 is not a valid event"):
+    damaged = r"events.jsonl: line 3 is not a valid event; the run folder is damaged \(run it again with --overwrite\)$"
+    with pytest.raises(RunFolderError, match=damaged):
         read_events(path)  # blank lines are not counted
-    with pytest.raises(RunFolderError, match="cannot read the event log"):
+    with pytest.raises(RunFolderError, match=damaged):
+        SessionRecord(path, resume=True)  # a whole line (not one torn by a crash): refused when resuming too
+    path.write_bytes(path.read_bytes().replace(b"{not json}", b"{\xff\xfe}"))  # not even UTF-8
+    with pytest.raises(RunFolderError, match=damaged):
+        read_events(path)
+    with pytest.raises(RunFolderError, match=r"missing.jsonl: cannot read the event log \(No such file or directory\); "
+                                             r"the run folder is damaged$"):
         read_events(tmp_path / "missing.jsonl")
     path.write_text(turn(0).model_dump_json() + "\n")
-    with pytest.raises(RunFolderError, match="does not start with a session_start event"):
+    with pytest.raises(RunFolderError, match=r"events.jsonl: the event log does not start with a session_start event; "
+                                             r"it is not an ltm-harness event log, or it is damaged; run the benchmark"):
         read_events(path)
 
 
@@ -192,7 +200,10 @@ def test_a_resumed_log_refuses_an_event_that_differs_from_the_recorded_one(tmp_p
     write(path, [start(), turn(0), turn(1)])
     _, log = resumed(path)
     log.write(start())
-    with pytest.raises(ResumeMismatch, match=r"event 2 of the log differs .*\(turn 0 recorded, session_end now\)"):
+    with pytest.raises(ResumeMismatch, match=r"events.jsonl: event 2 of the log differs from the one this harness makes "
+                                             r"now \(turn 0 recorded, session_end now\); the config, the definitions or "
+                                             r"ltm-harness changed since the run, so it cannot be resumed; run it again "
+                                             r"with --overwrite$"):
         log.write(SessionEnd(turns=1, pos=0, time=T0))
     log.close()
 
@@ -229,15 +240,17 @@ def test_resuming_goes_live_from_where_a_session_was_stopped(tmp_path):
     assert len(SessionRecord(path).lines) == 6  # read as it is when not resuming
 
 
-def test_resuming_after_an_outage_goes_live_from_the_first_of_the_failed_turns_it_ends_with(tmp_path):
+@pytest.mark.parametrize("events, kept", [
+    # turn 3 is asked again, live, with its agent call (turn 1, with an answered turn after it, is not)
+    ([start(), turn(0), turn(1, failed=True), turn(2), call(), turn(3, failed=True), call(), turn(4, failed=True)], 4),
+    ([start(), turn(0), turn(1, failed=True)], 2),
+    ([start(), turn(0), turn(1, failed=True), turn(2, failed=True)], 2),
+    ([start(), turn(0, failed=True), turn(1, failed=True)], 1),
+])
+def test_resuming_after_an_outage_goes_live_from_the_first_of_the_failed_turns_it_ends_with(tmp_path, events, kept):
     path = tmp_path / "events.jsonl"
-    events = [start(), turn(0), turn(1, failed=True), turn(2), call(), turn(3, failed=True), call(),
-              turn(4, failed=True)]
     write(path, events)
-    record = SessionRecord(path, resume=True)
-    # turn 3 is asked again, live, with its agent call (turn 1, answered after, is not)
-    assert record.lines == [e.model_dump_json() for e in events[:4]]
-    assert [e.i for e, _ in record.turns] == [0, 1, 2]
+    assert SessionRecord(path, resume=True).lines == [e.model_dump_json() for e in events[:kept]]
 
 
 @pytest.mark.parametrize("events, live_from", [
@@ -314,11 +327,11 @@ class Unknown(BaseModel):
 def test_a_log_of_a_newer_format_is_refused_and_an_older_one_is_read_but_not_resumed(tmp_path):
     path = tmp_path / "events.jsonl"
     write(path, [start().model_copy(update={"format": 99}), turn(0)])
-    with pytest.raises(RunFolderError, match="event log"):
+    with pytest.raises(RunFolderError, match=r"events.jsonl: .*event log"):
         read_events(path)
     write(path, [start().model_copy(update={"format": 3}), turn(0)])
     assert len(read_events(path)) == 2
-    with pytest.raises(RunFolderError, match="resume"):
+    with pytest.raises(RunFolderError, match=r"events.jsonl: .*event log \(to resume\)"):
         SessionRecord(path, resume=True)
 
 
@@ -327,3 +340,39 @@ def test_an_empty_log_resumes_from_nothing(tmp_path):
     path.write_bytes(b"")
     record = SessionRecord(path, resume=True)
     assert (record.lines, record.keep_bytes, record.turns) == ([], 0, [])
+
+
+def test_the_log_makes_its_folders_and_its_files_are_not_executable(tmp_path):
+    path = tmp_path / "a" / "b" / "events.jsonl"
+    write(path, [start(), turn(0)])
+    _, log = resumed(path)
+    log.write(start())
+    log.write(turn(0))
+    log.write(call())  # the side file is made now
+    log.close()
+    for made in (path, wall_log(path)):
+        assert made.stat().st_mode & 0o111 == 0, made
+
+
+def test_a_log_that_cannot_be_made_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "taken").write_text("a file where the folder should be")
+    with pytest.raises(RunFolderWriteError, match=r"cannot write .*taken/events.jsonl: "):
+        EventLog(tmp_path / "taken" / "events.jsonl")
+    wall_log(tmp_path / "events.jsonl").mkdir()  # a stale side file that cannot be removed
+    with pytest.raises(RunFolderWriteError, match=r"cannot write .*events.wall: "):
+        EventLog(tmp_path / "events.jsonl")
+
+
+def test_an_oserror_without_a_reason_is_still_one_line(tmp_path, monkeypatch):
+    def unreadable(self: Path) -> bytes:
+        raise OSError()
+
+    monkeypatch.setattr(Path, "read_bytes", unreadable)
+    with pytest.raises(RunFolderError, match=r"cannot read the event log \(OSError\)"):
+        read_events(tmp_path / "events.jsonl")
+
+
+def test_a_record_knows_its_file(tmp_path):
+    path = tmp_path / "events.jsonl"
+    write(path, [start()])
+    assert SessionRecord(path).path == path
