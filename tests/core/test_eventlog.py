@@ -130,7 +130,8 @@ def test_the_side_file_tolerates_torn_and_repeated_entries(tmp_path):
     assert read_wall_facts(path) == {}  # none yet
     write(path, [start(), call(latency=1.0), call(latency=2.0)])
     side = wall_log(path)
-    side.write_text(side.read_text() + '{"line": 3, "ro\n{"line": 3, "role": "agent", "latency_ms": 9.0}\n{"line": 2, "ro')
+    torn = '{"line": 3, "ro'
+    side.write_text(side.read_text() + torn + '\n{"line": 3, "role": "agent", "latency_ms": 9.0}\n' + torn)
     facts = read_wall_facts(path)
     assert (facts[2].latency_ms, facts[3].latency_ms) == (1.0, 9.0)  # the last whole entry of a line wins
 
@@ -154,8 +155,9 @@ def test_a_damaged_log_is_one_line_naming_the_line(tmp_path):
                                              r"the run folder is damaged$"):
         read_events(tmp_path / "missing.jsonl")
     path.write_text(turn(0).model_dump_json() + "\n")
-    with pytest.raises(RunFolderError, match=r"events.jsonl: the event log does not start with a session_start event; "
-                                             r"it is not an ltm-harness event log, or it is damaged; run the benchmark"):
+    not_a_log = (r"events.jsonl: the event log does not start with a session_start event; it is not an ltm-harness "
+                 r"event log, or it is damaged; run the benchmark again$")
+    with pytest.raises(RunFolderError, match=not_a_log):
         read_events(path)
 
 
@@ -200,10 +202,10 @@ def test_a_resumed_log_refuses_an_event_that_differs_from_the_recorded_one(tmp_p
     write(path, [start(), turn(0), turn(1)])
     _, log = resumed(path)
     log.write(start())
-    with pytest.raises(ResumeMismatch, match=r"events.jsonl: event 2 of the log differs from the one this harness makes "
-                                             r"now \(turn 0 recorded, session_end now\); the config, the definitions or "
-                                             r"ltm-harness changed since the run, so it cannot be resumed; run it again "
-                                             r"with --overwrite$"):
+    mismatch = (r"events.jsonl: event 2 of the log differs from the one this harness makes now \(turn 0 recorded, "
+                r"session_end now\); the config, the definitions or ltm-harness changed since the run, so it cannot be "
+                r"resumed; run it again with --overwrite$")
+    with pytest.raises(ResumeMismatch, match=mismatch):
         log.write(SessionEnd(turns=1, pos=0, time=T0))
     log.close()
 
