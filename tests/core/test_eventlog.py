@@ -7,6 +7,7 @@ import errno
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel
@@ -17,7 +18,7 @@ from ltm_harness._store.eventlog import (EventLog, MemoryLog, ResumeMismatch, Se
                                          read_wall_facts, retry_point)
 from ltm_harness._store.events import SessionAborted, SessionEnd, SessionStart, TestEnd, TestStart, TurnEvent
 from ltm_harness._store.layout import wall_log
-from ltm_harness._store.records import LLMCall
+from ltm_harness._store.records import LLMCall, Role
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
@@ -31,7 +32,7 @@ def turn(i: int, failed: bool = False, test: str | None = None) -> TurnEvent:
                      user_tokens=5, reply="" if failed else f"r{i}", reply_tokens=0 if failed else 5, failed=failed)
 
 
-def call(role: str = "agent", test: str | None = None, latency: float = 1.5, retries: int = 0,
+def call(role: Role = "agent", test: str | None = None, latency: float = 1.5, retries: int = 0,
          cached: bool = False) -> LLMCall:
     return LLMCall(role=role, model="m", endpoint="e", test=test, request_hash=f"{role}{test}{latency}",
                    prompt_tokens=1, completion_tokens=1, latency_ms=latency, retries=retries, cached=cached)
@@ -41,7 +42,7 @@ def began(test: str, i: int) -> TestStart:
     return TestStart(test=test, turn=i, pos=0, time=T0, span=100)
 
 
-def ended(test: str, i: int, status: str = "ok") -> TestEnd:
+def ended(test: str, i: int, status: Literal["ok", "unscored", "errored"] = "ok") -> TestEnd:
     return TestEnd(test=test, turn=i, pos=0, time=T0, score=1.0, max_score=1.0, status=status, reasons=[])
 
 
