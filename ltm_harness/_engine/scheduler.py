@@ -301,8 +301,9 @@ class Scheduler:
                     return False
             return True
 
-        # Where a planned point lands just clear after a running one; the last of them (the first line clear after
-        # every running point, the rest later still) always fits.
+        # Offsets where a planned point lands just clear after a running one. One always fits: the test's first line
+        # just clear after the last running point (its other lines come later still), or now if every point is that
+        # far behind.
         candidates = sorted({0, *(p + clear - r - self.pos for p in points for r in plan if p + clear - r > self.pos)})
         return next(d for d in candidates if fits(self.pos + d))
 
