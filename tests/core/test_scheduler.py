@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta, timezone
 
 import pytest
-from datetime import datetime, timedelta, timezone
 
 from ltm_harness._engine.filler_landing import landing_filler
 from ltm_harness._engine.scheduler import MAX_LOAD, Pause, Scheduler, Slot, TestShape
