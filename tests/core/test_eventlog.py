@@ -144,7 +144,7 @@ def test_a_damaged_log_is_one_line_naming_the_line(tmp_path):
     path = tmp_path / "events.jsonl"
     write(path, [start(), turn(0)])
     path.write_text(path.read_text() + "\n" + "{not json}\n" + turn(1).model_dump_json() + "\n")
-    damaged = r"events.jsonl: line 3 is not a valid event; the run folder is damaged \(run it again with --overwrite\)$"
+    damaged = r"events.jsonl: line 3 is not a valid event; the run folder is damaged \(run it again with overwrite=True\)$"
     with pytest.raises(RunFolderError, match=damaged):
         read_events(path)  # blank lines are not counted
     with pytest.raises(RunFolderError, match=damaged):
@@ -205,7 +205,7 @@ def test_a_resumed_log_refuses_an_event_that_differs_from_the_recorded_one(tmp_p
     log.write(start())
     mismatch = (r"events.jsonl: event 2 of the log differs from the one this harness makes now \(turn 0 recorded, "
                 r"session_end now\); the config, the definitions or ltm-harness changed since the run, so it cannot be "
-                r"resumed; run it again with --overwrite$")
+                r"resumed; run it again with overwrite=True$")
     with pytest.raises(ResumeMismatch, match=mismatch):
         log.write(SessionEnd(turns=1, pos=0, time=T0))
     log.close()
