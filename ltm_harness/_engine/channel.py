@@ -1,6 +1,8 @@
 """The one way a turn reaches an agent, in every mode: send, time out, try again, give up; count usage; record.
 
-A turn is one user message and the agent's reply. The channel asks the agent under the turn policy (`attempts`
+A turn is one user message and the agent's reply. A turn of history that needs no reply (`observe`) is handed to
+the agent's `observe` instead (an agent without one answers it with `reply`, and that reply is recorded, never
+scored); everything else (policy, record, usage) is the same. The channel asks the agent under the turn policy (`attempts`
 tries, each within `timeout` seconds, `backoff` seconds before the second try, doubling after), writes the turn
 to the session's event log (with the LLM calls behind the reply, just before it), and sums tokens and cost. A turn
 that fails every try is recorded as failed, with why each try failed; an error marked `fatal` (a wrong key, an
@@ -63,6 +65,7 @@ class Turn:
     question: bool = False
     planned: int | None = None  # a test line's offset from the test's start that its waits asked for
     hint: str | None = None  # what a perfect reply contains (given to the oracle calibration agent only)
+    observe: bool = False  # history that needs no reply: handed to the agent's `observe`
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,17 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _as_reply(reply: object) -> Reply:
+    """What an agent's `reply` or `observe` returned, as a Reply: text alone, or None (history heard, nothing said)."""
+    if reply is None:
+        return Reply(text="")
+    if isinstance(reply, str):
+        return Reply(text=reply)
+    if isinstance(reply, Reply):
+        return reply
+    raise TypeError(f"the agent returned {type(reply).__name__}, not a Reply, a string or None")
+
+
 class Channel:
     """Turns to one agent (None: every turn must come from `replay`), recorded in `recorder`."""
 
@@ -95,6 +109,7 @@ class Channel:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.failed_turns = 0
+        self.observed_turns = 0  # turns of history that needed no reply
         self.failed_reason = ""
         self._failed_in_a_row = 0
         self._answered = 0
@@ -106,8 +121,8 @@ class Channel:
 
     async def send(self, turn: Turn) -> Answer:
         """Ask the agent (or the record), write the turn, and return the reply with its token count."""
-        answer, errors = await self._ask(AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens),
-                                         turn.hint)
+        answer, errors = await self._ask(AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens,
+                                                      observe=turn.observe), turn.hint)
         reply = answer or Reply(text="")
         reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
         notes: list[str] = []
@@ -131,9 +146,10 @@ class Channel:
             i=turn.i, time=turn.time, pos=turn.pos, kind=turn.kind, test=turn.test, question=turn.question,
             planned=turn.planned, user=user_text, user_tokens=turn.tokens, reply=reply_text, reply_tokens=reply_tokens,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=cost,
-            failed=answer is None, errors=errors,
+            failed=answer is None, errors=errors, observed=True if turn.observe else None,
         ))
         self._last_failed = answer is None
+        self.observed_turns += turn.observe
         if answer is None:
             self.failed_turns += 1
             self._failed_in_a_row += 1
@@ -182,8 +198,11 @@ class Channel:
                 asked = None
             try:
                 async with asyncio.timeout(policy.timeout) as within:
-                    reply = await agent.reply(message, hint if agent.is_oracle else None)
-                return (Reply(text=reply) if isinstance(reply, str) else reply), errors
+                    if message.observe:
+                        reply = await agent.observe(message)
+                    else:
+                        reply = await agent.reply(message, hint if agent.is_oracle else None)
+                return _as_reply(reply), errors
             except TimeoutError as exc:
                 if not within.expired():
                     errors.append(_one_line(exc))

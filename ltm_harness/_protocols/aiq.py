@@ -139,7 +139,7 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     return report
 
 
-def _test_score(dataset: DatasetInterface, examples: list[TestExample], results: list[TestResult]) -> float | None:
+def _test_score(dataset: DatasetInterface, examples: Sequence[TestExample], results: list[TestResult]) -> float | None:
     """The test's score from its trials (None when no trial could be scored)."""
     assert isinstance(dataset, EnvDataset)
     by_id = {r.example_id: r for r in results}

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.definitions import definitions_match, load_or_generate
+from ltm_harness._authoring.definitions import LazyExamples, definitions_match, load_or_generate, read_definition
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._errors import ConfigError, LTMError, RunFolderError
 from ltm_harness._guard import jsonsafe
@@ -34,7 +34,9 @@ BuiltDatasets = list[tuple[DatasetInterface, int]]  # each dataset with its numb
 class PreparedRun:
     config: RunConfig
     datasets: BuiltDatasets
-    examples: dict[str, list[TestExample]]
+    # each dataset's tests; those of datasets whose examples are conversations of their own are read from the
+    # definitions when their session starts (LazyExamples), the others are held
+    examples: dict[str, Sequence[TestExample]]
     folder: RunFolder
     reused_definitions: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -44,15 +46,56 @@ class PreparedRun:
         return self.folder.path
 
     def interleaved(self) -> list[tuple[DatasetInterface, TestExample]]:
-        """Tests in start order: the first example of every dataset, then the second, and so on."""
+        """Tests in start order: the first example of every dataset, then the second, and so on (of the datasets
+        sharing a conversation or isolated; see `own_conversations` for the others)."""
         out = []
-        depth = max((len(v) for v in self.examples.values()), default=0)
+        shared = [d for d, _ in self.datasets if not d.conversation_per_example]
+        depth = max((len(self.examples[d.name]) for d in shared), default=0)
         for i in range(depth):
-            for dataset, _ in self.datasets:
+            for dataset in shared:
                 exs = self.examples[dataset.name]
                 if i < len(exs):
                     out.append((dataset, exs[i]))
         return out
+
+    def own_conversations(self) -> Iterator[tuple[DatasetInterface, str, int]]:
+        """The tests that are conversations of their own: dataset, unique id and index, each read only when its
+        session starts (`self.examples[dataset.name][index]`)."""
+        for dataset, _ in self.datasets:
+            if dataset.conversation_per_example:
+                exs = self.examples[dataset.name]
+                uids = exs.uids if isinstance(exs, LazyExamples) else [e.unique_id for e in exs]
+                for i, uid in enumerate(uids):
+                    yield dataset, uid, i
+
+    def example_index(self) -> "ExampleIndex":
+        """Every test by its unique id (those of conversations of their own read from the definitions when asked)."""
+        return ExampleIndex(self.examples)
+
+
+class ExampleIndex(Mapping[str, TestExample]):
+    """Tests by unique id: the held ones from a dict, those of datasets read lazily from their definitions."""
+
+    def __init__(self, examples: dict[str, Sequence[TestExample]]) -> None:
+        self._held = {e.unique_id: e for exs in examples.values() if not isinstance(exs, LazyExamples) for e in exs}
+        self._lazy = {name: exs for name, exs in examples.items() if isinstance(exs, LazyExamples)}
+
+    def __getitem__(self, uid: str) -> TestExample:
+        held = self._held.get(uid)
+        if held is not None:
+            return held
+        lazy = self._lazy.get(uid.partition("/")[0])
+        if lazy is None or uid not in lazy.uids:
+            raise KeyError(uid)
+        return read_definition(lazy.folder, uid)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._held
+        for exs in self._lazy.values():
+            yield from exs.uids
+
+    def __len__(self) -> int:
+        return len(self._held) + sum(len(exs) for exs in self._lazy.values())
 
 
 def config_base(source: str) -> Path:

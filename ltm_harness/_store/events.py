@@ -25,7 +25,9 @@ class SessionStart(BaseModel):
     isolated: bool = False
 
 
-class TurnEvent(BaseModel):
+class TurnEvent(OmitWhenNone):
+    _omit_when_none = ("observed",)
+
     type: Literal["turn"] = "turn"
     i: int
     time: datetime
@@ -43,6 +45,9 @@ class TurnEvent(BaseModel):
     cost_usd: float | None = None
     failed: bool = False  # the agent gave no reply within the turn policy; `reply` is empty
     errors: list[str] = Field(default_factory=list)  # why each failed attempt of this turn failed
+    # history that needs no reply, handed to the agent's `observe` (its `reply` then: what an agent without one said,
+    # never scored); left out of the JSON for every other turn
+    observed: bool | None = None
 
 
 class _TestMoment(BaseModel):
@@ -61,16 +66,32 @@ class TestStart(_TestMoment):
     span: int  # the memory span the test's waits refer to
 
 
+Status = Literal["ok", "unscored", "errored"]
+
+
+class PartEnd(BaseModel):
+    """The score of one result part of a test that scores its questions one by one (see `TestEnd.parts`)."""
+
+    score: float
+    max_score: float
+    status: Status
+    reasons: list[str]
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)
+
+
 class TestEnd(_TestMoment, OmitWhenNone):
-    _omit_when_none = ("raw_score",)
+    _omit_when_none = ("raw_score", "parts")
 
     type: Literal["test_end"] = "test_end"
     score: float
     max_score: float
-    status: Literal["ok", "unscored", "errored"]
+    status: Status
     reasons: list[str]
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
     raw_score: float | None = None  # the test's own score before normalisation, when it has one (environments)
+    # a test scored question by question (a benchmark conversation): each part's score, in the order of the dataset's
+    # `result_parts`; the test's own score is their sum. None (left out of the JSON): scored as a whole, or errored
+    parts: list[PartEnd] | None = None
 
 
 class EnvStep(BaseModel):

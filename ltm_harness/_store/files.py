@@ -58,12 +58,17 @@ def writing(path: Path) -> Iterator[None]:
 def write_text(path: Path, text: str) -> None:
     """Write a whole file or nothing: a crash or a failed write (full disk, read-only folder: one
     RunFolderWriteError) leaves the previous file (or none), never half of one."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """`write_text` for bytes (a compressed file): whole or nothing."""
     tmp = path.with_name(f".{path.name}.tmp")
     with writing(path):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            with tmp.open("wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)

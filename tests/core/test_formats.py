@@ -38,7 +38,7 @@ def test_every_output_names_its_format(run_dir):
     assert json.loads((run_dir / "summary.json").read_text())["format"] == RESULTS_FORMAT
     assert json.loads((run_dir / "retrieval" / "summary.json").read_text())["format"] == RESULTS_FORMAT
     first = json.loads((run_dir / "retrieval" / "events.jsonl").read_text().splitlines()[0])
-    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 4
+    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 5
 
 
 def test_a_newer_event_log_is_refused_by_rescore_and_resume(run_dir, capsys):
@@ -92,11 +92,11 @@ def test_results_format_1_without_memory_distances_is_still_reported(run_dir, ca
     assert results and all(r.memory_distance is None for r in results) and any(r.gaps for r in results)
 
 
-@pytest.mark.parametrize("older", [1, 2, 3])
+@pytest.mark.parametrize("older", [1, 2, 3, 4])
 def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
     """Formats 1 (before turns recorded failures and judge calls their replies), 2 (before environment steps were
-    events) and 3 (before wall-clock and cache facts left the events) are still re-scored and reported; resuming
-    needs format 4, and says so."""
+    events), 3 (before wall-clock and cache facts left the events) and 4 (before history that needs no reply and
+    results per question) are still re-scored and reported; resuming needs format 5, and says so."""
     log = run_dir / "retrieval" / "events.jsonl"
     set_event_format(log, older)
     assert main(["rescore", str(run_dir)]) == 0
@@ -112,4 +112,4 @@ def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
 def test_a_format_0_run_is_refused_everywhere(run_dir, capsys):
     set_event_format(run_dir / "retrieval" / "events.jsonl", 0)
     assert main(["rescore", str(run_dir)]) == 2
-    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 4)" in one_error_line(capsys)
+    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 5)" in one_error_line(capsys)
