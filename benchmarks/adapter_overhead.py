@@ -8,8 +8,8 @@ returns an AI message with its usage; an SDK `Model` that returns a canned messa
 framework and its store, plus the adapter's own work: the timestamp prefix, the message id and turn tag, reading
 the reply and its usage, pricing it, and the turn protocol.
 
-Prints CPU microseconds per turn for each (all threads of the process), and the difference. Every fourth turn is history (`observe`: directly,
-`aupdate_state` as the input then END / `session.add_items`).
+Prints CPU microseconds per turn for each (all threads of the process), and the difference. Every fourth turn is
+history (`observe`; directly: `aupdate_state` as the input then END / `session.add_items`).
 
 Run: `python benchmarks/adapter_overhead.py [--turns 200] [--repeats 4]`.
 """

@@ -3,7 +3,9 @@
 A spec is a kind with an optional argument (`retrieval`, `recent:2000`, `openai:gpt-4o-mini@8k`), an agent's URL
 (`http://127.0.0.1:8080/chat`), or the agent's own code (`my_agent.py:MyAgent`, `my_package.agents:MyAgent`).
 Kinds come from the agent registry: the built-in ones, those registered in code (`ltm_harness.register_agent`) and
-those installed packages declare (`ltm_harness.agents` entry points). `NAME=SPEC` gives the agent a name, used for
+those installed packages declare (`ltm_harness.agents` entry points). Built-in kinds whose framework is an optional
+extra (`langgraph:`, `openai-agents:`: `Builtin.extra`) import it only when used, and say in one line how to install
+it when it is missing. `NAME=SPEC` gives the agent a name, used for
 its folder, in tables and in reports; otherwise the spec is its name (a URL without any password or query).
 
 From the library an agent may also be given as an object: an `Agent` instance (used for one conversation), an
@@ -129,7 +131,8 @@ def _builtins() -> Iterator[Entry[AgentKind]]:
 
         source = "built-in"
         if builtin.extra is not None:
-            source += f" (extra {builtin.extra.name})" if builtin.extra.installed() else f", needs: {builtin.extra.install}"
+            extra = builtin.extra
+            source += f" (extra {extra.name})" if extra.installed() else f", needs: {extra.install}"
         yield Entry(builtin.kind, AgentKind(make, builtin.description, builtin.argument, builtin.options), source,
                     builtin.description)
 

@@ -83,8 +83,8 @@ builder.add_edge("respond", END)
 with_memory_saver = build(respond, checkpointer=InMemorySaver())
 messages_graph = build(lambda messages: [AIMessage(content=answer(messages))], Annotated[list, add_messages])
 runnable = RunnableLambda(lambda messages: answer(messages))
-prompt_chain = ChatPromptTemplate.from_messages([("system", "Answer from the conversation."), MessagesPlaceholder("messages")]) \
-    | RunnableLambda(lambda prompt: AIMessage(content=answer(prompt.to_messages())))
+prompt = ChatPromptTemplate.from_messages([("system", "Answer from the conversation."), MessagesPlaceholder("messages")])
+prompt_chain = prompt | RunnableLambda(lambda prompt: AIMessage(content=answer(prompt.to_messages())))
 not_a_graph = 42
 '''
 

@@ -89,7 +89,8 @@ async def test_replies_come_from_the_session_and_observed_history_costs_no_model
     assert [r for _, r in turns] == ["Noted.", "", "My favourite colour is blue.", "", "The cat is called Tom."]
     assert mock_llm.stats["requests"] == 3  # the two observed messages made no request...
     sent = [m["content"] for m in mock_llm.requests[-1]["messages"]]
-    assert sent[0] == "Answer from the conversation." and "[2024-01-01 09:03 UTC] I live in Oslo." in sent  # ...yet went
+    assert sent[0] == "Answer from the conversation."
+    assert "[2024-01-01 09:03 UTC] I live in Oslo." in sent  # ...yet it went to the model with the next turn
     assert "tools" not in mock_llm.requests[-1] and mock_llm.requests[-1]["model"] == "mock"
     assert (tmp_path / "state" / "main" / STATE_FILE).is_file() and agent.session.session_id == "main"
     assert len(await agent.session.get_items()) == 8
@@ -116,7 +117,8 @@ async def test_restore_takes_the_session_back_to_exactly_n_turns_from_its_file(m
     await again.restore(turns[:4])
     assert mock_llm.stats["requests"] == made  # nothing was sent again: the session came from the file
     assert texts(await again.session.get_items()) == [
-        "[2024-01-01 09:00 UTC] My favourite colour is blue.", "Noted.", "[2024-01-01 09:01 UTC] The cat is called Tom.",
+        "[2024-01-01 09:00 UTC] My favourite colour is blue.", "Noted.",
+        "[2024-01-01 09:01 UTC] The cat is called Tom.",
         "[2024-01-01 09:02 UTC] What is my favourite colour?", "My favourite colour is blue.",
         "[2024-01-01 09:03 UTC] I live in Oslo."]
     assert (await again.reply(CONVERSATION[4])).text == turns[4][1]

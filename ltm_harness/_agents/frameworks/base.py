@@ -32,7 +32,7 @@ import itertools
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
@@ -96,6 +96,7 @@ def load_target(spec: str, target: str) -> Any:
     return load_object(target, "agent")
 
 
+T = TypeVar("T")
 _CONVERSATIONS = itertools.count(1)
 _FATAL_STATUS = (401, 403, 404)  # a wrong key, no access, an unknown model: no retry can help
 
@@ -174,9 +175,7 @@ class FrameworkAgent(Agent):
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         text = timestamp_prefix(message.timestamp) + message.text
-        answer = await self._step("answering", self._answer, text)
-        assert answer is not None
-        return self._reply(answer, text)
+        return self._reply(await self._step("answering", self._answer, text), text)
 
     async def observe(self, message: AgentMessage) -> Reply | str | None:
         if not self.ingests:
@@ -214,7 +213,7 @@ class FrameworkAgent(Agent):
                 raise self._failure(exc, "opening its memory") from None
             self._opened = True
 
-    async def _step(self, doing: str, step: Any, text: str) -> Answer | None:
+    async def _step(self, doing: str, step: Callable[[str, int], Awaitable[T]], text: str) -> T:
         """One turn: the store rolled back first when it may hold more than the counted turns, then `step`; the
         turn counts only once the step is done (an error or a cancellation leaves the store to be rolled back)."""
         await self._ensure_open()

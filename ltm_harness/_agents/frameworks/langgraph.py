@@ -92,7 +92,7 @@ class LangGraphAgent(FrameworkAgent):
                              "keep the conversation in a `messages` key (MessagesState)")
         ids = [m.id for m in messages]
         new = messages[ids.index(message.id) + 1:] if message.id in ids else messages[-1:]
-        said = [m for m in new if isinstance(m, AIMessage)] or [m for m in new if not isinstance(m, HumanMessage)]
+        said = [m for m in new if isinstance(m, AIMessage)]
         if not said:
             raise AgentError(f"agent {self.spec!r}: the graph added no reply to the thread; end it with a node that "
                              "returns an AI message")
