@@ -198,7 +198,10 @@ def test_a_killed_run_resumes_from_the_frameworks_own_memory(tmp_path, servers, 
     # Restored, not rebuilt: the resumed run asked the model for the unrecorded turns only (feeding the recorded
     # turns to the framework again would have asked for them too), and the framework's memory is the same as the
     # uninterrupted run's.
-    assert servers[name].stats["ok_replies"] == total - recorded
+    asked_after = servers[name].stats["ok_replies"]
+    print(f"{name}: killed with {recorded} of {total} turns recorded (the model had answered {asked_before}); the "
+          f"resumed run asked the model {asked_after} times; outputs byte-identical")
+    assert asked_after == total - recorded
     assert memory(name, tmp_path / "default" / name / "state" / "main") == memory(name, reference / name / "state" /
                                                                                      "main")
 
