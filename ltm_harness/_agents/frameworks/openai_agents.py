@@ -25,12 +25,13 @@ from typing import Any
 from agents import Agent as SDKAgent
 from agents import RunConfig, Runner, SQLiteSession
 from agents.exceptions import UserError
+from agents.models.interface import Model, ModelProvider
 from agents.models.openai_provider import OpenAIProvider
 from pydantic import BaseModel
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, load_target
 from ltm_harness._errors import AgentError
-from ltm_harness._llm.endpoint import resolve_endpoint
+from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint
 from ltm_harness._tokens import DEFAULT_ENCODING
 
 STATE_FILE = "agents_sdk.sqlite"
@@ -52,7 +53,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self._endpoint_args = (base_url, api_key)
         resolve_endpoint(f"agent {spec!r}", base_url, "checked-later")  # the URL's form, before any network
         self.model_name = _model_name(agent.model)
-        self._client: Any = None
+        self._models: EndpointModels | None = None
         self._session: SQLiteSession | None = None
         self._run_config: RunConfig | None = None
 
@@ -62,13 +63,9 @@ class OpenAIAgentsAgent(FrameworkAgent):
         return self._session
 
     async def _open(self) -> None:
-        from openai import AsyncOpenAI
-
         url, key = self._endpoint_args
-        endpoint = resolve_endpoint(f"agent {self.spec!r}", url, key)
-        self._client = AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.key.value)
-        self._run_config = RunConfig(model_provider=OpenAIProvider(openai_client=self._client, use_responses=False),
-                                     tracing_disabled=self.options["tracing"] == "off")
+        self._models = EndpointModels(resolve_endpoint(f"agent {self.spec!r}", url, key))
+        self._run_config = RunConfig(model_provider=self._models, tracing_disabled=self.options["tracing"] == "off")
         path = self.state_file(STATE_FILE)
         self._session = SQLiteSession(self.session_name, ":memory:" if path is None else path)
 
@@ -97,14 +94,37 @@ class OpenAIAgentsAgent(FrameworkAgent):
     async def _close(self) -> None:
         if self._session is not None:
             self._session.close()
-        if self._client is not None:
-            await self._client.close()
+        if self._models is not None:
+            await self._models.aclose()
 
     def _failure(self, exc: BaseException, doing: str) -> AgentError:
         error = super()._failure(exc, doing)
         if isinstance(exc, UserError):  # the SDK says the agent is set up wrong: no retry can help
             error.fatal = True
         return error
+
+
+class EndpointModels(ModelProvider):
+    """Models by name on the harness's endpoint, through chat completions; the client is made when a model is first
+    asked for (an agent given a `Model` object never needs it)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.client: Any = None
+        self._provider: OpenAIProvider | None = None
+
+    def get_model(self, model_name: str | None) -> Model:
+        if self._provider is None:
+            from openai import AsyncOpenAI
+
+            self.client = AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.key.value)
+            self._provider = OpenAIProvider(openai_client=self.client, use_responses=False)
+        return self._provider.get_model(model_name)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            client, self.client = self.client, None
+            await client.close()
 
 
 def _model_name(model: Any) -> str | None:
