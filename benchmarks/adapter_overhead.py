@@ -8,8 +8,11 @@ returns an AI message with its usage; an SDK `Model` that returns a canned messa
 framework and its store, plus the adapter's own work: the timestamp prefix, the message id and turn tag, reading
 the reply and its usage, pricing it, and the turn protocol.
 
-Prints CPU microseconds per turn for each (all threads of the process), and the difference. Every fourth turn is
-history (`observe`; directly: `aupdate_state` as the input then END / `session.add_items`).
+Prints CPU microseconds per turn for each (all threads of the process), and the difference; then the adapters'
+shared turn protocol alone, over a store that does nothing (the part of the added time that is not the framework's
+work). Every fourth turn is history (`observe`; directly: `aupdate_state` as the input then END /
+`session.add_items`). On a busy machine the difference between two plays varies by a few percent either way: compare
+it with the protocol's own time.
 
 Run: `python benchmarks/adapter_overhead.py [--turns 200] [--repeats 4]`.
 """
@@ -30,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ltm_harness._agents.base import AgentMessage  # noqa: E402
-from ltm_harness._agents.frameworks.base import FrameworkAgent  # noqa: E402
+from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage  # noqa: E402
 
 GRAPH = '''
 from langchain_core.messages import AIMessage
@@ -170,6 +173,24 @@ async def one(name: str, adapter: bool, messages: list[AgentMessage]) -> float:
         return await through_adapter(agent, folder, messages)
 
 
+class Bare(FrameworkAgent):
+    """The adapters' shared protocol over a store that does nothing: what every turn costs before the framework."""
+
+    kind = "bare"
+
+    async def _open(self) -> None:
+        pass
+
+    async def _answer(self, text: str, turn: int) -> Answer:
+        return Answer("Noted.", [ModelUsage("gpt-4o-mini", 10 * turn, 3)])
+
+    async def _ingest(self, text: str, turn: int) -> None:
+        pass
+
+    async def _rollback(self, turns: int) -> None:
+        pass
+
+
 async def measure(turns: int, repeats: int) -> None:
     messages = conversation(turns)
     print(f"{turns} turns ({sum(m.observe for m in messages)} of them history); CPU microseconds per turn, median (and "
@@ -185,6 +206,10 @@ async def measure(turns: int, repeats: int) -> None:
         d, a = statistics.median(direct), statistics.median(adapted)
         print(f"{name:<15} {d:>9,.0f} ({min(direct):>6,.0f}) {a:>9,.0f} ({min(adapted):>6,.0f}) "
               f"{a - d:>+9,.0f} ({(a - d) / d:+.1%})")
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = [await through_adapter(Bare("bare:x:y"), Path(tmp), messages) for _ in range(repeats)]
+    print(f"the adapters' shared turn protocol alone (timestamp, turn count, reply, usage and price): "
+          f"{statistics.median(bare):,.1f} CPU microseconds per turn")
 
 
 def main() -> None:

@@ -90,8 +90,7 @@ class LangGraphAgent(FrameworkAgent):
         if not isinstance(messages, list) or not all(isinstance(m, BaseMessage) for m in messages):
             raise AgentError(f"agent {self.spec!r}: the graph returned {type(out).__name__} without a list of messages; "
                              "keep the conversation in a `messages` key (MessagesState)")
-        ids = [m.id for m in messages]
-        new = messages[ids.index(message.id) + 1:] if message.id in ids else messages[-1:]
+        new = _after(messages, message.id)
         said = [m for m in new if isinstance(m, AIMessage)]
         if not said:
             raise AgentError(f"agent {self.spec!r}: the graph added no reply to the thread; end it with a node that "
@@ -127,6 +126,15 @@ class LangGraphAgent(FrameworkAgent):
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.close()
+
+
+def _after(messages: list[BaseMessage], sent: str | None) -> list[BaseMessage]:
+    """The messages the turn added: those after the one it sent (searched from the end: the thread may be long), or
+    the last one when the graph did not keep it."""
+    for k in range(len(messages) - 1, -1, -1):
+        if messages[k].id == sent:
+            return messages[k + 1:]
+    return messages[-1:]
 
 
 def _usage(message: BaseMessage) -> ModelUsage | None:
