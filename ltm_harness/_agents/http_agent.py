@@ -41,17 +41,17 @@ import itertools
 import math
 import os
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError
+from ltm_harness._errors import AgentError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
 from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS
 from ltm_harness._guard.redact import redact_url
 from ltm_harness._guard.retry_after import retry_after_seconds
+from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
 
 DEFAULT_TIMEOUT = 300.0
 _SNIPPET = 200
@@ -64,7 +64,8 @@ def _shown(parts: Any) -> str:
 
 
 def shown_url(spec: str) -> str:
-    return _shown(urlsplit(spec))
+    parts = try_split_url(spec)
+    return redact_url(unparsed_display(spec)) if parts is None else _shown(parts)
 
 
 def _snippet(text: str) -> str:
@@ -85,11 +86,10 @@ class HTTPAgent(Agent):
                 timeout = float(raw) if raw else DEFAULT_TIMEOUT
             except ValueError:
                 raise AgentError(f"LTM_HTTP_TIMEOUT={raw!r}: give the HTTP agent timeout as a number of seconds") from None
-        parts = urlsplit(spec)
         try:
-            parts.port  # noqa: B018 - raises ValueError on a bad port
-        except ValueError:
-            raise AgentError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
+            parts = split_url(spec)
+        except BadURL as exc:
+            raise AgentError(f"agent {shown_url(spec)!r}: {exc}; write the agent's URL as http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise AgentError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
         if not 0 < timeout <= MAX_SECONDS:
@@ -219,7 +219,8 @@ class HTTPAgent(Agent):
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise AgentError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
-                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with --overwrite")
+                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with "
+                            f"{option('overwrite')}")
 
     async def close(self) -> None:
         if self._http is not None:

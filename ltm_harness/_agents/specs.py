@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, Union
 
+from ltm_harness._guard.limits import exception_line
 from ltm_harness._guard.redact import redact
 from ltm_harness._agents.base import Agent
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
@@ -189,7 +190,7 @@ def make_with(make: Callable[..., Any], spec: str, options: dict[str, Any] | Non
     except (AgentError, ConfigError, DefinitionError):
         raise
     except Exception as exc:
-        raise AgentError(f"agent {spec!r}: making it with {what} failed ({type(exc).__name__}: {exc}); fix it") from exc
+        raise AgentError(f"agent {spec!r}: making it with {what} failed ({exception_line(exc)}); fix it") from exc
     if not isinstance(made, Agent):
         raise AgentError(f"agent {spec!r}: {what} returned {type(made).__name__}, not an ltm_harness.Agent; return "
                          "an agent")

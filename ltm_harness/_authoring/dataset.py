@@ -75,6 +75,10 @@ class DatasetInterface:
     #: own, concurrently with the others, with no opening message, starting at `conversation_start`; its waits are
     #: honoured (filler where they ask for it), unlike `isolated` runs.
     conversation_per_example: ClassVar[bool] = False
+    #: Args that change only how answers are scored (a judge prompt's variant, a checkout of a benchmark's own judge
+    #: prompts): left out of the definitions' fingerprint, so that a run keeps its tests (and can be re-scored) when
+    #: they change.
+    scoring_args: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
         self.memory_span = int(memory_span)

@@ -21,6 +21,7 @@ from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, Turn
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import (Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome,
                                          TestProgram, WaitFor, memory_distance)
+from ltm_harness._engine.progress import OnTurn, TurnProgress
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
 from ltm_harness._tokens import Tokenizer
@@ -127,7 +128,7 @@ class TestRun:
 class Session:
     def __init__(self, agent: Agent | None, tests: Sequence[TestProgram], tokenizer: Tokenizer,
                  filler: FillerGenerator | None, log: Recorder, settings: SessionSettings,
-                 on_turn: Callable[["Session"], None] | None = None, llm: SessionLLM | None = None,
+                 on_turn: OnTurn | None = None, llm: SessionLLM | None = None,
                  replay: "TurnReplay | None" = None) -> None:
         self.tokenizer = tokenizer
         self.filler = filler
@@ -140,6 +141,7 @@ class Session:
                                    filler_min_tokens=filler.min_tokens if filler else None)
         self.channel = Channel(agent, settings.policy, log, tokenizer.count, self.llm.record, replay)
         self.queue: list[TestProgram] = list(tests)
+        self._tests_total = sum(max(t.parts, 1) for t in self.queue)  # results, a question each when scored by part
         self._shapes: dict[str, tuple[TestShape, dict[str, int]]] = {}
         self._runs: dict[Slot, TestRun] = {}
         self.filler_turns = 0
@@ -174,6 +176,8 @@ class Session:
             return
         self.ended = True
         self.log.write(SessionEnd(turns=self.scheduler.turns, pos=self.scheduler.pos, time=self.scheduler.now))
+        if self.on_turn:
+            self.on_turn(self.progress())
 
     def abort(self, reason: str) -> None:
         """Stop early: every test still running or queued ends as errored with `reason`. Safe to call at any
@@ -194,6 +198,8 @@ class Session:
             self._end(test.id, TestOutcome(0.0, 1.0, [f"not started: {reason}"]), "errored", None, test.parts)
         self.queue.clear()
         self.log.write(SessionEnd(turns=sched.turns, pos=sched.pos, time=sched.now))
+        if self.on_turn:
+            self.on_turn(self.progress())
 
     @property
     def running(self) -> list[TestRun]:
@@ -211,6 +217,13 @@ class Session:
                             channel.prompt_tokens,
                             channel.completion_tokens, channel.cost_usd, self._tests_done, self._scored,
                             self._score_sum, share)
+
+    def progress(self) -> TurnProgress:
+        """Where the session stands now, as `on_turn` hears it after every turn and when the session ends."""
+        s = self.stats()
+        fraction = min((s.tests_done + s.running_share) / self._tests_total, 1.0) if self._tests_total else 1.0
+        return TurnProgress(self.settings.agent_name, self.settings.session_id, s.turns, s.tokens, s.tests_done,
+                            self._tests_total, s.scored, s.score_sum, s.cost_usd, s.failed_turns, fraction, self.ended)
 
     def _next_speaker(self) -> TestRun | None:
         slot = self.scheduler.next_speaker()
@@ -336,7 +349,7 @@ class Session:
                 else:
                     await self._step(other, Heard(heard_index, text, answer.reply, now, False))
         if self.on_turn:
-            self.on_turn(self)
+            self.on_turn(self.progress())
         self.channel.check_down()
         if not answer.ok:
             return None, answer.tokens

@@ -1,14 +1,15 @@
 """YAML read safely: `yaml.SafeLoader`, plus a duplicate key in a mapping is an error (YAML says keys are unique;
-PyYAML silently keeps the last), and aliases are bounded, so an "alias bomb" (a billion laughs) is refused before
-it expands."""
+PyYAML silently keeps the last), aliases are bounded, so an "alias bomb" (a billion laughs) is refused before
+it expands, and an integer of more digits than Python reads is refused in words (PyYAML raises a bare ValueError)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from ltm_harness._guard.limits import MAX_JSON_DEPTH, MAX_YAML_ALIASES, MAX_YAML_NODES, clip
 
@@ -62,6 +63,18 @@ class StrictLoader(yaml.SafeLoader):
                                   f"{key_node.start_mark.line + 1}); remove one of them", key_node.start_mark.line + 1)
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
+
+
+def _construct_int(loader: StrictLoader, node: ScalarNode) -> Any:
+    """An integer, or YAMLProblem for one of more digits than Python reads (`sys.get_int_max_str_digits`)."""
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:
+        raise YAMLProblem(f"a number of {len(str(node.value)):,} digits, more than the {sys.get_int_max_str_digits():,} "
+                          "this reader takes; write a smaller number", node.start_mark.line + 1) from None
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _count_nodes(node: Node) -> None:

@@ -98,7 +98,7 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
         q = questions[k]
         if q.at is not None and plan.script:
             _until(plan, q.at)
-        target = _target(k)
+        target = _target(k) if mode == "interleaved" else None
         start = pos
         if target is not None and target > pos and plan.script:  # past the history: wait until it is far enough
             previous = len(plan.script) - 1

@@ -10,7 +10,7 @@ Behaviour is chosen by the model name, and is deterministic:
 | `mock`, `mock-retrieval` | answers from its context: a JSON arithmetic answer for filler, the earlier user sentence that shares most words with a question, else "Noted." |
 | `mock-fixed[:TEXT]`    | always TEXT (default "I don't know.") |
 | `mock-echo`            | the last user message |
-| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response |
+| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines) |
 | `mock-judge-garbage`   | text that is not a verdict (to test unscored handling) |
 | `mock-generator`       | generated dataset stages (content/questions/answers) as JSON, about invented places |
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |
@@ -105,8 +105,34 @@ def _tag(text: str, name: str) -> str | None:
     return found.group(1) if found else None
 
 
+_LABELLED = re.compile(r"(Reference answer|Rubric|Explanation|Assistant's response): (.*?)(?:\n\n|$)", re.S)
+_DECLINES = re.compile(r"\b(don'?t know|do not know|never (told|mentioned|said)|not mentioned|no information)\b", re.I)
+
+
+def yes_no_reply(prompt: str) -> str | None:
+    """A yes/no verdict for a judge prompt laid out as LongMemEval's (`Reference answer:` / `Rubric:` /
+    `Explanation:` and `Assistant's response:`): yes when the response holds every word of the reference answer (or
+    the rubric's), or, against an explanation of why the question cannot be answered, when it declines; None for
+    other prompts."""
+    if "yes or no" not in prompt.lower():
+        return None
+    found = {label: text.strip() for label, text in _LABELLED.findall(prompt)}
+    response = found.get("Assistant's response")
+    if response is None:
+        return None
+    if "Explanation" in found:
+        return "yes" if _DECLINES.search(response) else "no"
+    expected = found.get("Reference answer") or found.get("Rubric") or ""
+    want = _words(expected) or _WORD.findall(expected.lower())
+    got = set(_WORD.findall(response.lower()))
+    return "yes" if want and all(w in got for w in want) else "no"
+
+
 def judge_reply(messages: list[dict[str, Any]]) -> str:
     prompt = "\n".join(_text(m) for m in messages)
+    said = yes_no_reply(prompt)
+    if said is not None:
+        return said
     expected, response = _tag(prompt, "expected"), _tag(prompt, "response")
     if expected is None or response is None:
         return json.dumps({"score": 0.0, "reason": "the request had no <expected> and <response> sections"})

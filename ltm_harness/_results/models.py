@@ -248,6 +248,12 @@ class AgentSummary(BaseModel):
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
         return self.ltm_score if basis == "gap" else self.ltm_score_memory_distance
 
+    def ltm_tests(self, basis: DistanceBasis = "gap") -> int:
+        """How many tests the LTM score on `basis` averages: the perfectly answered ones with that distance (read
+        from the datasets' curves, which hold a point per scored test)."""
+        return sum(1 for d in self.datasets for p in d.curve
+                   if p.score >= 1.0 and (basis == "gap" or p.memory_distance is not None))
+
 
 class RunSummary(BaseModel):
     format: int = RESULTS_FORMAT

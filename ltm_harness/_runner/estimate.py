@@ -39,7 +39,8 @@ from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
 from ltm_harness._llm.contexts import ContextTable
 from ltm_harness._llm.pricing import PriceTable
 from ltm_harness._runner.prepare import PreparedRun, prepare
-from ltm_harness._runner.run import OnTurn, run_agent
+from ltm_harness._engine.progress import OnTurn
+from ltm_harness._runner.run import run_agent
 from ltm_harness._tokens import get_encoding, get_tokenizer
 
 DEFAULT_REPLY_TOKENS = 8

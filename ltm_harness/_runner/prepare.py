@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.definitions import LazyExamples, definitions_match, load_or_generate, read_definition
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._errors import ConfigError, LTMError, RunFolderError
+from ltm_harness._errors import ConfigError, LTMError, RunFolderError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.files import read_text
 from ltm_harness._guard.redact import redact, redact_url
@@ -67,6 +67,18 @@ class PreparedRun:
                 uids = exs.uids if isinstance(exs, LazyExamples) else [e.unique_id for e in exs]
                 for i, uid in enumerate(uids):
                     yield dataset, uid, i
+
+    def results_total(self) -> int:
+        """How many results the run's tests give each agent: one per test, or one per question of a test scored
+        question by question (read from the definitions only for datasets that score so)."""
+        total = 0
+        for dataset, _ in self.datasets:
+            exs = self.examples[dataset.name]
+            if type(dataset).result_parts is DatasetInterface.result_parts:
+                total += len(exs)
+            else:
+                total += sum(max(len(dataset.result_parts(e)), 1) for e in exs)
+        return total
 
     def example_index(self) -> "ExampleIndex":
         """Every test by its unique id (those of conversations of their own read from the definitions when asked)."""
@@ -217,7 +229,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     if (existing_only or resuming) and not definitions_match(folder.definitions, built):
         raise RunFolderError(f"{folder.definitions}: the datasets' code or settings changed since the run, so its "
                              f"answers cannot be {'resumed' if resuming else 're-scored'} with these definitions; "
-                             f"run it again {'with --overwrite' if resuming else 'instead'}")
+                             f"run it again {'with ' + option('overwrite') if resuming else 'instead'}")
     try:
         examples, reused = load_or_generate(folder.definitions, built)
         if not reused:
@@ -238,31 +250,34 @@ def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
     path = folder.run_config
     if not path.is_file():
         if has_outputs:
-            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
+            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with "
+                                 f"{option('overwrite')}")
         return False
     try:
         before = jsonsafe.loads(read_text(path))
     except (OSError, ValueError):
-        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with "
+                             f"{option('overwrite')}") from None
     _check_same_selection(path, before, saved.config.selection)
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
     if differs:
         raise ConfigError(f"{path}: {differs} differs from the run being resumed; resume it with the config and "
-                          "options it was started with, or run it again with --overwrite")
+                          f"options it was started with, or run it again with {option('overwrite')}")
     return has_outputs
 
 
 def _check_same_selection(path: Path, before: Any, now: Selection | None) -> None:
-    """A run resumed with other --datasets/--exclude/--limit than it was started with is refused, naming them."""
+    """A run resumed with another selection (datasets, exclude, limit) than it was started with is refused, naming
+    both."""
     section = before.get("config") if isinstance(before, dict) else None
     raw = section.get("selection") if isinstance(section, dict) else None
     try:
         was = Selection.model_validate(raw) if raw is not None else None
     except ValidationError:
         raise RunFolderError(f"{path}: config.selection cannot be read, so the run cannot be resumed; run it again "
-                             "with --overwrite") from None
+                             f"with {option('overwrite')}") from None
     if (was.flags() if was else []) != (now.flags() if now else []):
-        started = " ".join(was.flags()) if was else "no --datasets, --exclude or --limit"
-        given = " ".join(now.flags()) if now else "none of them"
-        raise ConfigError(f"{path}: the run was started with {started} but is resumed with {given}; resume it with "
-                          "the options it was started with, or run it again with --overwrite")
+        given = now.describe() if now else "none of them"
+        raise ConfigError(f"{path}: the run was started with {(was or Selection()).describe()} but is resumed with "
+                          f"{given}; resume it with the options it was started with, or run it again with "
+                          f"{option('overwrite')}")

@@ -15,6 +15,7 @@ from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.channel import TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestProgram
+from ltm_harness._engine.progress import OnTurn
 from ltm_harness._engine.session import Session, SessionSettings
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
@@ -32,9 +33,6 @@ from ltm_harness._runner.prepare import PreparedRun
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._store.layout import MAIN_SESSION, slug
 from ltm_harness._store.records import UsageTotals
-
-OnTurn = Callable[[Session], None]
-
 
 @dataclass
 class AgentRun:

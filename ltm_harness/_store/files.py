@@ -22,7 +22,7 @@ from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError
+from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.files import read_text
 from ltm_harness._store.formats import check_summary_format
@@ -42,8 +42,8 @@ def write_failure(path: Path, exc: OSError) -> RunFolderWriteError:
         fix = f"make {path.parent} writable (or give another results folder)"
     else:
         fix = "fix the cause"
-    return RunFolderWriteError(f"cannot write {path}: {why}; {fix}, then continue with --resume (what was written "
-                               "before is kept whole)")
+    return RunFolderWriteError(f"cannot write {path}: {why}; {fix}, then continue with {option('resume')} (what was "
+                               "written before is kept whole)")
 
 
 @contextmanager
@@ -97,8 +97,8 @@ def read_run_json(path: Path) -> Any:
     try:
         text = read_text(path)
     except FileNotFoundError:
-        raise RunFolderError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
-                             "(or run it again)") from None
+        raise RunFolderError(f"{path} is missing: the run did not finish; finish it by resuming it "
+                             f"({option('resume')}), or run it again") from None
     except OSError as exc:
         raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
     except UnicodeDecodeError:
