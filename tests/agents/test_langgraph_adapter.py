@@ -86,6 +86,7 @@ runnable = RunnableLambda(lambda messages: answer(messages))
 prompt = ChatPromptTemplate.from_messages([("system", "Answer from the conversation."), MessagesPlaceholder("messages")])
 prompt_chain = prompt | RunnableLambda(lambda prompt: AIMessage(content=answer(prompt.to_messages())))
 not_a_graph = 42
+question_prompt = ChatPromptTemplate.from_messages([("human", "{question}")]) | RunnableLambda(lambda p: "x")
 '''
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
@@ -210,6 +211,7 @@ async def test_a_failed_or_timed_out_turn_leaves_nothing_in_the_thread(graph_fil
     assert len(texts) == 5 and texts.count("[2024-01-01 09:02 UTC] What is my favourite colour?") == 1
     state = await agent.graph.aget_state(agent.thread)
     assert state.metadata.get(TURN_KEY) == 3
+    await agent.close()
 
 
 async def test_a_fresh_conversation_starts_an_empty_thread_whatever_the_folder_holds(graph_file, tmp_path):
@@ -223,6 +225,7 @@ async def test_a_fresh_conversation_starts_an_empty_thread_whatever_the_folder_h
     await fresh.reset()  # a new conversation in the same agent
     await fresh.observe(msg(1, "I am new here.", observe=True))
     assert await thread_texts(fresh) == ["[2024-01-01 09:01 UTC] I am new here."]
+    await fresh.close()
 
 
 @pytest.mark.parametrize("name,form", [("runnable", "dict"), ("prompt_chain", "dict"),
@@ -239,6 +242,7 @@ async def test_runnables_list_state_graphs_and_builders_keep_the_conversation_in
     again = make(graph_file, name, tmp_path / name / "main")
     await again.restore(turns[:3])
     assert len(await thread_texts(again)) == 5  # a reply (2 messages), an observed one (1), a reply (2)
+    await again.close()
 
 
 async def test_the_input_form_set_in_the_spec_is_the_one_used(graph_file):
@@ -258,6 +262,11 @@ async def test_a_graph_whose_own_checkpointer_forgot_the_thread_cannot_resume_sa
     line = str(failed.value)
     assert "cannot be resumed" in line and "InMemorySaver" in line and "\n" not in line
     assert not (tmp_path / "s" / "main" / STATE_FILE).exists()  # the graph's own checkpointer was used
+
+
+def test_a_runnable_that_takes_no_messages_is_one_line(graph_file):
+    with pytest.raises(AgentError, match="its input has no `messages` key \\(it takes question\\); keep the conversation"):
+        make(graph_file, "question_prompt")
 
 
 def test_an_object_that_is_no_graph_or_runnable_is_one_line(graph_file):

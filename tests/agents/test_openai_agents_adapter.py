@@ -139,6 +139,7 @@ async def test_a_failed_turn_leaves_nothing_in_the_session(mock_llm, agents_file
     await agent.reply(CONVERSATION[2])
     items = texts(await agent.session.get_items())
     assert len(items) == 5 and items.count("[2024-01-01 09:02 UTC] What is my favourite colour?") == 1
+    await agent.close()
 
 
 async def test_an_unknown_model_stops_the_agent(mock_llm, agents_file):

@@ -68,6 +68,11 @@ class LangGraphAgent(FrameworkAgent):
     def _input(self, message: BaseMessage) -> Any:
         return [message] if self.input_form == "messages" else {"messages": [message]}
 
+    @staticmethod
+    def _message(text: str, turn: int) -> HumanMessage:
+        """The user message of a turn, with an id of its own: the reply is what the graph added after it."""
+        return HumanMessage(content=text, id=f"ltm-harness-{turn}")
+
     async def _open(self) -> None:
         if isinstance(self.graph.checkpointer, BaseCheckpointSaver):
             return  # the graph's own
@@ -84,10 +89,10 @@ class LangGraphAgent(FrameworkAgent):
         self.graph = self.graph.copy(update={"checkpointer": saver})
 
     async def _answer(self, text: str, turn: int) -> Answer:
-        message = HumanMessage(content=text, id=f"ltm-harness-{turn}")
+        message = self._message(text, turn)
         out = await self.graph.ainvoke(self._input(message), self._config(turn))
         messages = out.get("messages") if isinstance(out, dict) else out
-        if not isinstance(messages, list) or not all(isinstance(m, BaseMessage) for m in messages):
+        if not isinstance(messages, list) or not messages or not isinstance(messages[-1], BaseMessage):
             raise AgentError(f"agent {self.spec!r}: the graph returned {type(out).__name__} without a list of messages; "
                              "keep the conversation in a `messages` key (MessagesState)")
         new = _after(messages, message.id)
@@ -99,8 +104,7 @@ class LangGraphAgent(FrameworkAgent):
 
     async def _ingest(self, text: str, turn: int) -> None:
         config = self._config(turn)
-        await self.graph.aupdate_state(config, self._input(HumanMessage(content=text, id=f"ltm-harness-{turn}")),
-                                       as_node=START)
+        await self.graph.aupdate_state(config, self._input(self._message(text, turn)), as_node=START)
         await self.graph.aupdate_state(config, None, as_node=END)  # nothing left to run: no node is called
 
     async def _rollback(self, turns: int) -> None:
@@ -152,20 +156,28 @@ def as_graph(obj: Any, form: str, spec: str) -> tuple[Pregel[Any, Any, Any, Any]
     if isinstance(obj, StateGraph):
         obj = obj.compile()  # the builder was given: compiled without a checkpointer
     if isinstance(obj, Pregel):
-        return obj, (_input_form(obj) if form == "auto" else form)
+        return obj, (_input_form(obj, spec) if form == "auto" else form)
     if isinstance(obj, Runnable):
-        return _runnable_graph(obj, _input_form(obj) if form == "auto" else form), "dict"
+        return _runnable_graph(obj, _input_form(obj, spec) if form == "auto" else form), "dict"
     raise AgentError(f"agent {spec!r}: the object is a {type(obj).__name__}, not a compiled LangGraph graph or a "
                      "LangChain Runnable; name the graph (builder.compile()) or a Runnable")
 
 
-def _input_form(runnable: Runnable[Any, Any]) -> str:
-    """"dict" when the input schema has a `messages` key, "messages" when it is a list (or takes messages)."""
+def _input_form(runnable: Runnable[Any, Any], spec: str) -> str:
+    """"dict" when the input schema has a `messages` key, "messages" when it is not an object (a list of messages, a
+    chat model's input, an untyped function); an object without `messages` cannot be handed a conversation."""
     try:
         schema = runnable.get_input_jsonschema()
     except Exception:  # an input type pydantic cannot describe: the common form
         return "dict"
-    return "dict" if "messages" in (schema.get("properties") or {}) else "messages"
+    keys = schema.get("properties") or {}
+    if not keys:
+        return "messages"
+    if "messages" not in keys:
+        raise AgentError(f"agent {spec!r}: its input has no `messages` key (it takes {', '.join(sorted(keys))}); keep "
+                         "the conversation in `messages` (MessagesState), or say how to hand it over with "
+                         "?input=dict or ?input=messages")
+    return "dict"
 
 
 def _runnable_graph(runnable: Runnable[Any, Any], form: str) -> Pregel[Any, Any, Any, Any]:
