@@ -257,7 +257,7 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
         else:
             uses_openai = any(c.uses_openai for c in choices)  # its key is only needed then
             options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime} if uses_openai else {},
-                       "http": cfg.http.agent_kwargs()}
+                       "http": cfg.http.agent_kwargs(), "llm": {"runtime": llm.runtime}}
             factories = {c.name: c.factory(cfg.tokenizer, options) for c in choices}
         outcomes = await asyncio.gather(*(run_agent(prepared, c.name, factories[c.name], on_turn, llm, mode, deadline)
                                           for c in choices), return_exceptions=True)
