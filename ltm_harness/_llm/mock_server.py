@@ -19,7 +19,7 @@ Behaviour is chosen by the model name, and is deterministic:
 
 Unknown model names get HTTP 404, as a real server would answer.
 
-`mock-memory`, in the shape mem0 (2.x, its additive extraction prompt) asks for. A request whose prompt has a
+`mock-memory`, in the shape mem0 (2.x, its additive extraction prompt) asks for. A request whose last user message has a
 `## New Messages` section is an extraction: each user message there (`user: ...` lines, a line without a role going on
 the message before) that says something other than questions, and is not arithmetic filler (it mentions "as JSON"),
 becomes one memory: its statements, with the message's `[date]` prefix kept (the date the fact was said); one already
@@ -173,7 +173,8 @@ def extracted_facts(new_messages: str) -> list[str]:
 
 def memory_reply(messages: list[dict[str, Any]]) -> str:
     """`mock-memory`: an extraction as JSON when the prompt asks for one, else an answer from the memories."""
-    prompt = "\n".join(_text(m) for m in messages)
+    users = [_text(m) for m in messages if m.get("role") == "user"]
+    prompt = users[-1] if users else ""  # the sections are in the user's part (the system's part describes them)
     new = _section(prompt, "New Messages")
     if new is not None:
         known = _known_memories(prompt)
