@@ -110,6 +110,10 @@ _BUILTINS = (
     Builtin("mem0", "frameworks.mem0", "Mem0Agent", None,
             "mem0[:CONFIG.yml] a chat model (an openai: model) with mem0 memory, searched before each reply and added "
             "to after it; its store kept in the run folder (docs/agents/mem0.md)", MEM0, ("openai",)),
+    Builtin("letta", "frameworks.letta", "LettaAgent", True,
+            "letta:http://HOST:PORT[/AGENT] an agent on a Letta server (a new one, or a copy of AGENT, per "
+            "conversation), exported into the run folder after each turn (docs/agents/letta.md)", LETTA,
+            ("http", "llm")),
 )
 
 
