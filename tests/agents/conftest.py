@@ -1,4 +1,6 @@
-"""A fake Letta server (aiohttp) with the routes `letta-client` 1.x calls for the letta: adapter, in their shapes:
+"""Servers for the framework adapters' tests: a fake Letta server, and any test server served from a thread.
+
+A fake Letta server (aiohttp) with the routes `letta-client` 1.x calls for the letta: adapter, in their shapes:
 
     POST   /v1/agents/                   create an agent (AgentState)
     GET    /v1/agents/{id}               the agent (AgentState)
@@ -12,8 +14,10 @@ An agent's memory is its message history. It answers like the mock LLM's `mock` 
 shares most words with a question, "Noted." to a statement, arithmetic filler as JSON), and counts tokens as the mock
 does. `fail_next` makes the next message requests answer 500. Ids are numbered, so runs are repeatable.
 
-`FakeLetta.in_thread()` serves from a thread of its own, for tests whose harness runs in a subprocess (killed and
-started again while the server keeps its agents, as a real Letta server would).
+`in_thread(server)` serves a FakeLetta or a MockLLMServer from a thread of its own, for tests whose harness runs in a
+subprocess (killed and started again while the server keeps its state, as a real server would).
+
+Fixtures: `letta` (a FakeLetta on this test's loop), `letta_in_thread`, `mock_llm_in_thread`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+import pytest
 from aiohttp import web
 
-from ltm_harness._llm.mock_server import retrieval_reply
+from ltm_harness._llm.mock_server import MockLLMServer, retrieval_reply
 from ltm_harness._tokens import get_tokenizer
 
 DATE = "2024-01-01T00:00:00Z"
@@ -63,8 +68,11 @@ class FakeLetta:
         app.router.add_delete("/v1/agents/{agent_id}", self._delete)
         app.router.add_post("/v1/agents/{agent_id}/messages", self._message)
         app.router.add_get("/v1/agents/{agent_id}/export", self._export)
-        app.router.add_get("/fake/stats", lambda r: web.json_response(dict(self.stats)))
+        app.router.add_get("/fake/stats", self._stats)
         return app
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(dict(self.stats))
 
     def _agent(self, request: web.Request) -> dict[str, Any]:
         agent = self.agents.get(request.match_info["agent_id"])
@@ -162,25 +170,53 @@ class FakeLetta:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    @contextmanager
-    def in_thread(self) -> Iterator["FakeLetta"]:
-        """Serve from a thread of its own while the block runs."""
-        loop = asyncio.new_event_loop()
-        started = threading.Event()
 
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(self.start())
-            started.set()
-            loop.run_forever()
-            loop.run_until_complete(self.stop())
-            loop.close()
+class _Server(Protocol):
+    async def start(self, host: str = ..., port: int = ...) -> str: ...
 
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        started.wait(30)
-        try:
-            yield self
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(30)
+    async def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Server)
+
+
+@contextmanager
+def in_thread(server: S) -> Iterator[S]:
+    """Serve `server` from a thread of its own (with its own event loop) while the block runs."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start())
+        started.set()
+        loop.run_forever()
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert started.wait(30), "the server did not start"
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+@pytest.fixture
+async def letta() -> Any:
+    async with FakeLetta() as server:
+        yield server
+
+
+@pytest.fixture
+def letta_in_thread() -> Iterator[FakeLetta]:
+    with in_thread(FakeLetta()) as server:
+        yield server
+
+
+@pytest.fixture
+def mock_llm_in_thread() -> Iterator[MockLLMServer]:
+    with in_thread(MockLLMServer()) as server:
+        yield server
