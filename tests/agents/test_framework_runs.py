@@ -25,8 +25,14 @@ from typing import Any, Iterator
 
 import pytest
 
+import ltm_harness
+from ltm_harness import DatasetInterface, TestExample, Wait
+from ltm_harness._api import run_async
+from ltm_harness._authoring.catalog import DATASETS
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._resources import shipped
+from ltm_harness._store.events import TurnEvent
+from ltm_harness.testing import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "agents"
@@ -154,11 +160,12 @@ def memory(name: str, state: Path) -> list[tuple[str, str]]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         with sqlite3.connect(state / "langgraph.sqlite") as conn:
-            saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": "main", "checkpoint_ns": ""}})
+            saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": state.name, "checkpoint_ns": ""}})
         assert saved is not None
         return [(m.type, m.content) for m in saved.checkpoint["channel_values"]["messages"]]
     with sqlite3.connect(state / "agents_sdk.sqlite") as conn:
-        rows = conn.execute("SELECT message_data FROM agent_messages WHERE session_id = 'main' ORDER BY id").fetchall()
+        rows = conn.execute("SELECT message_data FROM agent_messages WHERE session_id = ? ORDER BY id",
+                            (state.name,)).fetchall()
     items = [json.loads(data) for (data,) in rows]
     return [(i["role"], i["content"] if isinstance(i["content"], str) else i["content"][0]["text"]) for i in items]
 
@@ -194,3 +201,77 @@ def test_a_killed_run_resumes_from_the_frameworks_own_memory(tmp_path, servers, 
     assert servers[name].stats["ok_replies"] == total - recorded
     assert memory(name, tmp_path / "default" / name / "state" / "main") == memory(name, reference / name / "state" /
                                                                                      "main")
+
+
+# -- history that needs no reply, through `observe` ------------------------------------------------------------------
+HISTORY = ["Alice: I adopted a cat last week, her name is Miso.", "Bob: That is lovely, what colour is she?",
+           "Alice: She is ginger with white paws.", "Bob: I started learning the cello on Monday.",
+           "Alice: How is it going so far?", "Bob: Slowly, my teacher is called Ingrid."]
+ASKED = [("What is the name of Alice's cat?", "Miso"), ("Who is the cello teacher of Bob?", "Ingrid")]
+
+
+class Chat(DatasetInterface):
+    """A chat between two friends, as history, then questions about it (a benchmark of LoCoMo's shape)."""
+
+    name = "framework_chat"
+    description = "a chat as history, then questions (tests)"
+    conversation_per_example = True
+
+    def generate_examples(self, n: int) -> list[TestExample]:
+        script = HISTORY + [q for q, _ in ASKED]
+        return [self.make_example(i, script, [False] * len(HISTORY) + [True] * len(ASKED), [a for _, a in ASKED],
+                                  waits=[Wait()] * len(script), observe=[True] * len(HISTORY) + [False] * len(ASKED),
+                                  needs=[[0], [5]], oracle_answers=[a for _, a in ASKED]) for i in range(n)]
+
+    def evaluate_correct(self, questions: list[str], responses: list[str], expected: list[Any]
+                         ) -> tuple[float, float, list[str]]:
+        score = sum(e.lower() in r.lower() for r, e in zip(responses, expected))
+        return float(score), float(len(expected)), []
+
+
+@pytest.fixture
+def chat() -> Iterator[None]:
+    ltm_harness.register_dataset(Chat)
+    yield
+    DATASETS.unregister("framework_chat")
+
+
+async def test_history_goes_into_the_frameworks_memory_without_a_model_call_and_resumes(tmp_path, monkeypatch, chat):
+    """Each history turn reaches the framework through `observe`: no model call (one call per question), yet the
+    answers come from it; a run stopped in the middle of the history resumes to the same results, its framework's
+    memory taken from the file (the resumed run asks only for the questions)."""
+    copies = tmp_path / "examples"  # copies load afresh, with this test's environment (ChatOpenAI reads it at import)
+    copies.mkdir()
+    for name in ("langgraph_agent.py", "agents_sdk_agent.py"):
+        (copies / name).write_bytes((EXAMPLES / name).read_bytes())
+    agents = [("lg", f"langgraph:{copies / 'langgraph_agent.py'}:graph"),
+              ("sdk", f"openai-agents:{copies / 'agents_sdk_agent.py'}:agent")]
+    cfg = make_config(["framework_chat"], span=1000)
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("LTM_EXAMPLE_MODEL", "mock")
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        whole = await run_async(cfg, agents, results=tmp_path / "whole")
+        assert len(server.requests) == 2 * len(ASKED)  # no call for the 12 history turns
+        for name, _ in agents:
+            events = [e for e in whole.events(name)["framework_chat__0"] if isinstance(e, TurnEvent)]
+            assert [e.observed for e in events] == [True] * len(HISTORY) + [None] * len(ASKED)
+            assert all(e.reply == "" for e in events[:len(HISTORY)])
+            assert [e.reply for e in events[len(HISTORY):]] == [HISTORY[0], HISTORY[5]]  # from the history it heard
+            assert whole.agent_summary(name).datasets[0].score == 1.0
+
+        cut = tmp_path / "cut"  # the same run, stopped after its fourth history turn
+        await run_async(cfg, agents, results=cut)
+        for name, _ in agents:
+            folder = cut / "t" / name
+            (folder / "results.json").unlink()
+            (folder / "summary.json").unlink()
+            log = folder / "events" / "framework_chat__0.jsonl"
+            log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:5]))  # the session start, 4 turns
+        server.requests.clear()
+        resumed = await run_async(cfg, agents, results=cut, resume=True)
+        assert len(server.requests) == 2 * len(ASKED)  # the history was not sent again, nor answered
+    for name, _ in agents:
+        assert resumed.results(name) == whole.results(name)
+        assert memory(name, cut / "t" / name / "state" / "framework_chat__0") == \
+            memory(name, tmp_path / "whole" / "t" / name / "state" / "framework_chat__0")
