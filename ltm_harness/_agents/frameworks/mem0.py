@@ -39,6 +39,7 @@ answered). mem0 does not report its embedding calls, so their tokens are not cou
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import os
@@ -285,7 +286,7 @@ class Mem0Agent(FrameworkAgent):
             raise AgentError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal) from None
         await self.memory.add([{"role": "user", "content": text}, {"role": "assistant", "content": result.text}],
                               user_id=self.session_name, metadata={"turn": turn})
-        self._mark(turn)
+        await self._mark(turn)
         call = result.call
         return Answer(result.text, [ModelUsage(self.model, call.prompt_tokens, call.completion_tokens), *self._usage])
 
@@ -293,9 +294,9 @@ class Mem0Agent(FrameworkAgent):
         self._usage = []
         await self.memory.add([{"role": "user", "content": text}], user_id=self.session_name,
                               metadata={"turn": turn}, infer=self.settings.observe == "infer")
-        self._mark(turn)
+        await self._mark(turn)
         return Answer("", list(self._usage))
 
-    def _mark(self, turn: int) -> None:
+    async def _mark(self, turn: int) -> None:
         assert self._undo is not None
-        self._undo.mark(turn)
+        await asyncio.to_thread(self._undo.mark, turn)  # SQLite work off the event loop, as mem0 does its own

@@ -54,7 +54,11 @@ def sqlite_files(root: Path) -> list[Path]:
 
 @contextmanager
 def _connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A transaction of the log's own. It is not synced to the disk (`synchronous=OFF`): what it writes survives the
+    process being killed, as the harness's event log does (written, not synced), which is all a resume needs; the
+    framework's own writes keep their settings."""
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA synchronous = OFF")
     try:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -153,12 +157,16 @@ class UndoLog:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._schemas: dict[Path, int] = {}  # each file's schema version when its tables were last tracked
 
     def mark(self, turn: int) -> None:
         """Turn `turn` has ended: remember where each file's log stands, and forget what only older turns need."""
         for path in sqlite_files(self.root):
             with _connect(path) as conn:
-                _track(conn, turn)
+                schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+                if self._schemas.get(path) != schema:  # a table may have been made since: track it
+                    _track(conn, turn)
+                    self._schemas[path] = conn.execute("PRAGMA schema_version").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO _ltm_marks VALUES (?, ?)", (turn, _last_seq(conn)))
                 conn.execute("DELETE FROM _ltm_marks WHERE turn <= ?", (turn - KEEP,))
                 oldest = conn.execute("SELECT MIN(seq) FROM _ltm_marks").fetchone()[0]
@@ -190,6 +198,7 @@ class UndoLog:
         plans = [_plan(path, turn) for path in files]
         if turn > 0 and "undo" not in plans:
             raise UndoError(f"its memory in {self.root} holds no saved state after turn {turn}")
+        self._schemas.clear()
         for path, plan in zip(files, plans):
             with _connect(path) as conn:
                 marks = _marks(conn)
