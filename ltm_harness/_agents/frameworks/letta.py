@@ -12,17 +12,20 @@ its `assistant_message` entries (joined by line breaks when there are several), 
 Letta adds to an agent's memory only through its own steps, and archival passages, which it can take without one,
 are not in its agent files (so a resumed run would lose them).
 
-Resume. After every turn the agent is exported (`export_file`) into the conversation's `state_dir`, as
-`letta/turn-N.af` (the last two turns kept; `turn-0.af` is the agent as made). Going back to turn N (`--resume`, or
-after a failed turn) imports `turn-N.af` as a new agent, the conversation goes on with it and the agent it replaces
-(one the adapter made) is deleted: Letta's own saved state, not a replay. An export costs the size of the agent
-(its messages) on every turn.
+Resume. After every turn the agent is exported (`export_file`) into the conversation's `state_dir` (a temporary
+folder when the run keeps none), as `letta/turn-N.af` (the last two turns kept; `turn-0.af` is the agent as made),
+beside `agent.json`, the id of the agent the conversation is on. Going back to turn N (`--resume`, or after a failed
+turn) imports `turn-N.af` as a new agent, the conversation goes on with it, and the agent it replaces (one the
+adapter made) is deleted: Letta's own saved state, not a replay. An export costs the size of the agent (its
+messages) on every turn.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -86,7 +89,8 @@ class LettaAgent(FrameworkAgent):
         self._client: AsyncLetta | None = None
         self.agent_id: str | None = None
         self._model_name: str | None = None  # the agent's model, for the price
-        self._exports: dict[int, str] = {}  # the exports, when the run keeps no folder
+        self._folder: Path | None = None  # the exports' folder (in state_dir)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def parse_spec(self, spec: str) -> tuple[str, dict[str, str]]:
         base, agent, params = parse_letta_spec(spec)
@@ -98,32 +102,30 @@ class LettaAgent(FrameworkAgent):
         return self._client
 
     # -- the agent and its exports ---------------------------------------------------------------------------------
-    def _folder(self) -> Any:
-        folder = self.state_file(STATE)
-        if folder is not None:
-            folder.mkdir(exist_ok=True)
-        return folder
-
-    def _saved(self, turn: int) -> Any:
-        folder = self._folder()
-        return None if folder is None else folder / f"turn-{turn}.af"
+    @property
+    def folder(self) -> Path:
+        assert self._folder is not None, "opened"
+        return self._folder
 
     async def _open(self) -> None:
         remember_secret(os.environ.get("LETTA_API_KEY"))  # the client sends it; it is never shown
         self._client = AsyncLetta(base_url=self.base_url,
                                   timeout=self.timeout or httpx.Timeout(600.0, connect=10.0))
-        folder = self._folder()
-        pointer = None if folder is None else folder / "agent.json"
-        if pointer is not None and pointer.is_file():  # the agent a killed run was working on: replaced when restored
+        folder = self.state_file(STATE)
+        if folder is None:  # the run keeps no folder: the exports go to a temporary one
+            self._tmp = tempfile.TemporaryDirectory(prefix="ltm-letta-")
+            folder = Path(self._tmp.name)
+        folder.mkdir(exist_ok=True)
+        self._folder = folder
+        pointer = folder / "agent.json"
+        if pointer.is_file():  # the agent a killed run was working on: replaced (and deleted) when restored
             self.agent_id = json.loads(pointer.read_text()).get("agent_id")
 
     async def _use(self, agent_id: str, model: Any) -> None:
         """Go on with the agent `agent_id` (deleting the one it replaces) and remember it in the folder."""
         old, self.agent_id = self.agent_id, agent_id
         self._model_name = model.rpartition("/")[2] if isinstance(model, str) and model else None
-        folder = self._folder()
-        if folder is not None:
-            _write(folder / "agent.json", json.dumps({"agent_id": agent_id}))
+        _write(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
         if old is not None and old != agent_id:
             try:
                 await self.client.agents.delete(old)
@@ -131,20 +133,14 @@ class LettaAgent(FrameworkAgent):
                 pass
 
     async def _export(self, turn: int) -> None:
+        """The agent as Letta exports it, saved as turn-`turn`.af; exports older than the last KEEP turns deleted."""
         assert self.agent_id is not None
         exported = await self.client.agents.export_file(self.agent_id)
-        text = exported if isinstance(exported, str) else json.dumps(exported)
-        path = self._saved(turn)
-        if path is None:
-            self._exports[turn] = text
-            for old in [t for t in self._exports if t <= turn - KEEP]:
-                del self._exports[old]
-            return
-        _write(path, text)
-        for old in path.parent.glob("turn-*.af"):
-            number = old.stem.removeprefix("turn-")
+        _write(self.folder / f"turn-{turn}.af", exported if isinstance(exported, str) else json.dumps(exported))
+        for path in self.folder.glob("turn-*.af"):
+            number = path.stem.removeprefix("turn-")
             if number.isdigit() and int(number) <= turn - KEEP:
-                old.unlink()
+                path.unlink()
 
     async def _import(self, text: str) -> None:
         made = await self.client.agents.import_file(file=("agent.af", text.encode("utf-8"), "application/json"))
@@ -164,20 +160,19 @@ class LettaAgent(FrameworkAgent):
                 await self._use(state.id, _model_of(state))
             await self._export(0)
             return
-        path = self._saved(turns)
-        if path is not None and path.is_file():
-            await self._import(path.read_text(encoding="utf-8"))
-        elif path is None and turns in self._exports:
-            await self._import(self._exports[turns])
-        else:
-            where = self._folder() or "memory"
+        path = self.folder / f"turn-{turns}.af"
+        if not path.is_file():
             raise AgentError(f"agent {self.spec!r} cannot be resumed: no export of its Letta agent after turn "
-                             f"{turns} in {where}; run it again with --overwrite")
+                             f"{turns} in {self.folder}; run it again with --overwrite")
+        await self._import(path.read_text(encoding="utf-8"))
 
     async def _close(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
     # -- turns -------------------------------------------------------------------------------------------------
     async def _answer(self, text: str, turn: int) -> Answer:
@@ -207,7 +202,7 @@ def _model_of(state: Any) -> Any:
     return model
 
 
-def _write(path: Any, text: str) -> None:
+def _write(path: Path, text: str) -> None:
     """A state file written whole or not at all (a kill leaves the old one or the new one)."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -182,11 +182,9 @@ class Mem0Agent(FrameworkAgent):
         config = copy.deepcopy(self.settings.mem0)
         endpoint = self._endpoint()
         for part in ("llm", "embedder"):
-            section = config.setdefault(part, {"provider": "openai"})
-            if section.get("provider", "openai") == "openai":
-                section.setdefault("provider", "openai")
-                settings = section.setdefault("config", {}) or {}
-                section["config"] = settings
+            section = config.setdefault(part, {})
+            if section.setdefault("provider", "openai") == "openai":
+                settings = section["config"] = dict(section.get("config") or {})
                 settings.setdefault("openai_base_url", endpoint.base_url)
                 settings.setdefault("api_key", endpoint.key.value)
                 if part == "llm":
