@@ -31,7 +31,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -298,10 +298,12 @@ def main() -> None:
     if unknown := set(frameworks) - set(FRAMEWORKS):
         parser.error(f"unknown frameworks: {', '.join(sorted(unknown))}")
     urls: dict[str, str] = {}
-    with server([sys.executable, "-m", "ltm_harness", "mock-llm", "--port", "0"],
-                lambda line: line.split(" at ")[1].split()[0]) as llm, \
-            server([sys.executable, "-c", LETTA_SERVER, str(ROOT)], str.strip) as letta:
-        urls = {"mem0": llm, "letta": letta}
+    with ExitStack() as servers:  # the servers mem0 and Letta talk to, for the frameworks measured
+        if "mem0" in frameworks:
+            urls["mem0"] = servers.enter_context(server([sys.executable, "-m", "ltm_harness", "mock-llm", "--port", "0"],
+                                                        lambda line: line.split(" at ")[1].split()[0]))
+        if "letta" in frameworks:
+            urls["letta"] = servers.enter_context(server([sys.executable, "-c", LETTA_SERVER, str(ROOT)], str.strip))
         asyncio.run(measure(args.turns, args.repeats, frameworks, urls))
 
 
