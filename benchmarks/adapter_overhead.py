@@ -2,11 +2,15 @@
 
 For each framework the same conversation is played twice on a store in a temporary folder: once calling the
 framework as its documentation shows (LangGraph: `graph.ainvoke({"messages": [message]}, config)` on an
-`AsyncSqliteSaver`; the Agents SDK: `Runner.run(agent, text, session=SQLiteSession(...))`), once through the
-adapter's `reply` (and `observe` for history turns). The models answer at once, without a network (a graph node that
-returns an AI message with its usage; an SDK `Model` that returns a canned message), so what is measured is the
-framework and its store, plus the adapter's own work: the timestamp prefix, the message id and turn tag, reading
-the reply and its usage, pricing it, and the turn protocol.
+`AsyncSqliteSaver`; the Agents SDK: `Runner.run(agent, text, session=SQLiteSession(...))`; mem0: `search`, a chat
+completion with the memories found, `add` (user + reply), on local Qdrant and its history DB; Letta:
+`agents.messages.create`), once through the adapter's `reply` (and `observe` for history turns). The LangGraph and
+SDK models answer at once, without a network (a graph node that returns an AI message with its usage; an SDK `Model`
+that returns a canned message); mem0's models are the mock LLM (mock-memory, mock-embed) and Letta is the tests' fake
+Letta server, each in a process of its own on 127.0.0.1, so only the client's side is measured. What is measured is
+the framework and its store, plus the adapter's own work: the timestamp prefix, the message id and turn tag, reading
+the reply and its usage, pricing it, and the turn protocol (for mem0, the undo log's marks in its SQLite files; for
+Letta, exporting the agent into the run folder after every turn, which grows with the agent's messages).
 
 Prints CPU microseconds per turn for each (all threads of the process), and the difference; then the adapters'
 shared turn protocol alone, over a store that does nothing (the part of the added time that is not the framework's
@@ -14,20 +18,23 @@ work). Every fourth turn is history (`observe`; directly: `aupdate_state` as the
 `session.add_items`). On a busy machine the difference between two plays varies by a few percent either way: compare
 it with the protocol's own time.
 
-Run: `python benchmarks/adapter_overhead.py [--turns 200] [--repeats 4]`.
+Run: `python benchmarks/adapter_overhead.py [--turns 200] [--repeats 4] [--frameworks langgraph,mem0,...]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -138,6 +145,87 @@ async def sdk_direct(folder: Path, messages: list[AgentMessage]) -> float:
         session.close()
 
 
+MEM0_EXAMPLE = ROOT / "examples" / "agents" / "mem0.yml"
+FRAMEWORKS = ("langgraph", "openai-agents", "mem0", "letta")
+
+
+async def mem0_direct(folder: Path, messages: list[AgentMessage], url: str) -> float:
+    os.environ["MEM0_TELEMETRY"] = "False"
+    from mem0 import AsyncMemory
+    from openai import AsyncOpenAI
+    from qdrant_client import QdrantClient
+
+    qdrant = QdrantClient(path=str(folder / "direct-qdrant"))
+    memory = AsyncMemory.from_config({
+        "llm": {"provider": "openai", "config": {"model": "mock-memory", "openai_base_url": url, "api_key": "x"}},
+        "embedder": {"provider": "openai", "config": {"model": "mock-embed", "embedding_dims": 256,
+                                                      "openai_base_url": url, "api_key": "x"}},
+        "vector_store": {"provider": "qdrant", "config": {"client": qdrant, "embedding_model_dims": 256}},
+        "history_db_path": str(folder / "direct-history.db")})
+    chat = AsyncOpenAI(base_url=url, api_key="x")
+
+    async def play(message: AgentMessage) -> None:
+        if message.observe:
+            await memory.add([{"role": "user", "content": message.text}], user_id="direct")
+            return
+        found = await memory.search(message.text, filters={"user_id": "direct"}, top_k=10)
+        memories = "\n".join(f"- {m['memory']}" for m in found["results"])
+        out = await chat.chat.completions.create(model="mock-memory", messages=[
+            {"role": "system", "content": f"Answer from what you remember:\n{memories}"},
+            {"role": "user", "content": message.text}])
+        reply = out.choices[0].message.content
+        assert reply == "Noted."
+        await memory.add([{"role": "user", "content": message.text}, {"role": "assistant", "content": reply}],
+                         user_id="direct")
+
+    try:
+        return await timed(play, messages)
+    finally:
+        memory.close()
+        qdrant.close()
+        await chat.close()
+
+
+async def letta_direct(folder: Path, messages: list[AgentMessage], url: str) -> float:
+    from letta_client import AsyncLetta
+
+    client = AsyncLetta(base_url=url)
+    agent = await client.agents.create(name="direct", model="openai/mock", embedding="openai/mock-embed")
+
+    async def play(message: AgentMessage) -> None:
+        response = await client.agents.messages.create(agent.id, messages=[{"role": "user", "content": message.text}])
+        assert [m.content for m in response.messages if m.message_type == "assistant_message"] == ["Noted."]
+
+    try:
+        return await timed(play, messages)
+    finally:
+        await client.close()
+
+
+LETTA_SERVER = """
+import asyncio, sys
+from ltm_harness._registry.loading import load_module_file
+from pathlib import Path
+fake = load_module_file(Path(sys.argv[1]) / "tests" / "agents" / "conftest.py", "bench_fakes").FakeLetta()
+async def serve():
+    print(await fake.start(), flush=True)
+    await asyncio.Event().wait()
+asyncio.run(serve())
+"""
+
+
+@contextmanager
+def server(command: list[str], pick: Callable[[str], str]) -> Iterator[str]:
+    """A server in a process of its own (its CPU time is not the client's), and its URL from its first line."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None
+        yield pick(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 async def through_adapter(agent: FrameworkAgent, folder: Path, messages: list[AgentMessage]) -> float:
     agent.state_dir = folder / "state" / "main"
 
@@ -153,19 +241,32 @@ async def through_adapter(agent: FrameworkAgent, folder: Path, messages: list[Ag
         await agent.close()
 
 
-async def one(name: str, adapter: bool, messages: list[AgentMessage]) -> float:
+async def one(name: str, adapter: bool, messages: list[AgentMessage], urls: dict[str, str]) -> float:
     """One play of the conversation on a fresh store, directly or through the adapter (microseconds per turn)."""
-    from ltm_harness._agents.frameworks.langgraph import LangGraphAgent
-    from ltm_harness._agents.frameworks.openai_agents import OpenAIAgentsAgent
-
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "graph.py").write_text(GRAPH)
         (folder / "sdk_agent.py").write_text(SDK_AGENT)
         if name == "langgraph":
+            from ltm_harness._agents.frameworks.langgraph import LangGraphAgent
+
             if not adapter:
                 return await langgraph_direct(folder, messages)
             return await through_adapter(LangGraphAgent(f"langgraph:{folder / 'graph.py'}:graph"), folder, messages)
+        if name == "mem0":
+            from ltm_harness._agents.frameworks.mem0 import Mem0Agent
+
+            if not adapter:
+                return await mem0_direct(folder, messages, urls["mem0"])
+            return await through_adapter(Mem0Agent(f"mem0:{MEM0_EXAMPLE}", base_url=urls["mem0"]), folder, messages)
+        if name == "letta":
+            from ltm_harness._agents.frameworks.letta import LettaAgent
+
+            if not adapter:
+                return await letta_direct(folder, messages, urls["letta"])
+            return await through_adapter(LettaAgent(f"letta:{urls['letta']}?model=openai/mock"), folder, messages)
+        from ltm_harness._agents.frameworks.openai_agents import OpenAIAgentsAgent
+
         if not adapter:
             return await sdk_direct(folder, messages)
         agent = OpenAIAgentsAgent(f"openai-agents:{folder / 'sdk_agent.py'}:agent",
@@ -191,18 +292,18 @@ class Bare(FrameworkAgent):
         pass
 
 
-async def measure(turns: int, repeats: int) -> None:
+async def measure(turns: int, repeats: int, frameworks: list[str], urls: dict[str, str]) -> None:
     messages = conversation(turns)
     print(f"{turns} turns ({sum(m.observe for m in messages)} of them history); CPU microseconds per turn, median (and "
           f"fastest) of {repeats} plays each, direct and adapter alternating, after one untimed play of each")
     print(f"{'framework':<15} {'direct':>18} {'adapter':>18} {'added (median)':>16}")
-    for name in ("langgraph", "openai-agents"):
-        await one(name, False, messages[:20])  # warm up: imports, first-call caches
-        await one(name, True, messages[:20])
+    for name in frameworks:
+        await one(name, False, messages[:20], urls)  # warm up: imports, first-call caches
+        await one(name, True, messages[:20], urls)
         direct, adapted = [], []
         for k in range(repeats):
             for adapter in ((False, True) if k % 2 == 0 else (True, False)):
-                (adapted if adapter else direct).append(await one(name, adapter, messages))
+                (adapted if adapter else direct).append(await one(name, adapter, messages, urls))
         d, a = statistics.median(direct), statistics.median(adapted)
         print(f"{name:<15} {d:>9,.0f} ({min(direct):>6,.0f}) {a:>9,.0f} ({min(adapted):>6,.0f}) "
               f"{a - d:>+9,.0f} ({(a - d) / d:+.1%})")
@@ -216,8 +317,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated, of: " + ", ".join(FRAMEWORKS))
     args = parser.parse_args()
-    asyncio.run(measure(args.turns, args.repeats))
+    frameworks = [f for f in args.frameworks.split(",") if f]
+    if unknown := set(frameworks) - set(FRAMEWORKS):
+        parser.error(f"unknown frameworks: {', '.join(sorted(unknown))}")
+    urls: dict[str, str] = {}
+    with ExitStack() as servers:  # the servers mem0 and Letta talk to, for the frameworks measured
+        if "mem0" in frameworks:
+            urls["mem0"] = servers.enter_context(server([sys.executable, "-m", "ltm_harness", "mock-llm", "--port", "0"],
+                                                        lambda line: line.split(" at ")[1].split()[0]))
+        if "letta" in frameworks:
+            urls["letta"] = servers.enter_context(server([sys.executable, "-c", LETTA_SERVER, str(ROOT)], str.strip))
+        asyncio.run(measure(args.turns, args.repeats, frameworks, urls))
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ class Builtin:
 
 LANGCHAIN = Extra("langchain", ("langgraph", "langchain_core"))
 OPENAI_AGENTS = Extra("openai-agents", ("agents",))
+MEM0 = Extra("mem0", ("mem0", "qdrant_client"))
+LETTA = Extra("letta", ("letta_client",))
 
 _BUILTINS = (
     Builtin("oracle", "baselines", "OracleAgent", None,
@@ -108,6 +110,13 @@ _BUILTINS = (
     Builtin("openai-agents", "frameworks.openai_agents", "OpenAIAgentsAgent", True,
             "openai-agents:FILE.py:NAME or openai-agents:MODULE:NAME an OpenAI Agents SDK Agent, one SQLiteSession "
             "per conversation, kept in the run folder (docs/agents/openai-agents.md)", OPENAI_AGENTS, ("openai",)),
+    Builtin("mem0", "frameworks.mem0", "Mem0Agent", None,
+            "mem0[:CONFIG.yml] a chat model (an openai: model) with mem0 memory, searched before each reply and added "
+            "to after it; its store kept in the run folder (docs/agents/mem0.md)", MEM0, ("openai",)),
+    Builtin("letta", "frameworks.letta", "LettaAgent", True,
+            "letta:http://HOST:PORT[/AGENT] an agent on a Letta server (a new one, or a copy of AGENT, per "
+            "conversation), exported into the run folder after each turn (docs/agents/letta.md)", LETTA,
+            ("http", "llm")),
 )
 
 

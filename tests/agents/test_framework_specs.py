@@ -14,6 +14,8 @@ from ltm_harness._cli.main import main as cli
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 LANGGRAPH = f"langgraph:{EXAMPLES / 'langgraph_agent.py'}:graph"
 SDK = f"openai-agents:{EXAMPLES / 'agents_sdk_agent.py'}:agent"
+MEM0 = f"mem0:{EXAMPLES / 'mem0.yml'}"
+LETTA = "letta:http://127.0.0.1:9"
 RUN = ["run", "--datasets", "colours", "--limit", "1", "--results", "results", "--quiet", "--no-report"]
 
 
@@ -46,12 +48,13 @@ def test_list_names_the_adapters_and_their_extras(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")  # rich wraps table cells to the terminal's width
     assert cli(["list"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "langgraph │ built-in (extra langchain)" in out
-    assert "openai-agents │ built-in (extra openai-agents)" in out
+    assert "langgraph │ built-in (extra langchain)" in out and "openai-agents │ built-in (extra openai-agents)" in out
+    assert "mem0 │ built-in (extra mem0)" in out and "letta │ built-in (extra letta)" in out
 
 
 @pytest.mark.parametrize("package,spec,extra", [("langgraph", LANGGRAPH, "langchain"),
-                                                ("agents", SDK, "openai-agents")])
+                                                ("agents", SDK, "openai-agents"), ("mem0", MEM0, "mem0"),
+                                                ("letta_client", LETTA, "letta")])
 def test_a_missing_extra_is_one_line_naming_the_pip_command(monkeypatch, capsys, package, spec, extra):
     block(monkeypatch, package)
     line = error_line([*RUN, "-a", spec], capsys)
@@ -75,8 +78,14 @@ def test_a_missing_extra_is_one_line_naming_the_pip_command(monkeypatch, capsys,
     (f"openai-agents:{EXAMPLES / 'langgraph_agent.py'}:graph",
      "the object is a CompiledStateGraph, not an OpenAI Agents SDK Agent; name an agents.Agent(...)"),
     (f"{SDK}?tracing=maybe", "tracing='maybe' is not one of off, on"),
+    ("mem0:", "write mem0 or mem0:CONFIG.yml"),
+    ("mem0:nothere.yml", "nothere.yml: cannot be read"),
+    ("letta", "write letta:http://HOST:PORT or letta:http://HOST:PORT/AGENT_ID"),
+    ("letta:ftp://host", "write letta:http://HOST:PORT or letta:http://HOST:PORT/AGENT_ID"),
+    ("letta:http://host:8283?model=", "unknown or empty parameter 'model'"),
 ], ids=["no-target", "no-name", "no-file", "no-module", "no-object", "wrong-type", "bad-value", "unknown-parameter",
-        "empty-value", "sdk-wrong-type", "sdk-bad-value"])
+        "empty-value", "sdk-wrong-type", "sdk-bad-value", "mem0-empty", "mem0-no-file", "letta-no-url",
+        "letta-not-http", "letta-empty-value"])
 def test_a_bad_spec_is_one_line(capsys, spec, said):
     line = error_line([*RUN, "-a", spec], capsys)
     assert said in line, line

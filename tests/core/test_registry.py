@@ -170,7 +170,7 @@ def test_names_belong_to_one_thing_and_unknown_names_list_the_known(tmp_path: Pa
         ltm_harness.run(cfg, agents=["null"], results=tmp_path / "r")
     with pytest.raises(ltm_harness.ConfigError, match="unknown dataset 'colour'; known datasets: .*colours"):
         ltm_harness.run(make_config(["colour"]), agents=["null"], results=tmp_path / "r")
-    with pytest.raises(ltm_harness.AgentError, match="unknown agent 'orcale'; known agents: http, langgraph, null, openai, openai-agents, oracle"):
+    with pytest.raises(ltm_harness.AgentError, match="unknown agent 'orcale'; known agents: http, langgraph, letta, mem0, null, openai, openai-agents, oracle"):
         ltm_harness.run(make_config(["kv"]), agents=["orcale"], results=tmp_path / "r")
     with pytest.raises(ltm_harness.ConfigError, match="nowhere.py does not exist"):
         ltm_harness.run(make_config(["kv"]), agents=[f"{tmp_path / 'nowhere.py'}:Agent"], results=tmp_path / "r")

@@ -125,7 +125,7 @@ class FrameworkAgent(Agent):
 
     def __init__(self, spec: str, *, tokenizer: str = DEFAULT_ENCODING, runtime: "LLMRuntime | None" = None) -> None:
         super().__init__(spec)
-        self.target, self.options = split_spec(spec, self.kind, self.params)
+        self.target, self.options = self.parse_spec(spec)
         self._prices = runtime.prices if runtime is not None else PriceTable()
         self._tokenizer = get_tokenizer(tokenizer)
         self.turns = 0  # the turns the store holds (answered and observed)
@@ -134,6 +134,11 @@ class FrameworkAgent(Agent):
         self._name: str | None = None
 
     # -- what an adapter implements ----------------------------------------------------------------------------
+    def parse_spec(self, spec: str) -> tuple[str, dict[str, str]]:
+        """(TARGET, parameters) of the spec, `KIND:TARGET?key=value&...` (`split_spec`); an adapter whose spec has
+        another form overrides it."""
+        return split_spec(spec, self.kind, self.params)
+
     @abstractmethod
     async def _open(self) -> None:
         """Open the framework's store (`state_file(...)`), before the first turn or `restore`."""
@@ -142,8 +147,9 @@ class FrameworkAgent(Agent):
     async def _answer(self, text: str, turn: int) -> Answer:
         """Send the user message `text` (the conversation's turn number `turn`, from 1) and return the reply."""
 
-    async def _ingest(self, text: str, turn: int) -> None:
-        """Put `text` (turn number `turn`) into the store as a user message, without a model call."""
+    async def _ingest(self, text: str, turn: int) -> Answer | None:
+        """Put `text` (turn number `turn`) into the store as a user message, without a model call (or with only the
+        framework's own memory calls: their usage in the `Answer`, whose text is not used)."""
         raise NotImplementedError  # only called when `ingests`
 
     @abstractmethod
@@ -180,8 +186,8 @@ class FrameworkAgent(Agent):
     async def observe(self, message: AgentMessage) -> Reply | str | None:
         if not self.ingests:
             return await self.reply(message, None)
-        await self._step("taking in history", self._ingest, timestamp_prefix(message.timestamp) + message.text)
-        return None
+        used = await self._step("taking in history", self._ingest, timestamp_prefix(message.timestamp) + message.text)
+        return self._reply(Answer("", used.usage), "") if used is not None and used.usage else None
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """The framework's memory as it saved it after exactly these turns (nothing is sent to it again)."""
