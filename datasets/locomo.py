@@ -35,7 +35,7 @@ from ltm_harness._authoring.dataset import DatasetInterface, ResultPart, ResultV
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
-from ltm_harness._interop.conversation import MODES, HistoryTurn, Question, plan_conversation
+from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
 from ltm_harness._interop.locomo.data import CATEGORY_NAMES, LocomoSample, render_turn
 from ltm_harness._interop.locomo.fetch import load_locomo
 from ltm_harness._interop.locomo.judge import JUDGED_CATEGORIES, judge_prompt

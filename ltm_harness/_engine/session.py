@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._agents.base import Agent, OracleHint

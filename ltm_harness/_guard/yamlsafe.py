@@ -5,12 +5,15 @@ it expands, and an integer of more digits than Python reads is refused in words 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode
 
+from ltm_harness._errors import ConfigError
+from ltm_harness._guard.files import read_text
 from ltm_harness._guard.limits import MAX_JSON_DEPTH, MAX_YAML_ALIASES, MAX_YAML_NODES, clip
 
 MAX_YAML_DEPTH = MAX_JSON_DEPTH
@@ -120,3 +123,26 @@ def load(text: str) -> Any:
         raise YAMLProblem("nested too deeply to read", None) from None
     finally:
         loader.dispose()
+
+
+def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
+    """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
+    `expected` says what the file should hold."""
+    try:
+        raw = load(read_text(path))
+    except YAMLProblem as exc:
+        at = f"line {exc.line}: " if exc.line else ""
+        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable {what} file") from None
+    if raw is None:
+        raise ConfigError(f"{path}: the file is empty; give {expected}")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the {what} must be a mapping, not a {type(raw).__name__}; give {expected}")
+    return raw

@@ -8,13 +8,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializationInfo, SerializerFunctionWrapHandler,
                       ValidationError, field_validator, model_serializer)
 
 from ltm_harness._errors import ConfigError, option, option_name
-from ltm_harness._guard import yamlsafe
-from ltm_harness._guard.files import read_text
+from ltm_harness._guard.yamlsafe import read_yaml_mapping
 from ltm_harness._guard.limits import (MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_MESSAGE_TOKENS,
                                        MAX_REPLY_BYTES, MAX_SECONDS, MAX_SEED, clip)
 from ltm_harness._llm.client import LLMSettings
@@ -361,26 +359,3 @@ def load_config(name: str | Path) -> RunConfig:
         return RunConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(str(path), exc)) from None
-
-
-def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
-    """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
-    `expected` says what the file should hold."""
-    try:
-        raw = yamlsafe.load(read_text(path))
-    except yamlsafe.YAMLProblem as exc:
-        at = f"line {exc.line}: " if exc.line else ""
-        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML {what}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable {what} file") from None
-    if raw is None:
-        raise ConfigError(f"{path}: the file is empty; give {expected}")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the {what} must be a mapping, not a {type(raw).__name__}; give {expected}")
-    return raw

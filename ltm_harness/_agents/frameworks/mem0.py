@@ -109,7 +109,7 @@ def read_settings(spec: str, path: str | None) -> Mem0Settings:
     """The settings of `-a mem0[:CONFIG.yml]`; a bad file is one line naming it and the field."""
     if path is None:
         return Mem0Settings()
-    from ltm_harness._runner.config import read_yaml_mapping
+    from ltm_harness._guard.yamlsafe import read_yaml_mapping
 
     try:
         raw = read_yaml_mapping(Path(path), "mem0 agent config", "a mem0 agent config (see examples/agents/mem0.yml)")
