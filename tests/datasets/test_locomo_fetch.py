@@ -5,8 +5,6 @@ one line saying what to do and leaves nothing in the cache; a file of the user's
 from __future__ import annotations
 
 import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
@@ -14,49 +12,24 @@ import pytest
 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.locomo.fetch import REMOTE, load_locomo
+from ltm_harness.testing import FileServer
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo" / "synthetic.json"
 GOOD = FIXTURE.read_bytes()
 
 
-class Server:
-    """Paths to (body, declared length); 404 for any other path; counts requests per path."""
-
-    def __init__(self, routes: dict[str, tuple[bytes, int | None]]) -> None:
-        self.routes, self.hits = routes, {}
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                server.hits[self.path] = server.hits.get(self.path, 0) + 1
-                body, declared = server.routes.get(self.path, (b"not found", None))
-                self.send_response(200 if self.path in server.routes else 404)
-                self.send_header("Content-Length", str(len(body) if declared is None else declared))
-                self.end_headers()
-                self.wfile.write(body)
-                self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server({
-        "/locomo10.json": (GOOD, None),
-        "/truncated.json": (GOOD[: len(GOOD) // 2], len(GOOD)),  # the connection closes before the declared end
-        "/cut.json": (GOOD[: len(GOOD) // 2], None),  # the server says it is all: the JSON is cut
-        "/login.json": (b"<html>please log in</html>", None),
-        "/other.json": (b'{"ao3": {}, "pg19": {}}', None),
-        "/badturn.json": (GOOD.replace(b'"text": "How was Lisbon?"', b'"words": "How was Lisbon?"'), None),
-    })
-    yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+def server() -> Iterator[FileServer]:
+    routes = {
+        "/locomo10.json": (200, GOOD, None),
+        "/truncated.json": (200, GOOD[: len(GOOD) // 2], len(GOOD)),  # the connection closes before the declared end
+        "/cut.json": (200, GOOD[: len(GOOD) // 2], None),  # the server says it is all: the JSON is cut
+        "/login.json": (200, b"<html>please log in</html>", None),
+        "/other.json": (200, b'{"ao3": {}, "pg19": {}}', None),
+        "/badturn.json": (200, GOOD.replace(b'"text": "How was Lisbon?"', b'"words": "How was Lisbon?"'), None),
+    }
+    with FileServer(routes).serving() as s:
+        yield s
 
 
 @pytest.fixture
@@ -66,7 +39,7 @@ def cache(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache"
 
 
-def serve(monkeypatch, server: Server, path: str) -> str:
+def serve(monkeypatch, server: FileServer, path: str) -> str:
     monkeypatch.setenv("LTM_LOCOMO_URL", server.url + path)
     return server.url + path
 

@@ -4,8 +4,6 @@ offline) is one line saying what to do and leaves nothing in the cache; a local 
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
@@ -14,53 +12,26 @@ import pytest
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._interop.longmemeval.data import iter_questions
 from ltm_harness._interop.longmemeval.fetch import FILES, check_file, data_path, remote_file
+from ltm_harness.testing import NO_LENGTH, FileServer
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "longmemeval" / "tiny.json"
 GOOD = TINY.read_bytes()
 NAME = FILES["s"]
 
 
-class Server:
-    """Paths to (status, body, declared length); counts requests per path."""
-
-    def __init__(self, routes: dict[str, tuple[int, bytes, int | None]]) -> None:
-        self.routes = routes
-        self.hits: dict[str, int] = {}
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                server.hits[self.path] = server.hits.get(self.path, 0) + 1
-                status, body, declared = server.routes.get(self.path, (404, b"not found", None))
-                self.send_response(status)
-                if declared != -1:
-                    self.send_header("Content-Length", str(len(body) if declared is None else declared))
-                self.end_headers()
-                self.wfile.write(body)
-                self.wfile.flush()
-                self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server({
+def server() -> Iterator[FileServer]:
+    routes = {
         f"/good/{NAME}": (200, GOOD, None),
         f"/good/{FILES['oracle']}": (200, GOOD, None),
         f"/truncated/{NAME}": (200, GOOD[: len(GOOD) // 2], len(GOOD)),
-        f"/cut/{NAME}": (200, GOOD[: len(GOOD) // 2], -1),  # no length said: the connection just ends
+        f"/cut/{NAME}": (200, GOOD[: len(GOOD) // 2], NO_LENGTH),  # no length said: the connection just ends
         f"/html/{NAME}": (200, b"<html><body>Sign in to continue</body></html>", None),
         f"/shape/{NAME}": (200, b'[{"question": "what?", "answer": 3}]', None),
         f"/empty/{NAME}": (200, b"[]", None),
-    })
-    yield s
-    s.httpd.shutdown()
+    }
+    with FileServer(routes).serving() as s:
+        yield s
 
 
 @pytest.fixture
@@ -70,7 +41,7 @@ def cache(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache"
 
 
-def mirror(monkeypatch, server: Server, folder: str) -> str:
+def mirror(monkeypatch, server: FileServer, folder: str) -> str:
     monkeypatch.setenv("LTM_LONGMEMEVAL_URL", f"{server.url}/{folder}/")
     return f"{server.url}/{folder}/{NAME}"
 
