@@ -195,15 +195,17 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         async with limit:
             return await one_session(session_id, chosen, own)
 
+    def isolated_session(d: DatasetInterface, e: TestExample) -> Awaitable[list[TestResult]]:
+        return gated(slug(f"{d.name}__{e.example_id}"), lambda: [(d, e)])
+
     def own_session(d: DatasetInterface, uid: str, i: int) -> Awaitable[list[TestResult]]:
         return gated(slug(uid.replace("/", "__", 1)), lambda: [(d, prepared.examples[d.name][i])], own=True)
 
     jobs: list[Awaitable[list[TestResult]]] = []
     if shared and not cfg.isolated:
         jobs.append(one_session(MAIN_SESSION, lambda: shared))
-    elif shared:
-        jobs += [gated(slug(f"{d.name}__{e.example_id}"), lambda pair=(d, e): [pair])  # type: ignore[misc]
-                 for d, e in shared]
+    else:
+        jobs += [isolated_session(d, e) for d, e in shared]
     jobs += [own_session(d, uid, i) for d, uid, i in own]
     tasks = [asyncio.ensure_future(job) for job in jobs]
     try:
