@@ -52,7 +52,7 @@ class LatestVerdict(BaseModel):
 CLAIMS = ("NOW", "STATED", "OPENING", "CORRECT")
 _STRONG = ("NOW", "FIRST", "PAST", "NEXT")
 _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "its"); longer phrases first
-    "NONE": r"first of all|at first glance|last (?:week|month|year|night|time)|next time|not sure|not certain|"
+    "NONE": r"(?:newest|latest|most recent)(?: one| ones| entries)? (?:first|at the top|on top)|first of all|at first glance|last (?:week|month|year|night|time)|next time|not (?:\w+ )?(?:sure|certain)|"
             r"(?:have|ve|has) now|now that|for now on|in order",
     "NEG": r"no longer|rather than|instead of|not|nor|isnt|arent|wasnt|never|anymore|any more",
     "NOW": r"right now|as of now|at the moment|at present|these days|nowadays|most recently|most recent|"
@@ -62,26 +62,29 @@ _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "
              r"started (?:out )?with|start(?:ed)? (?:off|out)|began with",
     "PAST": r"used to|before (?:that|then|this)|prior to (?:that|this)|back then|in the past|previously|previous|"
             r"before|prior|formerly|former|earlier|(?:changed|switched|moved) (?:it |that |this )?from|old|older|"
-            r"had been",
+            r"had been|(?:which |that |it )?replaced(?! (?:it |that )?(?:with|by)\b)",
     "NEXT": r"and then|then|after that|after this|afterwards|afterward|after which|later on|later|next|"
-            r"subsequently|followed by|since then|more recently|(?:changed|switched|updated|moved|swapped|turned|"
-            r"went|replaced|changing|switching)(?: it| that| this| (?:your|my) (?:mind|answer))?(?: over)? "
-            r"(?:to|with|for|by)|changed|switched|became|become",
+            r"subsequently|followed by|since then|more recently|went (?:with|for|to)|replaced (?:it |that )?(?:with|by)|"
+            r"(?:changed|switched|updated|moved|swapped|turned|changing|switching)(?: it| that| this| (?:your|my) "
+            r"(?:mind|answer))?(?: over| on)? to|changed|switched|became|become",
     "RECALL": r"mentioned|mention|said|say|saying|told|tell|telling|also|too|as well|gave|given|shared|listed|"
               r"named|stated|noted|several|various|multiple|others|other|history|including|such as",
 }
 _CUE = re.compile(r"\b(?:" + "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _CUES.items()) + r")\b")
 _WEAK = re.compile(r"\b(?:was|were|had)\b")
-_STATED = re.compile(r"\b(?:is|its|it is|thats|that is|youre|you are|are|be|call you|called|go by|goes by|known as|"
+_STATED = re.compile(r"\b(?:is|is it|its|it is|thats|that is|youre|you are|are|be|call you|called|go by|goes by|"
+                     r"known as|(?:have|got|know|noted|remember) you(?: down)? as|"
                      r"answer|name|colou?r|favou?rite|fave|like|love|prefer|i believe|i think|id say|i guess)"
                      r"(?: (?:definitely|probably|actually|indeed|clearly|certainly|surely|i believe|i think))*$")
+_REPORTED = re.compile(r"\b(?:is|it is|you are|youre|call you|be)$")  # "you told me your name is Yusuf"
 _STATED_AFTER = re.compile(r"^(?:is|its|remains|stays) (?:your|the) (?:\w+ )?(?:favou?rite|fave|name|colou?r|answer|one)\b")
-_CORRECT = re.compile(r"\b(?:or rather|rather|actually|i mean|correction|scratch that|no wait|wait|sorry|make that|"
-                      r"oops|my mistake|my bad)(?: \w+){0,2}$")
+_CORRECT = re.compile(r"\b(?:or rather|rather(?! than)|actually|i mean|correction|scratch that|no wait|wait|sorry|make that|"
+                      r"oops|my mistake|my bad)(?: \w+){0,3}$")
 _GREETING = re.compile(r"\b(?:hi|hello|hey|dear|thanks|thank you|welcome back|good (?:morning|afternoon|evening)|"
                        r"nice to (?:see|hear from) you(?: again)?|greetings)$")
-_FILLER = {"sure", "ok", "okay", "yes", "yeah", "well", "hmm", "of", "course", "certainly", "absolutely", "got", "it",
-           "the", "answer", "that", "would", "be", "oh", "ah", "right", "so"}
+_FILLER = {"sure", "ok", "okay", "yes", "yeah", "no", "well", "hmm", "of", "course", "certainly", "absolutely", "got",
+           "it", "the", "answer", "that", "would", "be", "oh", "ah", "right", "so", "plain", "just", "simply",
+           "definitely", "probably", "surely", "easy", "i", "think", "believe", "guess", "id", "say"}
 _NEG_REACH = 3  # a denial reaches this many words
 _NEAR = 12  # words before a value that can mark it
 _HEDGE = re.compile(r"\b(or|either|maybe|perhaps|possibly|not sure|unsure)\b")
@@ -90,11 +93,19 @@ _HEDGE_BREAK = re.compile(r"\b(not(?! sure| certain)|no longer|rather than|inste
 # Text the rule reads around values.
 _ARROW = re.compile(r"\s*(?:->|=>|\u2192|\u27f6|\u21d2)\s*")
 _BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]]")  # clause ends; a line ending in ":" runs on
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
 _LIST_GAP = re.compile(r"^(?:[\s,/&+*_\-\u2022\u00b7|>#]|\d+[.)]|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
 _PREDICATE = re.compile(r"^[\s*_]*(?:\((?P<paren>[^()]*)\)|[-\u2013\u2014:]?\s*(?P<words>(?:is|was|were|are|came|comes|"
                         r"being|became|had been|has been|remains|stays|isn't|wasn't)\b[^,;.!?()\n]*|(?:first|at first|originally|"
-                        r"initially|before|earlier|previously|then|later|next|now|currently|most recently|recently|"
-                        r"last|lastly|finally)(?=\s*(?:[,;.!?)\n]|$|and\b|but\b))))", re.IGNORECASE)
+                        r"initially|before(?: that| then)?|earlier(?: on)?|previously|then|later|next|now|currently|"
+                        r"(?:most|more) recently|recently|last|lastly|finally)(?=\s*(?:[,;.!?)\n]|$|and\b|but\b))))",
+                        re.IGNORECASE)
+_ORDER_NOTE = r"(?:newest|latest|most recent)(?: one| ones| entries)? (?:first|at the top|on top)|(?:in )?reverse(?: chronological)? order"
+_NEWEST_FIRST = re.compile(r"\b(?:" + _ORDER_NOTE + r")\b")
+_UNSURE = re.compile(r"\b(?:not sure|unsure|not certain|dont know|do not know|cant remember|cannot remember|cant recall|"
+                     r"dont remember|cant tell|cannot tell)(?: \w+){0,3} (?:which|whether)\b|\blost track\b|"
+                     r"\bwhich (?:one |of (?:these|them|those) )?(?:would|do|should|shall|did) you\b|"
+                     r"\bwhich (?:one )?is (?:it|correct|right)\b")
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _TIME = r"(?:,?\s*(?:at\s+)?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\b\.?)?)?"
@@ -117,7 +128,10 @@ class _Mention:
     end: int
     before: str  # the words of its clause before it, since the previous value
     after: str  # a cue phrase just after it ("(latest)", "was the first"), or ""
+    rest: str  # when it is the last value of its clause and has no such phrase: the rest of the clause
     linked: bool  # an item of a list with the previous value (nothing but commas, "and", bullets between)
+    alone: bool  # the only value of its clause, among filler words only ("Red.", "No - plain Red!")
+    sentence: int  # which sentence of the answer it is in
     role: str = "PLAIN"
     stamp: tuple[str, float] | None = None
 
@@ -139,7 +153,7 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
     hedged = _hedge(text, mentions, want)
     if hedged is not None:
         return LatestVerdict(score=0.0, reason=f"The answer hedges between {expected!r} and {hedged!r}.", conclusive=True)
-    readings, how = _readings(mentions)
+    readings, how = _readings(mentions, text)
     if not readings:
         return LatestVerdict(score=0.0, reason=f"The answer denies every {noun} it names.", conclusive=True)
     given = [v for v in readings if normalize(v) != want]
@@ -174,13 +188,21 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
     cursor = 0  # where the words of the next mention begin: after the previous one and its cue
     for start, end, value in spans:
         clause = max([b for b in boundaries if b <= start], default=0)
+        clause_end = min([b for b in boundaries if b > end], default=len(text))
+        words = normalize(text[clause:start] + " " + text[end:clause_end]).split()
+        alone = all(w in _FILLER or w.isdigit() for w in words) and not any(
+            a != start and clause <= a < clause_end for a, _, _ in spans)
         gap = text[cursor:start]
         linked = bool(out) and _LIST_GAP.match(_STAMP.sub(" ", gap)) is not None
         after = _PREDICATE.match(text[end:])
         cue = (after.group("paren") or after.group("words") or after.group(0)) if after else ""
         if after and _mentions_any(cue, values):
             after, cue = None, ""  # "(you said Brown)" belongs to Brown
-        out.append(_Mention(value, start, end, text[max(clause, cursor):start], cue, linked))
+        # The last value of its clause: the rest of the clause may speak of it ("olive, in your latest message").
+        rest = text[end:clause_end] if not after and not any(end <= a < clause_end for a, _, _ in spans) else ""
+        sentence = len(_SENTENCE_END.findall(text, 0, start))
+        out.append(_Mention(value, start, end, text[max(clause, cursor):start], cue, rest, linked, alone,
+                            sentence))
         cursor = end + (after.end() if after else 0)
     _stamp(text, out)
     _assign_roles(out, text)
@@ -192,12 +214,15 @@ def _mentions_any(text: str, values: list[str]) -> bool:
 
 
 def _role(m: _Mention, has_previous: bool) -> str:
-    words = normalize(m.before).split()[-_NEAR:]
+    words = normalize(re.sub(r"'s\b", " is", m.before)).split()[-_NEAR:]  # "your name's" -> "your name is"
     pre = " ".join(words)
     if _GREETING.search(pre):
         return "GREETING"
     if has_previous and _CORRECT.search(pre):
         return "CORRECT"
+    if has_previous and re.search(r"\b(before|after)\s*$", m.before, re.IGNORECASE):
+        # "Brown came before Cream": Cream is the later one; "you switched to it after Walter": Walter the earlier
+        return "NEXT" if m.before.rstrip().lower().endswith("before") else "PAST"
     if words[-1:] == ["from"]:
         return "PAST"  # "from Brown to Cream"
     if has_previous and words in (["to"], ["and", "to"], ["then", "to"], ["and", "then", "to"]):
@@ -212,16 +237,20 @@ def _role(m: _Mention, has_previous: bool) -> str:
     post_cues = [str(c.lastgroup) for c in _CUE.finditer(post) if c.lastgroup in _STRONG + ("NEG",)]
     if post_cues:
         return post_cues[0]
-    if any(kind == "RECALL" for _, kind in cues):
-        return "RECALL"
-    if _STATED.search(pre) or _STATED_AFTER.match(post):
+    recalled = any(kind == "RECALL" for _, kind in cues)
+    if not recalled and (_STATED.search(pre) or _STATED_AFTER.match(post)):
         return "STATED"
+    rest_cues = [str(c.lastgroup) for c in _CUE.finditer(normalize(m.rest)) if c.lastgroup in _STRONG]
+    if rest_cues:
+        return rest_cues[0]
+    if recalled:
+        return "REPORTED" if _REPORTED.search(pre) else "RECALL"
     if _WEAK.search(pre) or _WEAK.match(post):
         return "WEAK"
     return "PLAIN"
 
 
-_INHERIT = {"FIRST": "PLAIN", "OPENING": "PLAIN", "CORRECT": "NOW", "GREETING": "PLAIN"}
+_INHERIT = {"FIRST": "PLAIN", "OPENING": "PLAIN", "CORRECT": "NOW", "GREETING": "PLAIN", "REPORTED": "RECALL"}
 
 
 def _assign_roles(mentions: list[_Mention], text: str) -> None:
@@ -229,38 +258,51 @@ def _assign_roles(mentions: list[_Mention], text: str) -> None:
         m.role = _role(m, i > 0)
         if m.role == "PLAIN" and m.linked:
             m.role = _INHERIT.get(mentions[i - 1].role, mentions[i - 1].role)
-        if m.role == "CORRECT":
+        if m.role == "CORRECT" and normalize(mentions[i - 1].value) != normalize(m.value):
             mentions[i - 1].role = "NEG"
-    first = next((m for m in mentions if m.role != "GREETING"), None)
+    # A value said on its own, outside any list ("Red.", "No - plain Red!"), is the answer when it is the only one
+    # said so; so is the value that opens the answer when the next one has words of its own ("Red, but you also
+    # mentioned Brown").
+    listed = {i for i, m in enumerate(mentions) if m.linked} | {i - 1 for i, m in enumerate(mentions) if m.linked}
+    alone = [m for i, m in enumerate(mentions) if m.alone and i not in listed and m.role != "GREETING"]
+    if len(alone) == 1 and alone[0].role == "PLAIN":
+        alone[0].role = "OPENING"
+        return
+    told = [m for m in mentions if m.role != "GREETING"]
+    first = told[0] if told else None
     if first is not None and first.role == "PLAIN" and set(normalize(text[:first.start]).split()) <= _FILLER:
-        rest = [m for m in mentions if m is not first and m.role != "GREETING"]
-        if not rest or (not rest[0].linked and rest[0].role != "PLAIN"):
+        if len(told) == 1 or (not told[1].linked and told[1].role != "PLAIN"):
             first.role = "OPENING"
 
 
 def _hedge(text: str, mentions: list[_Mention], want: str) -> str | None:
-    """The rival `want` is hedged with ("Red, or maybe Cream", "Red? Or was it Cream?"), if any."""
+    """The rival `want` is hedged with ("Red, or maybe Cream", "Red? Or was it Cream?", "I'm not sure which of Red
+    and Cream"), if any."""
     for a, b in zip(mentions, mentions[1:]):
         va, vb = normalize(a.value), normalize(b.value)
         if want in (va, vb) and va != vb:
             between = normalize(text[a.end:b.start])
             if _HEDGE.search(between) and not _HEDGE_BREAK.search(between):
                 return b.value if va == want else a.value
+    if _UNSURE.search(normalize(text)):
+        return next(m.value for m in mentions if normalize(m.value) != want)
     return None
 
 
-def _readings(mentions: list[_Mention]) -> tuple[list[str], str]:
+def _readings(mentions: list[_Mention], text: str) -> tuple[list[str], str]:
     """The values the answer gives as current (more than one when it contradicts itself), and how it gives them."""
     told = [m for m in mentions if m.role not in ("NEG", "GREETING")]
     if not told:
         return [], "every value is denied"
+    weak = ("OPENING", "REPORTED")  # a sequence going on from them ends in the claim
     claims: list[int] = []  # indices into `told`
+    strong = any(m.role in CLAIMS and m.role != "OPENING" for m in told)
     for i, m in enumerate(told):
-        if m.role in CLAIMS:
+        if m.role in CLAIMS or (m.role == "REPORTED" and not strong):
             claims.append(i)
         elif m.role == "NEXT" and i - 1 in claims:
-            if told[i - 1].role in ("OPENING", "NEXT"):
-                claims.remove(i - 1)  # the sequence goes on from the opening value: its end is the claim
+            if told[i - 1].role in weak + ("NEXT",):
+                claims.remove(i - 1)
             claims.append(i)
     if claims:
         return _distinct([told[i].value for i in claims]), _how([told[i] for i in claims])
@@ -275,8 +317,12 @@ def _readings(mentions: list[_Mention]) -> tuple[list[str], str]:
             order.insert(0, i)
         elif m.role == "PAST" and previous >= 0:
             order.insert(previous, i)
+        elif m.role == "NEXT" and i > 0 and told[i - 1].sentence != m.sentence:
+            order.append(i)  # a sentence opening on "then" goes on with the story told so far
         else:
             order.insert(previous + 1, i)
+    if _NEWEST_FIRST.search(normalize(text)):
+        return [told[order[0]].value], "the first of the values stated, newest first"
     ordered = any(m.role in ("FIRST", "PAST", "NEXT") for m in told)
     return [told[order[-1]].value], "the latest of the history it tells" if ordered else "the last of the values stated"
 
