@@ -52,9 +52,11 @@ class LatestVerdict(BaseModel):
 CLAIMS = ("NOW", "STATED", "OPENING", "CORRECT")
 _STRONG = ("NOW", "FIRST", "PAST", "NEXT")
 _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "its"); longer phrases first
-    "NONE": r"(?:newest|latest|most recent)(?: one| ones| entries)? (?:first|at the top|on top)|first of all|at first glance|last (?:week|month|year|night|time)|next time|not (?:\w+ )?(?:sure|certain)|"
-            r"(?:have|ve|has) now|now that|for now on|in order",
-    "NEG": r"no longer|rather than|instead of|not|nor|isnt|arent|wasnt|never|anymore|any more",
+    "NONE": r"(?:newest|latest|most recent)(?: one| ones| entries)? (?:first|at the top|on top)|first of all|"
+            r"at first glance|last (?:week|month|year|night|time)|next time|not (?:\w+ )?(?:sure|certain)|"
+            r"(?:have|ve|has) now|now that|for now on|in order|i (?:will|would) say|ill say|id say",
+    "NEG": r"no longer|rather than|instead of|not|nor|isnt|arent|wasnt|havent|hasnt|hadnt|didnt|doesnt|dont|never|"
+           r"anymore|any more",
     "NOW": r"right now|as of now|at the moment|at present|these days|nowadays|most recently|most recent|"
            r"in the end|at last|currently|current|presently|now|today|latest|newest|lastly|last|finally|final|"
            r"ultimately|eventually|still|new|updated(?! to)",
@@ -62,7 +64,7 @@ _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "
              r"started (?:out )?with|start(?:ed)? (?:off|out)|began with",
     "PAST": r"used to|before (?:that|then|this)|prior to (?:that|this)|back then|in the past|previously|previous|"
             r"before|prior|formerly|former|earlier|(?:changed|switched|moved) (?:it |that |this )?from|old|older|"
-            r"had been|(?:which |that |it )?replaced(?! (?:it |that )?(?:with|by)\b)",
+            r"had been|dropped|abandoned|ditched|gave up(?: on)?|moved (?:on |away )?from|(?:which |that |it )?replaced(?! (?:it |that )?(?:with|by)\b)",
     "NEXT": r"and then|then|after that|after this|afterwards|afterward|after which|later on|later|next|"
             r"subsequently|followed by|since then|more recently|went (?:with|for|to)|replaced (?:it |that )?(?:with|by)|"
             r"(?:changed|switched|updated|moved|swapped|turned|changing|switching)(?: it| that| this| (?:your|my) "
@@ -72,10 +74,11 @@ _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "
 }
 _CUE = re.compile(r"\b(?:" + "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _CUES.items()) + r")\b")
 _WEAK = re.compile(r"\b(?:was|were|had)\b")
-_STATED = re.compile(r"\b(?:is|is it|its|it is|thats|that is|youre|you are|are|be|call you|called|go by|goes by|"
-                     r"known as|(?:have|got|know|noted|remember) you(?: down)? as|"
+_STATED = re.compile(r"\b(?:is|is it|its|it is|thats|that is|youre|you are|are|be|call (?:you|me)|called|go by|"
+                     r"goes by|known as|described as|i am|im|i (?:will|would) say|ill say|(?:have|got|know|noted|remember) you(?: down)? as|"
                      r"answer|name|colou?r|favou?rite|fave|like|love|prefer|i believe|i think|id say|i guess)"
                      r"(?: (?:definitely|probably|actually|indeed|clearly|certainly|surely|i believe|i think))*$")
+_BACK_NOW = re.compile(r"(?:that|this|it|which) (?:is|was)\b")
 _REPORTED = re.compile(r"\b(?:is|it is|you are|youre|call you|be)$")  # "you told me your name is Yusuf"
 _STATED_AFTER = re.compile(r"^(?:is|its|remains|stays) (?:your|the) (?:\w+ )?(?:favou?rite|fave|name|colou?r|answer|one)\b")
 _CORRECT = re.compile(r"\b(?:or rather|rather(?! than)|actually|i mean|correction|scratch that|no wait|wait|sorry|make that|"
@@ -92,11 +95,15 @@ _HEDGE_BREAK = re.compile(r"\b(not(?! sure| certain)|no longer|rather than|inste
 
 # Text the rule reads around values.
 _ARROW = re.compile(r"\s*(?:->|=>|\u2192|\u27f6|\u21d2)\s*")
-_BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]]")  # clause ends; a line ending in ":" runs on
+# Clause ends: sentence ends, line ends (a line ending in ":" runs on into the list it opens), brackets, dashes and
+# words of contrast ("Cream, but then Red").
+_BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]\u2013\u2014]|\s-(?=\s)|"
+                       r",?\s+(?:but|although|though|however|whereas)\b(?!\s*,)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
 _LIST_GAP = re.compile(r"^(?:[\s,/&+*_\-\u2022\u00b7|>#]|\d+[.)]|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
-_PREDICATE = re.compile(r"^[\s*_]*(?:\((?P<paren>[^()]*)\)|[-\u2013\u2014:]?\s*(?P<words>(?:is|was|were|are|came|comes|"
-                        r"being|became|had been|has been|remains|stays|isn't|wasn't)\b[^,;.!?()\n]*|(?:first|at first|originally|"
+_PREDICATE = re.compile(r"^[\s*_]*(?:\((?P<paren>[^()]*)\)|\s*(?:[\u2013\u2014]|-(?=\s))\s*(?P<aside>[^\n.;!?()\u2013\u2014]+)|"
+                        r":?\s*(?P<words>(?:is|was|were|are|came|comes|"
+                        r"being|became|had been|has been|remains|stays|isn't|wasn't)\b[^,;.!?()\n\u2013\u2014]*|(?:first|at first|originally|"
                         r"initially|before(?: that| then)?|earlier(?: on)?|previously|then|later|next|now|currently|"
                         r"(?:most|more) recently|recently|last|lastly|finally)(?=\s*(?:[,;.!?)\n]|$|and\b|but\b))))",
                         re.IGNORECASE)
@@ -105,7 +112,7 @@ _NEWEST_FIRST = re.compile(r"\b(?:" + _ORDER_NOTE + r")\b")
 _UNSURE = re.compile(r"\b(?:not sure|unsure|not certain|dont know|do not know|cant remember|cannot remember|cant recall|"
                      r"dont remember|cant tell|cannot tell)(?: \w+){0,3} (?:which|whether)\b|\blost track\b|"
                      r"\bwhich (?:one |of (?:these|them|those) )?(?:would|do|should|shall|did) you\b|"
-                     r"\bwhich (?:one )?is (?:it|correct|right)\b")
+                     r"\bwhich (?:one )?is (?:it|correct|right)\b|\btorn between\b|\b(?:cant|cannot) decide\b")
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _TIME = r"(?:,?\s*(?:at\s+)?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\b\.?)?)?"
@@ -127,6 +134,7 @@ class _Mention:
     start: int
     end: int
     before: str  # the words of its clause before it, since the previous value
+    since: str  # the text since the previous value, across clauses ("Aaron; no, Sabrina")
     after: str  # a cue phrase just after it ("(latest)", "was the first"), or ""
     rest: str  # when it is the last value of its clause and has no such phrase: the rest of the clause
     linked: bool  # an item of a list with the previous value (nothing but commas, "and", bullets between)
@@ -153,17 +161,19 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
     hedged = _hedge(text, mentions, want)
     if hedged is not None:
         return LatestVerdict(score=0.0, reason=f"The answer hedges between {expected!r} and {hedged!r}.", conclusive=True)
-    readings, how = _readings(mentions, text)
+    readings = _readings(mentions, text)
     if not readings:
         return LatestVerdict(score=0.0, reason=f"The answer denies every {noun} it names.", conclusive=True)
-    given = [v for v in readings if normalize(v) != want]
+    given = [(v, how) for v, how in readings if normalize(v) != want]
     if not given:
-        return LatestVerdict(score=1.0, reason=f"{expected!r} is the {noun} the answer gives ({how}).", conclusive=True)
-    if len(given) == len(readings):
-        return LatestVerdict(score=0.0, reason=f"The answer gives {given[0]!r} as the {noun} ({how}), not {expected!r}.",
+        return LatestVerdict(score=1.0, reason=f"{expected!r} is the {noun} the answer gives ({readings[0][1]}).",
                              conclusive=True)
-    return LatestVerdict(score=0.0, conclusive=False,
-                         reason=f"The answer gives both {expected!r} and {given[0]!r} as the current {noun} ({how}).")
+    if len(given) == len(readings):
+        return LatestVerdict(score=0.0, reason=f"The answer gives {given[0][0]!r} as the {noun} ({given[0][1]}), not "
+                                               f"{expected!r}.", conclusive=True)
+    how = next(h for v, h in readings if normalize(v) == want)
+    return LatestVerdict(score=0.0, conclusive=False, reason=f"The answer gives both {expected!r} ({how}) and "
+                                                             f"{given[0][0]!r} ({given[0][1]}) as the current {noun}.")
 
 
 def _prepare(response: str) -> str:
@@ -195,17 +205,24 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
         gap = text[cursor:start]
         linked = bool(out) and _LIST_GAP.match(_STAMP.sub(" ", gap)) is not None
         after = _PREDICATE.match(text[end:])
-        cue = (after.group("paren") or after.group("words") or after.group(0)) if after else ""
+        cue = (after.group("paren") or after.group("aside") or after.group("words") or after.group(0)) if after else ""
         if after and _mentions_any(cue, values):
             after, cue = None, ""  # "(you said Brown)" belongs to Brown
         # The last value of its clause: the rest of the clause may speak of it ("olive, in your latest message").
         rest = text[end:clause_end] if not after and not any(end <= a < clause_end for a, _, _ in spans) else ""
         sentence = len(_SENTENCE_END.findall(text, 0, start))
-        out.append(_Mention(value, start, end, text[max(clause, cursor):start], cue, rest, linked, alone,
+        out.append(_Mention(value, start, end, text[max(clause, cursor):start], gap, cue, rest, linked, alone,
                             sentence))
         cursor = end + (after.end() if after else 0)
     _stamp(text, out)
     _assign_roles(out, text)
+    # "Orange? That's the last one you gave me": a clause naming no value marks the value before it as current.
+    for a, b in zip([0] + boundaries, boundaries + [len(text)]):
+        said = normalize(re.sub(r"'s\b", " is", text[a:b]))
+        earlier = [m for m in out if m.end <= a]
+        if earlier and not any(a <= m.start < b for m in out) and _BACK_NOW.match(said) and \
+                any(c.lastgroup == "NOW" for c in _CUE.finditer(said)) and earlier[-1].role not in ("NEG", "GREETING"):
+            earlier[-1].role = "NOW"
     return out
 
 
@@ -218,11 +235,12 @@ def _role(m: _Mention, has_previous: bool) -> str:
     pre = " ".join(words)
     if _GREETING.search(pre):
         return "GREETING"
-    if has_previous and _CORRECT.search(pre):
+    since = normalize(m.since)
+    if has_previous and (_CORRECT.search(since) or since == "no" or since.endswith(" no")):
         return "CORRECT"
-    if has_previous and re.search(r"\b(before|after)\s*$", m.before, re.IGNORECASE):
+    if has_previous and re.search(r"\b(before|after)\s*$", m.since, re.IGNORECASE):
         # "Brown came before Cream": Cream is the later one; "you switched to it after Walter": Walter the earlier
-        return "NEXT" if m.before.rstrip().lower().endswith("before") else "PAST"
+        return "NEXT" if m.since.rstrip().lower().endswith("before") else "PAST"
     if words[-1:] == ["from"]:
         return "PAST"  # "from Brown to Cream"
     if has_previous and words in (["to"], ["and", "to"], ["then", "to"], ["and", "then", "to"]):
@@ -289,27 +307,42 @@ def _hedge(text: str, mentions: list[_Mention], want: str) -> str | None:
     return None
 
 
-def _readings(mentions: list[_Mention], text: str) -> tuple[list[str], str]:
-    """The values the answer gives as current (more than one when it contradicts itself), and how it gives them."""
+def _readings(mentions: list[_Mention], text: str) -> list[tuple[str, str]]:
+    """The values the answer gives as current (more than one when it contradicts itself), each with how it gives it."""
     told = [m for m in mentions if m.role not in ("NEG", "GREETING")]
     if not told:
-        return [], "every value is denied"
-    weak = ("OPENING", "REPORTED")  # a sequence going on from them ends in the claim
+        return []
     claims: list[int] = []  # indices into `told`
     strong = any(m.role in CLAIMS and m.role != "OPENING" for m in told)
     for i, m in enumerate(told):
-        if m.role in CLAIMS or (m.role == "REPORTED" and not strong):
+        before = told[i - 1] if i else None
+        goes_on = before is not None and i - 1 in claims and (
+            before.role == "NEXT" or (before.role in ("OPENING", "REPORTED") and m.role == "NEXT")
+            or (before.role == "OPENING" and m.role == "NOW" and before.sentence == m.sentence))
+        if m.role == "CORRECT":
+            claims.clear()  # a correction takes back the answer given before it
+        if goes_on and m.role in ("NEXT", "NOW"):
+            # a sequence going on from a claimed value ends in the claim ("Brown, then Cream, and now Red"); from a
+            # stated one it is a second claim ("Your favourite is Brown. Later you changed it to Cream.")
+            claims.remove(i - 1)
+            claims.append(i)
+        elif m.role in CLAIMS or (m.role == "REPORTED" and not strong):
             claims.append(i)
         elif m.role == "NEXT" and i - 1 in claims:
-            if told[i - 1].role in weak + ("NEXT",):
-                claims.remove(i - 1)
             claims.append(i)
+    if claims and all(told[i].role == "STATED" for i in claims):
+        # Statements one after another ("My favourite colour is Coral. My favourite colour is Gold."), no word on
+        # which is current: the latest last, as with values listed.
+        return [(told[claims[-1]].value, "the last of the values stated" if len(claims) > 1 else _HOW["STATED"])]
     if claims:
-        return _distinct([told[i].value for i in claims]), _how([told[i] for i in claims])
+        out: dict[str, tuple[str, str]] = {}
+        for i in claims:
+            out[normalize(told[i].value)] = (told[i].value, _HOW[told[i].role])
+        return list(out.values())
     stamps = [m.stamp for m in told]
     if all(stamps) and len({s[0] for s in stamps if s}) == 1 and len(set(stamps)) > 1:
         latest = max(range(len(told)), key=lambda i: stamps[i] or ("", 0.0))
-        return [told[latest].value], "the latest by its timestamps"
+        return [(told[latest].value, "the latest by its timestamps")]
     order: list[int] = []
     for i, m in enumerate(told):
         previous = order.index(i - 1) if i > 0 else -1
@@ -322,30 +355,13 @@ def _readings(mentions: list[_Mention], text: str) -> tuple[list[str], str]:
         else:
             order.insert(previous + 1, i)
     if _NEWEST_FIRST.search(normalize(text)):
-        return [told[order[0]].value], "the first of the values stated, newest first"
+        return [(told[order[0]].value, "the first of the values stated, newest first")]
     ordered = any(m.role in ("FIRST", "PAST", "NEXT") for m in told)
-    return [told[order[-1]].value], "the latest of the history it tells" if ordered else "the last of the values stated"
+    return [(told[order[-1]].value, "the latest of the history it tells" if ordered else "the last of the values stated")]
 
 
-def _distinct(values: list[str]) -> list[str]:
-    out: list[str] = []
-    for v in values:
-        if normalize(v) not in {normalize(o) for o in out}:
-            out.append(v)
-    return out
-
-
-def _how(claims: list[_Mention]) -> str:
-    roles = {m.role for m in claims}
-    if roles <= {"NOW"}:
-        return "marked as the current one"
-    if roles <= {"OPENING", "STATED"}:
-        return "stated as the answer"
-    if roles <= {"CORRECT"}:
-        return "given as a correction"
-    if "NEXT" in roles and len(roles) == 1:
-        return "the end of the sequence it tells"
-    return "marked as the current one, stated, or the end of its sequence"
+_HOW = {"NOW": "marked as the current one", "STATED": "stated as the answer", "OPENING": "stated as the answer",
+        "REPORTED": "stated as the answer", "CORRECT": "given as a correction", "NEXT": "the end of the sequence it tells"}
 
 
 # -- timestamps ----------------------------------------------------------------------------------------------------
