@@ -49,7 +49,7 @@ class LatestVerdict(BaseModel):
 # -- the cues ------------------------------------------------------------------------------------------------------
 # Roles: NOW (marked current), STATED, OPENING (opens the answer), CORRECT (a correction), FIRST, PAST, WEAK (past
 # tense only), NEXT, RECALL, NEG (denied), GREETING, PLAIN. The first five can claim a value as current.
-CLAIMS = ("NOW", "STATED", "OPENING", "CORRECT")
+_CLAIMS = ("NOW", "STATED", "OPENING", "CORRECT")
 _STRONG = ("NOW", "FIRST", "PAST", "NEXT")
 _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "its"); longer phrases first
     "NONE": r"(?:newest|latest|most recent)(?: one| ones| entries)? (?:first|at the top|on top)|first of all|"
@@ -115,13 +115,16 @@ _UNSURE = re.compile(r"\b(?:not sure|unsure|not certain|dont know|do not know|ca
                      r"\bwhich (?:one )?is (?:it|correct|right)\b|\btorn between\b|\b(?:cant|cannot) decide\b")
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
 _TIME = r"(?:,?\s*(?:at\s+)?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\b\.?)?)?"
 _STAMP = re.compile(
     r"\b(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?:T|\b)"
-    r"|(?P<mon>" + "|".join(_MONTHS) + r")[a-z]*\.?\s+(?P<md>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>\d{4})\b)?"
-    r"|(?P<dm>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon2>" + "|".join(_MONTHS) + r")[a-z]*\b(?:\s+(?P<dmy>\d{4})\b)?"
+    r"|(?P<mon>" + _MONTH + r")\s+(?P<md>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>\d{4})\b)?"
+    r"|(?P<dm>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon2>" + _MONTH + r")(?:\s+(?P<dmy>\d{4})\b)?"
     r"|(?=\d{1,2}:\d{2}))" + _TIME +
-    r"|\b(?P<n>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?P<unit>second|minute|hour|day|week|month)s?\s+ago\b",
+    r"|\b(?P<n>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?P<unit>second|minute|hour|day|week|month)s?\s+ago\b"
+    r"|\b(?P<rel>yesterday|just now|today)\b",
     re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10}
@@ -181,53 +184,43 @@ def _prepare(response: str) -> str:
     return _ARROW.sub(" then ", text)
 
 
+def _value_pattern(value: str) -> re.Pattern[str]:
+    """A value as whole words, any case, any spacing ("navy" in "Navy!", not in "navy-ish"... but in "navy-blue")."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in value.split()) + r"(?!\w)", re.IGNORECASE)
+
+
 def _mentions(text: str, values: list[str]) -> list[_Mention]:
     """Every mention of a value in reading order (a longer value wins an overlap), with its words and role."""
     spans: list[tuple[int, int, str]] = []
-    for v in sorted(values, key=lambda v: -len(v)):
-        words = v.split()
-        if not words:
-            continue
-        pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
-        for m in pattern.finditer(text):
+    for v in sorted((v for v in values if v.strip()), key=lambda v: -len(v)):
+        for m in _value_pattern(v).finditer(text):
             if not any(a < m.end() and m.start() < b for a, b, _ in spans):
                 spans.append((m.start(), m.end(), v))
     spans.sort()
-    boundaries = [m.end() for m in _BOUNDARY.finditer(text)]
+    ends = [m.end() for m in _BOUNDARY.finditer(text)]
+    clauses = list(zip([0] + ends, ends + [len(text)]))
     out: list[_Mention] = []
     cursor = 0  # where the words of the next mention begin: after the previous one and its cue
     for start, end, value in spans:
-        clause = max([b for b in boundaries if b <= start], default=0)
-        clause_end = min([b for b in boundaries if b > end], default=len(text))
-        words = normalize(text[clause:start] + " " + text[end:clause_end]).split()
-        alone = all(w in _FILLER or w.isdigit() for w in words) and not any(
-            a != start and clause <= a < clause_end for a, _, _ in spans)
+        clause, clause_end = next((a, b) for a, b in clauses if a <= start < b)
+        others = [a for a, _, _ in spans if clause <= a < clause_end and a != start]
+        alone = not others and all(w in _FILLER or w.isdigit()
+                                   for w in normalize(text[clause:start] + " " + text[end:clause_end]).split())
         gap = text[cursor:start]
         linked = bool(out) and _LIST_GAP.match(_STAMP.sub(" ", gap)) is not None
         after = _PREDICATE.match(text[end:])
         cue = (after.group("paren") or after.group("aside") or after.group("words") or after.group(0)) if after else ""
-        if after and _mentions_any(cue, values):
+        if after and any(_value_pattern(v).search(cue) for v in values if v.strip()):
             after, cue = None, ""  # "(you said Brown)" belongs to Brown
         # The last value of its clause: the rest of the clause may speak of it ("olive, in your latest message").
-        rest = text[end:clause_end] if not after and not any(end <= a < clause_end for a, _, _ in spans) else ""
+        rest = text[end:clause_end] if not after and not any(a > start for a in others) else ""
         sentence = len(_SENTENCE_END.findall(text, 0, start))
         out.append(_Mention(value, start, end, text[max(clause, cursor):start], gap, cue, rest, linked, alone,
                             sentence))
         cursor = end + (after.end() if after else 0)
     _stamp(text, out)
-    _assign_roles(out, text)
-    # "Orange? That's the last one you gave me": a clause naming no value marks the value before it as current.
-    for a, b in zip([0] + boundaries, boundaries + [len(text)]):
-        said = normalize(re.sub(r"'s\b", " is", text[a:b]))
-        earlier = [m for m in out if m.end <= a]
-        if earlier and not any(a <= m.start < b for m in out) and _BACK_NOW.match(said) and \
-                any(c.lastgroup == "NOW" for c in _CUE.finditer(said)) and earlier[-1].role not in ("NEG", "GREETING"):
-            earlier[-1].role = "NOW"
+    _assign_roles(out, text, clauses)
     return out
-
-
-def _mentions_any(text: str, values: list[str]) -> bool:
-    return any(re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", text, re.IGNORECASE) for v in values if v.strip())
 
 
 def _role(m: _Mention, has_previous: bool) -> str:
@@ -271,13 +264,20 @@ def _role(m: _Mention, has_previous: bool) -> str:
 _INHERIT = {"FIRST": "PLAIN", "OPENING": "PLAIN", "CORRECT": "NOW", "GREETING": "PLAIN", "REPORTED": "RECALL"}
 
 
-def _assign_roles(mentions: list[_Mention], text: str) -> None:
+def _assign_roles(mentions: list[_Mention], text: str, clauses: list[tuple[int, int]]) -> None:
     for i, m in enumerate(mentions):
         m.role = _role(m, i > 0)
         if m.role == "PLAIN" and m.linked:
             m.role = _INHERIT.get(mentions[i - 1].role, mentions[i - 1].role)
         if m.role == "CORRECT" and normalize(mentions[i - 1].value) != normalize(m.value):
             mentions[i - 1].role = "NEG"
+    # "Orange? That's the last one you gave me": a clause naming no value marks the value before it as current.
+    for a, b in clauses:
+        said = normalize(re.sub(r"'s\b", " is", text[a:b]))
+        earlier = [m for m in mentions if m.end <= a]
+        if earlier and not any(a <= m.start < b for m in mentions) and _BACK_NOW.match(said) and \
+                any(c.lastgroup == "NOW" for c in _CUE.finditer(said)) and earlier[-1].role not in ("NEG", "GREETING"):
+            earlier[-1].role = "NOW"
     # A value said on its own, outside any list ("Red.", "No - plain Red!"), is the answer when it is the only one
     # said so; so is the value that opens the answer when the next one has words of its own ("Red, but you also
     # mentioned Brown").
@@ -313,7 +313,7 @@ def _readings(mentions: list[_Mention], text: str) -> list[tuple[str, str]]:
     if not told:
         return []
     claims: list[int] = []  # indices into `told`
-    strong = any(m.role in CLAIMS and m.role != "OPENING" for m in told)
+    strong = any(m.role in _CLAIMS and m.role != "OPENING" for m in told)
     for i, m in enumerate(told):
         before = told[i - 1] if i else None
         goes_on = before is not None and i - 1 in claims and (
@@ -326,7 +326,7 @@ def _readings(mentions: list[_Mention], text: str) -> list[tuple[str, str]]:
             # stated one it is a second claim ("Your favourite is Brown. Later you changed it to Cream.")
             claims.remove(i - 1)
             claims.append(i)
-        elif m.role in CLAIMS or (m.role == "REPORTED" and not strong):
+        elif m.role in _CLAIMS or (m.role == "REPORTED" and not strong):
             claims.append(i)
         elif m.role == "NEXT" and i - 1 in claims:
             claims.append(i)
@@ -385,6 +385,8 @@ def _stamp_key(s: re.Match[str]) -> tuple[str, float]:
     """(kind, a number that orders stamps of that kind): kinds are what the stamp gives (a year, a day, a time, an
     age), so "10:02" and "March 3" are never compared."""
     g = s.groupdict()
+    if g["rel"]:
+        return "ago", -86400.0 if g["rel"].lower() == "yesterday" else 0.0
     if g["unit"]:
         n = int(g["n"]) if g["n"].isdigit() else _NUMBERS[g["n"].lower()]
         return "ago", -float(n * _SECONDS[g["unit"].lower()])
