@@ -46,6 +46,13 @@ PACKAGE = "ltm_harness"
 NOT_LINKED = {".git", ".venv", "mutants", "results", ".pytest_cache", ".mypy_cache", "build", "dist"}
 MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"  # mutmut's console script, this Python's
 KILLED = ("killed", "timeout", "caught by type check")
+# Imported by every Python a test starts: while mutmut maps tests to functions ("stats"), that Python runs the code
+# unmutated and unrecorded (mutmut cannot see into it, and its recorder would look for its settings in the test's
+# folder); while a mutant is tested, it runs the mutant too.
+SUBPROCESS_SITE = """import os
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    del os.environ["MUTANT_UNDER_TEST"]
+"""
 
 
 def _toml_list(items: list[str]) -> str:
@@ -99,7 +106,9 @@ def run_mutmut(work: Path, names: list[str], jobs: int, log: Path) -> int:
     env = dict(os.environ)
     # Tests that start the harness in a subprocess import the mutated copy too, never the checkout. The folder must
     # exist before Python starts, or its import system remembers it as missing and imports the checkout.
+    # (Such tests set PYTHONPATH to the copy's root, hence the sitecustomize module there.)
     (work / "mutants").mkdir(exist_ok=True)
+    (work / "mutants" / "sitecustomize.py").write_text(SUBPROCESS_SITE, encoding="utf-8")
     env["PYTHONPATH"] = str(work / "mutants")
     with log.open("wb") as out:
         code = subprocess.run([sys.executable, "-c", MUTMUT, "run", "--max-children", str(jobs), *names],
