@@ -76,7 +76,6 @@ class Slot:
 
     shape: TestShape
     start_pos: int
-    start_turn: int
     plan_abs: list[int]  # planned conversation position of each line
     lines: list[SaidLine] = field(default_factory=list)
     plan_cursor: int = 0
@@ -228,7 +227,7 @@ class Scheduler:
         return None
 
     def start(self, shape: TestShape) -> Slot:
-        slot = Slot(shape, self.pos, self.turns, [self.pos + r for r in self.plan(shape)])
+        slot = Slot(shape, self.pos, [self.pos + r for r in self.plan(shape)])
         self.running.append(slot)
         self._blocked_until.clear()  # the running set changed
         return slot
