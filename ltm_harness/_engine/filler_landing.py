@@ -36,9 +36,10 @@ def landing_filler(need: int, shortest_reply: int, replies: Sequence[int], small
         under = sum(r < short for r in replies)
         return (hit + retry * under) / n
 
-    candidates = {direct, *(need - r for r in replies), *(need - r + band for r in replies)}
+    # The score is a step function of the size; the largest best size is `direct` or one where a reply just enters
+    # the band (a size where a reply just falls short only loses that reply to the retry, so it never wins).
     best, best_score = direct, score(direct)
-    for size in sorted((c for c in candidates if smallest <= c < direct), reverse=True):
+    for size in sorted({c for c in (need - r + band for r in replies) if smallest <= c < direct}, reverse=True):
         value = score(size)
         if value > best_score + 1e-9:
             best, best_score = size, value

@@ -76,7 +76,6 @@ class Slot:
 
     shape: TestShape
     start_pos: int
-    start_turn: int
     plan_abs: list[int]  # planned conversation position of each line
     lines: list[SaidLine] = field(default_factory=list)
     plan_cursor: int = 0
@@ -142,7 +141,7 @@ class Scheduler:
         base_pos = last.pos if last else self.pos
         base_time = last.time if last else self.now
         base_plan = last.planned if last else 0
-        pct_offset = math.ceil(pause.percentage * slot.shape.span / 100) if pause.percentage else 0
+        pct_offset = math.ceil(pause.percentage * slot.shape.span / 100)
         slot.plan_cursor = max(slot.plan_cursor, base_plan + pause.tokens, pct_offset)
         # Where the plan puts the next line, measured from a line that was actually said: the answer
         # statement once it has been said (so each question's gap misses its target only by that
@@ -195,7 +194,7 @@ class Scheduler:
         if plan is None:
             plan, r = [0], 0
             for tokens, pause in zip(shape.line_tokens[:-1], shape.pauses):
-                pct = math.ceil(pause.percentage * shape.span / 100) if pause.percentage else 0
+                pct = math.ceil(pause.percentage * shape.span / 100)
                 r = max(r + tokens + int(self._reply_est), r + pause.tokens, pct)
                 plan.append(r)
             self._plans[shape.id] = plan
@@ -228,7 +227,7 @@ class Scheduler:
         return None
 
     def start(self, shape: TestShape) -> Slot:
-        slot = Slot(shape, self.pos, self.turns, [self.pos + r for r in self.plan(shape)])
+        slot = Slot(shape, self.pos, [self.pos + r for r in self.plan(shape)])
         self.running.append(slot)
         self._blocked_until.clear()  # the running set changed
         return slot
@@ -296,11 +295,10 @@ class Scheduler:
                     return False
             return True
 
+        # Where a planned point lands just clear after a running one; the last of them (the first line clear after
+        # every running point, the rest later still) always fits.
         candidates = sorted({0, *(p + clear - r - self.pos for p in points for r in plan if p + clear - r > self.pos)})
-        for d in candidates:
-            if fits(self.pos + d):
-                return d
-        return candidates[-1]
+        return next(d for d in candidates if fits(self.pos + d))
 
     # -- moving the conversation on ----------------------------------------------------------------------
     def clock_target(self) -> datetime | None:
