@@ -66,7 +66,7 @@ _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "
             r"before|prior|formerly|former|earlier|(?:changed|switched|moved) (?:it |that |this )?from|old|older|"
             r"had been|dropped|abandoned|ditched|gave up(?: on)?|moved (?:on |away )?from|(?:which |that |it )?replaced(?! (?:it |that )?(?:with|by)\b)",
     "NEXT": r"and then|then|after that|after this|afterwards|afterward|after which|later on|later|next|"
-            r"subsequently|followed by|since then|more recently|went (?:with|for|to)|replaced (?:it |that )?(?:with|by)|"
+            r"subsequently|followed by|since then|since|more recently|went (?:with|for|to)|replaced (?:it |that )?(?:with|by)|"
             r"(?:changed|switched|updated|moved|swapped|turned|changing|switching)(?: it| that| this| (?:your|my) "
             r"(?:mind|answer))?(?: over| on)? to|changed|switched|became|become",
     "RECALL": r"mentioned|mention|said|say|saying|told|tell|telling|also|too|as well|gave|given|shared|listed|"
@@ -78,7 +78,7 @@ _STATED = re.compile(r"\b(?:is|is it|its|it is|thats|that is|youre|you are|are|b
                      r"goes by|known as|described as|i am|im|i (?:will|would) say|ill say|(?:have|got|know|noted|remember) you(?: down)? as|"
                      r"answer|name|colou?r|favou?rite|fave|like|love|prefer|i believe|i think|id say|i guess)"
                      r"(?: (?:definitely|probably|actually|indeed|clearly|certainly|surely|i believe|i think))*$")
-_BACK_NOW = re.compile(r"(?:that|this|it|which) (?:is|was)\b")
+_BACK = re.compile(r"(?:that|this|it|which) (?:is|was)\b")
 _REPORTED = re.compile(r"\b(?:is|it is|you are|youre|call you|be)$")  # "you told me your name is Yusuf"
 _STATED_AFTER = re.compile(r"^(?:is|its|remains|stays) (?:your|the) (?:\w+ )?(?:favou?rite|fave|name|colou?r|answer|one)\b")
 _CORRECT = re.compile(r"\b(?:or rather|rather(?! than)|actually|i mean|correction|scratch that|no wait|wait|sorry|make that|"
@@ -271,13 +271,15 @@ def _assign_roles(mentions: list[_Mention], text: str, clauses: list[tuple[int, 
             m.role = _INHERIT.get(mentions[i - 1].role, mentions[i - 1].role)
         if m.role == "CORRECT" and normalize(mentions[i - 1].value) != normalize(m.value):
             mentions[i - 1].role = "NEG"
-    # "Orange? That's the last one you gave me": a clause naming no value marks the value before it as current.
+    # "Orange? That's the last one you gave me", "Beige? No, that was the first one": a clause naming no value marks
+    # the value before it.
     for a, b in clauses:
         said = normalize(re.sub(r"'s\b", " is", text[a:b]))
         earlier = [m for m in mentions if m.end <= a]
-        if earlier and not any(a <= m.start < b for m in mentions) and _BACK_NOW.match(said) and \
-                any(c.lastgroup == "NOW" for c in _CUE.finditer(said)) and earlier[-1].role not in ("NEG", "GREETING"):
-            earlier[-1].role = "NOW"
+        marks = [str(c.lastgroup) for c in _CUE.finditer(said) if c.lastgroup in ("NOW", "FIRST", "PAST")]
+        if earlier and marks and _BACK.match(said) and not any(a <= m.start < b for m in mentions) and \
+                earlier[-1].role not in ("NEG", "GREETING"):
+            earlier[-1].role = marks[0]
     # A value said on its own, outside any list ("Red.", "No - plain Red!"), is the answer when it is the only one
     # said so; so is the value that opens the answer when the next one has words of its own ("Red, but you also
     # mentioned Brown").
