@@ -46,32 +46,36 @@ class LatestValueDataset(DatasetInterface):
             ))
         return examples
 
-    def verdict(self, example: TestExample, responses: list[str]) -> LatestVerdict:
-        # The values stated in this test are the ones that can be confused with the answer.
-        rivals = example.extra.get("stated", self.values)
-        return read_latest(responses[0] if responses else "", str(example.expected_responses[0]), rivals, self.noun)
+    def verdict(self, example: TestExample, response: str) -> LatestVerdict:
+        """The rule's verdict on the answer to `example`; the values stated in this test are the ones that can be
+        confused with the answer (without them, e.g. in imported definitions, every value of the pool is)."""
+        return read_latest(response, str(example.expected_responses[0]), example.extra.get("stated", self.values),
+                           self.noun)
 
     def evaluate_example(self, example: TestExample, questions: list[str], responses: list[str]) -> tuple[float, float, list[str]]:
-        return _without_judge(self.verdict(example, responses))
+        return _without_judge(self.verdict(example, _answer(responses)))
 
     def evaluate_correct(self, questions: list[str], responses: list[str], expected_answers: list[Any]) -> tuple[float, float, list[str]]:
-        # Without the example (e.g. imported definitions), every value of the pool is a rival.
-        return _without_judge(read_latest(responses[0] if responses else "", str(expected_answers[0]), self.values, self.noun))
+        return _without_judge(read_latest(_answer(responses), str(expected_answers[0]), self.values, self.noun))
 
     async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],
                                   judge: Judge | None) -> TestOutcome:
-        rule = self.verdict(example, responses)
+        response = _answer(responses)
+        rule = self.verdict(example, response)
         if rule.conclusive:
             return TestOutcome(rule.score, 1.0, [rule.reason])
         if judge is None:
             return TestOutcome(0.0, 1.0, [f"unscored: {rule.reason} Inconclusive by rules, and the run has no judge."],
                                unscored=True)
-        stated = example.extra.get("stated") or [example.expected_responses[0]]
+        stated = example.extra.get("stated") or example.expected_responses
         verdict = await judge.grade(questions[0] if questions else self.question, str(example.expected_responses[0]),
-                                    responses[0] if responses else "",
-                                    context=CONTEXT.format(noun=self.noun, stated=", ".join(map(str, stated))))
+                                    response, context=CONTEXT.format(noun=self.noun, stated=", ".join(map(str, stated))))
         return TestOutcome(verdict.score, 1.0, [f"{rule.reason} Inconclusive by rules; judge {verdict.model}: "
                                                 f"{verdict.score:g} ({verdict.reason})."], verdicts=[verdict])
+
+
+def _answer(responses: list[str]) -> str:
+    return responses[0] if responses else ""
 
 
 def _without_judge(rule: LatestVerdict) -> tuple[float, float, list[str]]:

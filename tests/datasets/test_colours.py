@@ -20,6 +20,7 @@ def test_generation_is_seeded():
 
 
 def test_shape_and_params():
+    assert [e.example_id for e in make().generate_examples(3)] == ["0", "1", "2"]
     ex = make(colour_changes=5).generate_examples(1)[0]
     assert len(ex.script) == 6 and ex.is_question == [False] * 5 + [True]
     assert ex.expected_responses == [ex.extra["stated"][-1]]
@@ -53,8 +54,9 @@ def test_rivals_are_the_test_s_own_colours():
     ex = ds.generate_examples(1)[0].model_copy(update={"expected_responses": ["Red"], "extra": {"stated": ["Brown", "Red"]}})
     # Gold was never stated in this test, so hedging with it is not a confusion with an earlier answer.
     assert ds.evaluate_example(ex, ex.questions, ["Red, or maybe gold."])[0] == 1.0
-    # evaluate_correct alone (no example) treats every known colour as a rival.
+    # evaluate_correct alone (no example) treats every known colour as a rival, as does a definition without them.
     assert ds.evaluate_correct(ex.questions, ["Red, or maybe gold."], ["Red"])[0] == 0.0
+    assert ds.evaluate_example(ex.model_copy(update={"extra": {}}), ex.questions, ["Red, or maybe gold."])[0] == 0.0
 
 
 # Written from the dataset's description: "the agent must give the latest one". The reply may recall the
@@ -161,7 +163,7 @@ def test_an_answer_giving_two_colours_as_current_is_inconclusive(reply):
 
 def verdict(reply: str, stated: list[str]) -> tuple[float, bool]:
     ex = make().generate_examples(1)[0].model_copy(update={"expected_responses": [stated[-1]], "extra": {"stated": stated}})
-    v = make().verdict(ex, [reply])
+    v = make().verdict(ex, reply)
     return v.score, v.conclusive
 
 
@@ -184,13 +186,21 @@ async def test_the_judge_decides_only_the_answers_the_rule_cannot_read():
     ex = ds.generate_examples(1)[0].model_copy(update={"expected_responses": ["Red"], "extra": {"stated": STATED}})
     judge = FakeJudge(score=1.0)
     sure = await ds.evaluate_with_judge(ex, ex.questions, ["Brown, then Cream, and now Red."], judge)
-    assert (sure.score, sure.unscored, judge.calls) == (1.0, False, [])
-    unsure = await ds.evaluate_with_judge(ex, ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."], judge)
-    assert unsure.score == 1.0 and not unsure.unscored and [v.model for v in unsure.verdicts] == ["fake-judge"]
-    assert "Inconclusive by rules; judge fake-judge: 1" in unsure.reasons[0]
-    question, expected, _, context = judge.calls[0]
-    assert question == "What is my favourite colour?" and expected == "Red"
-    assert "in this order: Brown, Cream, Red" in context  # the judge sees the history, in order
+    assert (sure.score, sure.max_score, sure.unscored, judge.calls) == (1.0, 1.0, False, [])
+    assert sure.reasons == ["'Red' is the colour the answer gives (marked as the current one)."]
+    reply = "Your favourite colour is Cream. Later you changed it to Red."
+    unsure = await ds.evaluate_with_judge(ex, ex.questions, [reply], judge)
+    assert (unsure.score, unsure.max_score, unsure.unscored) == (1.0, 1.0, False)
+    assert [v.model for v in unsure.verdicts] == ["fake-judge"]
+    assert unsure.reasons == ["The answer gives both 'Red' (the end of the sequence it tells) and 'Cream' (stated as the "
+                              "answer) as the current colour. Inconclusive by rules; judge fake-judge: 1 (fake)."]
+    question, expected, response, context = judge.calls[0]
+    assert (question, expected, response) == ("What is my favourite colour?", "Red", reply)
+    assert "their colour several times" in context and "in this order: Brown, Cream, Red." in context
+    # a definition without the stated values (imported): the judge is told the latest, and asked the dataset's question
+    bare = ex.model_copy(update={"extra": {}})
+    await ds.evaluate_with_judge(bare, [], ["Your favourite colour is Cream. Later you changed it to Red."], judge)
+    assert judge.calls[1][0] == "What is my favourite colour?" and "in this order: Red." in judge.calls[1][3]
     assert (await ds.evaluate_with_judge(ex, ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."],
                                          FakeJudge(score=0.0))).score == 0.0
 
@@ -199,12 +209,14 @@ async def test_without_a_judge_an_inconclusive_answer_is_unscored_with_the_reaso
     ds = make()
     ex = ds.generate_examples(1)[0].model_copy(update={"expected_responses": ["Red"], "extra": {"stated": STATED}})
     out = await ds.evaluate_with_judge(ex, ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."], None)
-    assert out.unscored and out.score == 0.0
+    assert out.unscored and (out.score, out.max_score) == (0.0, 1.0)
     assert out.reasons == ["unscored: The answer gives both 'Red' (the end of the sequence it tells) and 'Cream' (stated "
                            "as the answer) as the current colour. Inconclusive by rules, and the run has no judge."]
     # the reference's evaluate_correct has no "unscored": it scores 0 and says why
-    score, _, reasons = ds.evaluate_correct(ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."], ["Red"])
-    assert score == 0.0 and reasons[0].endswith("Inconclusive by rules; 0 without a judge.")
+    score, max_score, reasons = ds.evaluate_correct(ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."], ["Red"])
+    assert (score, max_score) == (0.0, 1.0) and reasons[0].endswith("Inconclusive by rules; 0 without a judge.")
+    assert ds.evaluate_correct(ex.questions, [], ["Red"]) == (0.0, 1.0, ["'Red' is not in the answer."])
+    assert (await ds.evaluate_with_judge(ex, ex.questions, [], None)).reasons == ["'Red' is not in the answer."]
 
 
 def test_a_run_leaves_self_contradicting_answers_unscored_and_out_of_the_mean(tmp_path):
@@ -238,3 +250,15 @@ def test_a_run_leaves_self_contradicting_answers_unscored_and_out_of_the_mean(tm
     assert all("Inconclusive by rules, and the run has no judge" in r.reasons[0] for r in results)
     dataset = next(d for a in out.summary.agents if a.agent == "TwoMinds" for d in a.datasets)
     assert dataset.unscored == 2
+
+
+def test_a_latest_value_dataset_must_say_how_many_values_a_test_states():
+    from ltm_harness._authoring.latest_value import LatestValueDataset
+
+    class Fruit(LatestValueDataset):
+        name = "fruit"
+        values, statements = ["Apple", "Pear"], ["I like {}."]
+        question, answer, noun = "Which fruit?", "{}.", "fruit"
+
+    with pytest.raises(NotImplementedError, match="dataset 'fruit' must say how many values a test states"):
+        Fruit().generate_examples(1)
