@@ -77,8 +77,9 @@ _ORDER_CUES = {Role.NOW, Role.FIRST, Role.PAST, Role.NEXT}  # cue words that pla
 _HOW = {Role.NOW: "marked as the current one", Role.STATED: "stated as the answer", Role.OPENING: "stated as the answer",
         Role.REPORTED: "stated as the answer", Role.CORRECT: "given as a correction",
         Role.NEXT: "the end of the sequence it tells"}
-# An item of a list takes the role of the list's cue, except where the cue says something of the first item only.
-_INHERIT = {Role.FIRST: Role.PLAIN, Role.CORRECT: Role.NOW, Role.REPORTED: Role.RECALL}
+# An item of a list takes the role of the cue before the list where it marks them all ("not Brown or Cream", "now
+# Red and Cream"); a place in time is the first item's, the others follow it in the order told.
+_INHERIT = {Role.FIRST: Role.PLAIN, Role.PAST: Role.PLAIN, Role.CORRECT: Role.NOW, Role.REPORTED: Role.RECALL}
 
 # -- the cues ------------------------------------------------------------------------------------------------------
 _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "its"); NONE swallows look-alikes
@@ -142,7 +143,7 @@ _ARROW = re.compile(r"\s*(?:->|=>|\u2192|\u27f6|\u21d2)\s*")
 _BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]\u2013\u2014]|\s-(?=\s)|"
                        r",?\s+(?:but|although|though|however|whereas)\b(?!\s*,)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
-_LIST_GAP = re.compile(r"^(?:[\s,/&+*_\-\u2022\u00b7|>#]|\d+[.)]|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
+_LIST_GAP = re.compile(r"^(?:[\s,/&+*_:\-\u2013\u2014\u2022\u00b7|>#]|\d+[.)]|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
 # A phrase just after a value that speaks of it: a parenthesis, an aside after a dash, a predicate, an order word.
 _PREDICATE = re.compile(
     r"[\s*_]*(?:\((?P<paren>[^()]*)\)|\s*(?:[\u2013\u2014]|-(?=\s))\s*(?P<aside>[^\n.;!?()\u2013\u2014]+)|"
@@ -154,11 +155,13 @@ _PREDICATE = re.compile(
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
-_TIME = r"(?:,?\s*(?:at\s+)?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?:(?P<ap>[ap])\.?m\b\.?)?)?"
+_DAY = r"(?:3[01]|[12]\d|0?[1-9])"
+_TIME = (r"(?:,?\s*(?:at\s+)?(?P<h>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)(?::(?P<s>[0-5]\d))?\b\s*"
+         r"(?:(?P<ap>[ap])\.?m\b\.?)?)?")
 _STAMP = re.compile(
-    r"\b(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?:T|\b)"
-    r"|(?P<mon>" + _MONTH + r")\s+(?P<md>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>\d{4})\b)?"
-    r"|(?P<dm>\d{1,2})(?:st|nd|rd|th)?\s+(?P<mon2>" + _MONTH + r")(?:\s+(?P<dmy>\d{4})\b)?"
+    r"\b(?:(?P<y>[12]\d{3})-(?P<m>1[0-2]|0?[1-9])-(?P<d>" + _DAY + r")(?:T|\b)"
+    r"|(?P<mon>" + _MONTH + r")\s+(?P<md>" + _DAY + r")(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>[12]\d{3})\b)?"
+    r"|(?P<dm>" + _DAY + r")(?:st|nd|rd|th)?\s+(?P<mon2>" + _MONTH + r")(?:\s+(?P<dmy>[12]\d{3})\b)?"
     r"|(?=\d{1,2}:\d{2}))" + _TIME +
     r"|\b(?P<n>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?P<unit>second|minute|hour|day|week|month)s?"
     r"\s+ago\b|\b(?P<rel>yesterday|just now|today)\b",
@@ -180,7 +183,7 @@ class _Mention:
     after: str  # a phrase just after it that speaks of it ("(latest)", "was the first"), or ""
     rest: str  # when it is the last value of its clause and has no such phrase: the rest of the clause
     linked: bool  # an item of a list with the previous value (nothing but commas, "and", bullets between)
-    alone: bool  # the only value of its clause, among filler words only ("Red.", "No - plain Red!")
+    alone: bool  # the only value of its clause ("Red.", "No - plain Red!", "I have Red.")
     sentence: int  # which sentence of the answer it is in
     role: Role = Role.PLAIN
     shared: bool = False  # its role comes from the words before it, which the items of a list share
@@ -222,7 +225,7 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
 def _values_pattern(values: list[str]) -> re.Pattern[str]:
     """Any of `values` as whole words, any case, any spacing ("navy" in "Navy!" and in "navy-blue", not in
     "navyish"); the longer of two values that start at one place wins ("Red Orange" over "Red")."""
-    words = sorted((v.split() for v in values if v.strip()), key=len, reverse=True)
+    words = sorted((v.split() for v in values if v.strip()), reverse=True)  # "red orange" before "red"
     alternatives = "|".join(r"\s+".join(re.escape(w) for w in ws) for ws in words)
     return re.compile(r"(?<!\w)(?:" + alternatives + r")(?!\w)", re.IGNORECASE)
 
@@ -240,15 +243,14 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
     cursor = 0  # where the words of the next mention begin: after the previous one and its phrase
     for start, end, value in spans:
         clause, clause_end = next((a, b) for a, b in clauses if a <= start < b)
-        others = [a for a, _, _ in spans if clause <= a < clause_end and a != start]
-        alone = not others and all(w in _FILLER or w.isdigit()
-                                   for w in normalize(text[clause:start] + " " + text[end:clause_end]).split())
+        later_in_clause = any(start < a < clause_end for a, _, _ in spans)
+        alone = not later_in_clause and not any(clause <= a < start for a, _, _ in spans)
         gap = text[cursor:start]
         after = _PREDICATE.match(text, end)
-        phrase = next((g for g in after.groups() if g), "") if after else ""
+        phrase = after.group(after.lastgroup or 0) if after else ""
         if pattern.search(phrase):
             after, phrase = None, ""  # "(you said Brown)" speaks of Brown
-        rest = text[end:clause_end] if not after and not any(a > start for a in others) else ""
+        rest = text[end:clause_end] if not after and not later_in_clause else ""
         out.append(_Mention(value, start, end, text[max(clause, cursor):start], gap, phrase, rest,
                             linked=bool(out) and _LIST_GAP.match(_STAMP.sub(" ", gap)) is not None, alone=alone,
                             sentence=len(_SENTENCE_END.findall(text, 0, start))))
@@ -258,6 +260,11 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
     return out
 
 
+def _words(text: str) -> str:
+    """`text` normalised, with "'s" read as "is" ("your name's Juliet")."""
+    return normalize(re.sub(r"'s\b", " is", text))
+
+
 def _cues(text: str) -> list[tuple[int, str]]:
     """(end, kind) of each cue phrase in normalised `text`."""
     return [(c.end(), str(c.lastgroup)) for c in _CUE.finditer(text) if c.lastgroup != "NONE"]
@@ -265,7 +272,7 @@ def _cues(text: str) -> list[tuple[int, str]]:
 
 def _role(m: _Mention, has_previous: bool) -> tuple[Role, bool]:
     """The role of a mention from its words, and whether it comes from the words before it."""
-    words = normalize(re.sub(r"'s\b", " is", m.before)).split()[-_NEAR:]  # "your name's" -> "your name is"
+    words = _words(m.before).split()[-_NEAR:]
     pre = " ".join(words)
     if _GREETING.search(pre):
         return Role.GREETING, False
@@ -273,17 +280,15 @@ def _role(m: _Mention, has_previous: bool) -> tuple[Role, bool]:
     if has_previous and _CORRECT.search(since):
         return Role.CORRECT, True
     if has_previous and (pair := _SINCE_PAIR.search(m.since)):
-        return (Role.NEXT if pair.group(1).lower() == "before" else Role.PAST), False
+        return (Role.NEXT if pair.group(1).lower() == "before" else Role.PAST), True
     if words[-1:] == ["from"]:
         return Role.PAST, True  # "from Brown to Cream"
-    if has_previous and words[-1:] == ["to"] and set(words) <= {"and", "then", "to"}:
-        return Role.NEXT, True
     cues = _cues(pre)
     if any(kind == "NEG" and set(pre[end:].split()) <= _NEG_THROUGH for end, kind in cues):
         return Role.NEG, True
     placed = [(end, Role[kind]) for end, kind in cues if Role[kind] in _ORDER_CUES]
     if placed:
-        return max(placed, key=lambda c: c[0])[1], True
+        return placed[-1][1], True  # the nearest
     post = normalize(m.after)
     post_cues = [Role[kind] for _, kind in _cues(post) if Role[kind] in _ORDER_CUES | {Role.NEG}]
     if post_cues:
@@ -306,12 +311,10 @@ def _assign_roles(mentions: list[_Mention], text: str, clauses: list[tuple[int, 
         m.role, m.shared = _role(m, i > 0)
         if m.role is Role.PLAIN and m.linked and mentions[i - 1].shared:
             m.role, m.shared = _INHERIT.get(mentions[i - 1].role, mentions[i - 1].role), True
-        if m.role is Role.CORRECT and normalize(mentions[i - 1].value) != normalize(m.value):
-            mentions[i - 1].role = Role.NEG
     # "Orange? That's the last one you gave me", "Beige? No, that was the first one": a clause naming no value marks
     # the value before it.
     for a, b in clauses:
-        said = normalize(re.sub(r"'s\b", " is", text[a:b]))
+        said = _words(text[a:b])
         earlier = [m for m in mentions if m.end <= a]
         marks = [Role[kind] for _, kind in _cues(said) if Role[kind] in {Role.NOW, Role.FIRST, Role.PAST}]
         if earlier and marks and _BACK.match(said) and not any(a <= m.start < b for m in mentions) and \
@@ -349,16 +352,17 @@ def _readings(mentions: list[_Mention], text: str) -> list[tuple[str, str]]:
     """The values the answer gives as current (more than one when it contradicts itself), each with how it gives it."""
     told = [m for m in mentions if m.role not in (Role.NEG, Role.GREETING)]
     claims = _claims(told)
-    if claims and all(told[i].role is Role.STATED for i in claims):
+    if claims and all(told[i].role is Role.STATED for i in claims) and \
+            len({told[i].sentence for i in claims}) == len(claims):
         # Statements one after another ("My favourite colour is Coral. My favourite colour is Gold."), no word on
         # which is current: the latest last, as with values listed.
         return [(told[claims[-1]].value, "the last of the values stated" if len(claims) > 1 else _HOW[Role.STATED])]
     if claims:
         readings = {normalize(told[i].value): (told[i].value, _HOW[told[i].role]) for i in claims}
         return list(readings.values())
-    stamps = [m.stamp for m in told]
-    if told and all(stamps) and len({s[0] for s in stamps if s}) == 1 and len(set(stamps)) > 1:
-        return [(max(told, key=lambda m: m.stamp[1] if m.stamp else 0.0).value, "the latest by its timestamps")]
+    stamped = [(m.stamp, i) for i, m in enumerate(told) if m.stamp]
+    if len(stamped) == len(told) and len({s[0] for s, _ in stamped}) == 1 and len({s for s, _ in stamped}) > 1:
+        return [(told[max(stamped)[1]].value, "the latest by its timestamps")]
     order = _history(told)
     if not order:
         return []
@@ -399,10 +403,11 @@ def _history(told: list[_Mention]) -> list[_Mention]:
     before it, "then" after it (or after everything, at the start of a sentence), the rest in the order told."""
     order: list[_Mention] = []
     for i, m in enumerate(told):
-        at = order.index(told[i - 1]) if order else 0
         if not order or (m.role is Role.NEXT and told[i - 1].sentence != m.sentence):
             order.append(m)  # a sentence opening on "then" goes on with the story told so far
-        elif m.role is Role.FIRST:
+            continue
+        at = order.index(told[i - 1])
+        if m.role is Role.FIRST:
             order.insert(0, m)
         elif m.role is Role.PAST:
             order.insert(at, m)
@@ -413,17 +418,26 @@ def _history(told: list[_Mention]) -> list[_Mention]:
 
 # -- timestamps ----------------------------------------------------------------------------------------------------
 def _stamp(text: str, mentions: list[_Mention]) -> None:
-    """Give each mention the timestamp written next to it: before the values when the answer's first timestamp comes
-    before its first value ("- 2024-03-01 10:02: blue"), else after them ("blue (2 days ago)")."""
-    first = _STAMP.search(text)
-    if first is None or not mentions:
-        return
-    leading = first.start() < mentions[0].start
-    bounds = [0] + [m.end for m in mentions] if leading else [m.start for m in mentions[1:]] + [len(text)]
-    for m, bound in zip(mentions, bounds):
-        found = list(_STAMP.finditer(text, bound, m.start) if leading else _STAMP.finditer(text, m.end, bound))
-        if found:
-            m.stamp = _stamp_key(found[-1] if leading else found[0])
+    """Give each mention the timestamp written next to it on its line: before the values ("- 2024-03-01 10:02:
+    blue", "on March 3 you said blue") or after them ("blue (2 days ago)"), whichever way stamps more of them (before,
+    on a tie)."""
+    before = [_nearest_stamp(text, mentions, i, leading=True) for i in range(len(mentions))]
+    after = [_nearest_stamp(text, mentions, i, leading=False) for i in range(len(mentions))]
+    chosen = before if sum(map(bool, before)) >= sum(map(bool, after)) else after
+    for m, stamp in zip(mentions, chosen):
+        m.stamp = stamp
+
+
+def _nearest_stamp(text: str, mentions: list[_Mention], i: int, leading: bool) -> tuple[str, float] | None:
+    """The timestamp nearest the i-th mention on its line, before it (after the mention before) or after it."""
+    m = mentions[i]
+    if leading:
+        start = max(text.rfind("\n", 0, m.start) + 1, mentions[i - 1].end if i else 0)
+        found = list(_STAMP.finditer(text, start, m.start))
+        return _stamp_key(found[-1]) if found else None
+    end = min((text + "\n").find("\n", m.end), mentions[i + 1].start if i + 1 < len(mentions) else len(text))
+    stamp = _STAMP.search(text, m.end, end)
+    return _stamp_key(stamp) if stamp else None
 
 
 def _stamp_key(s: re.Match[str]) -> tuple[str, float]:
@@ -447,12 +461,10 @@ def _stamp_key(s: re.Match[str]) -> tuple[str, float]:
         hour = int(g["h"])
         if g["ap"]:
             hour = hour % 12 + (12 if g["ap"].lower() == "p" else 0)
-        kind, when = kind + "t", when.replace(hour=min(hour, 23), minute=min(int(g["mi"]), 59),
-                                              second=min(int(g["s"] or 0), 59))
+        kind, when = kind + "t", when.replace(hour=hour, minute=int(g["mi"]), second=int(g["s"] or 0))
     return kind, (when - _EPOCH).total_seconds()
 
 
 def _day(year: int, month: int, day: int) -> datetime:
-    """The date, its month and day brought into range (a stamp such as "2024-13-45" still orders)."""
-    year, month = max(year, 1), min(max(month, 1), 12)
-    return datetime(year, month, min(max(day, 1), monthrange(year, month)[1]))
+    """The date, a day past the month's end read as its last ("February 30")."""
+    return datetime(year, month, min(day, monthrange(year, month)[1]))

@@ -17,6 +17,7 @@ def nested(depth: int, inner: str = "1") -> str:
 def test_the_first_value_wins_whichever_bracket_opens_it():
     assert extract_json('Here you go: [1, 2] and {"a": 1} and [3]') == [1, 2]
     assert extract_json('Here you go: {"a": 1} and [3]') == {"a": 1}
+    assert extract_json('first {"a": 1} then {"b": 2}') == {"a": 1}
 
 
 def test_text_in_brackets_that_is_no_json_is_passed_over():
@@ -32,6 +33,7 @@ def test_the_slips_llms_make_are_read_and_strings_are_respected():
     assert extract_json('{"a": "quote \\" and } inside",} tail') == {"a": 'quote " and } inside'}
     assert extract_json("{X: [1, 2,], Y: 'Z',}") == {"X": [1, 2], "Y": "Z"}
     assert extract_json("{'a': 1,}x") == {"a": 1}  # the value ends at its closing brace
+    assert extract_json("{'a': '\\'', 'b': [1],}") == {"a": "'", "b": [1]}  # an escaped quote ends no string
 
 
 def test_nesting_up_to_the_limit_is_read_deeper_values_are_skipped():

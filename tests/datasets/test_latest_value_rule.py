@@ -20,6 +20,7 @@ def read(reply: str, stated: list[str] = STATED, noun: str = "colour") -> tuple[
 
 @pytest.mark.parametrize("reply, reason", [
     ("Red. Before that it was Cream.", "'Red' is the colour the answer gives (stated as the answer)."),
+    ("Actually, it's Red. You said Cream before.", "'Red' is the colour the answer gives (stated as the answer)."),
     ("Brown, and now Red.", "'Red' is the colour the answer gives (marked as the current one)."),
     ("Brown, then Cream, and now Red.", "'Red' is the colour the answer gives (marked as the current one)."),
     ("Brown, then Cream, then Red.", "'Red' is the colour the answer gives (the end of the sequence it tells)."),
@@ -58,6 +59,11 @@ def test_what_the_rule_decides_and_why(reply, reason):
      "The answer gives both 'Red' (given as a correction) and 'Cream' (marked as the current one) as the current colour."),
     ("Red. You told me your favourite is Cream, though.",
      "The answer gives both 'Red' (stated as the answer) and 'Cream' (stated as the answer) as the current colour."),
+    ("Your favourite colours are cream and red.",  # two in one statement, unlike statements one after another
+     "The answer gives both 'Red' (stated as the answer) and 'Cream' (stated as the answer) as the current colour."),
+    ("Right now you like brown, cream and red.",  # the cue before a list marks every item
+     "The answer gives both 'Red' (marked as the current one) and 'Brown' (marked as the current one) as the current "
+     "colour."),
 ])
 def test_answers_giving_two_values_as_current_are_left_to_the_judge(reply, reason):
     assert read(reply) == (0.0, False, reason)
@@ -70,6 +76,8 @@ def test_answers_giving_two_values_as_current_are_left_to_the_judge(reply, reaso
     ("Your name's Juliet, though you said Leonard and Delphine earlier.", True),
     ("Your name\u2019s Juliet, though you said Leonard and Delphine earlier.", True),  # a typographic apostrophe
     ("Delphine was what you told me. Juliet is the newest one.", True),
+    ("Juliet came before Delphine and Leonard.", False),  # both later than Juliet: the list's last is the latest
+    ("Delphine came before Leonard and Juliet.", True),
 ])
 def test_names(reply, right):
     score, conclusive, _ = read(reply, ["Leonard", "Delphine", "Juliet"], "name")
@@ -86,6 +94,16 @@ def test_names(reply, right):
     ("You never stopped loving Red, even after Brown and Cream.", STATED, True),  # "never" does not reach "Red"
     ("It isn't Brown or Cream any more; it's Red.", STATED, True),
     ("Red is your favourite colour; Cream was before.", STATED, True),
+    ("You said cream. Originally it was brown, then red.", ["Brown", "Red", "Cream"], True),  # a backstory
+    ("You moved from brown and cream to red.", STATED, True),
+    ("You told me red, not brown or cream.", STATED, True),  # the denial covers the list
+    ("Red.\n\n- 2024-03-01: brown\n- 2024-03-02: cream", STATED, True),  # the answer, then a dated list
+    ("I have red. Brown and cream were earlier.", STATED, True),
+    ("Brown, then cream.\nRed, which is the latest one.", STATED, True),
+    ("You told me red in your latest message\nBrown and cream were earlier.", STATED, True),
+    ("Did you mean red? That's the last one you gave me (brown and cream came earlier).", STATED, True),
+    ("- Red (latest)\n- Brown\n- Cream", STATED, True),  # a note on the first item is its own
+    ("- Red, from your latest message\n- Brown\n- Cream", STATED, True),
 ])
 def test_orders_and_denials(reply, stated, right):
     score, conclusive, _ = read(reply, stated)
@@ -103,6 +121,16 @@ def test_orders_and_denials(reply, stated, right):
     ("On March 1 you said red, and on March 2 brown.", False),
     ("On 2 March you said brown, on 31 March red and on 30 March cream.", True),
     ("On Jan 30, 2024 you said cream; on Feb 29, 2024 red; on Feb 28, 2024 brown.", True),
+    ("red (2 hours ago), brown (yesterday)", True),
+    ("You said cream at 12:30 pm and red at 1:15 pm.", True),  # 12 pm is noon
+    ("You said brown at 12:50 am and red at 1:05 am.", True),
+    ("You said red at 13:30 and brown at 1:15 pm.", True),
+    ("You said red at 10:45 and brown at 10:15.", True),  # the minutes count
+    ("On March 3, 2024 you said red; on March 5, 2023 brown.", True),  # the year counts
+    ("On 5 November you said brown, on 3 December red.", True),
+    ("On March 3 at 10:00 you said brown, on March 3 at 11:30 red.", True),
+    ("- 2024-02-31: red\n- 2024-02-28: brown", True),  # a day past the month's end is its last
+    ("2024-03-04 red\n2024-03-01 brown\n2024-03-02 cream", True),  # lines that open on their date
 ])
 def test_timestamps_order_the_history(reply, right):
     score, conclusive, reason = read(reply)
@@ -117,6 +145,10 @@ def test_timestamps_order_the_history(reply, right):
 def test_timestamps_that_cannot_order_the_values_are_not_used(reply):
     score, conclusive, reason = read(reply)
     assert conclusive and "timestamps" not in reason and score == 0.0
+
+
+def test_one_value_without_a_timestamp_leaves_the_order_told():
+    assert read("brown (2 days ago), cream, red (3 days ago)")[:2] == (1.0, True)
 
 
 def test_values_of_several_words():
