@@ -121,7 +121,7 @@ _CORRECT = re.compile(r"(?:\b(?:or rather|rather(?! than)|actually|i mean|correc
 _GREETING = re.compile(r"\b(?:hi|hello|hey|dear|thanks|thank you|welcome back|good (?:morning|afternoon|evening)|"
                        r"nice to (?:see|hear from) you(?: again)?|greetings|hope (?:that|this) helps|take care|"
                        r"cheers)$")
-_BACK = re.compile(r"(?:that|this|it|which) (?:is|was)\b")  # a clause speaking of the value before it
+_BACK = re.compile(r"(?:(?:no|wait|actually|oh|sorry|hmm|well|and|but|so) )*(?:that|this|it|which) (?:is|was)\b")
 _SINCE_PAIR = re.compile(r"\b(before|after)\s*$", re.IGNORECASE)  # "Brown came before Cream", "after Walter"
 _FILLER = {"sure", "ok", "okay", "yes", "yeah", "no", "well", "hmm", "of", "course", "certainly", "absolutely", "got",
            "it", "the", "answer", "that", "would", "be", "oh", "ah", "right", "so", "plain", "just", "simply",
@@ -244,7 +244,7 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
     for start, end, value in spans:
         clause, clause_end = next((a, b) for a, b in clauses if a <= start < b)
         later_in_clause = any(start < a < clause_end for a, _, _ in spans)
-        alone = not later_in_clause and not any(clause <= a < start for a, _, _ in spans)
+        alone = sum(clause <= a < clause_end for a, _, _ in spans) == 1
         gap = text[cursor:start]
         after = _PREDICATE.match(text, end)
         phrase = after.group(after.lastgroup or 0) if after else ""
@@ -418,26 +418,24 @@ def _history(told: list[_Mention]) -> list[_Mention]:
 
 # -- timestamps ----------------------------------------------------------------------------------------------------
 def _stamp(text: str, mentions: list[_Mention]) -> None:
-    """Give each mention the timestamp written next to it on its line: before the values ("- 2024-03-01 10:02:
-    blue", "on March 3 you said blue") or after them ("blue (2 days ago)"), whichever way stamps more of them (before,
-    on a tie)."""
-    before = [_nearest_stamp(text, mentions, i, leading=True) for i in range(len(mentions))]
-    after = [_nearest_stamp(text, mentions, i, leading=False) for i in range(len(mentions))]
+    """Give each mention the timestamp written next to it: before the values ("- 2024-03-01 10:02: blue", "on March 3
+    you said blue") or after them ("blue (2 days ago)"), whichever way stamps more of them (before, on a tie)."""
+    before = [_last_stamp(text, mentions[i - 1].end if i else 0, m.start) for i, m in enumerate(mentions)]
+    after = [_first_stamp(text, m.end, nxt.start) for m, nxt in zip(mentions, mentions[1:])]
+    after.append(_first_stamp(text, mentions[-1].end, len(text)) if mentions else None)
     chosen = before if sum(map(bool, before)) >= sum(map(bool, after)) else after
     for m, stamp in zip(mentions, chosen):
         m.stamp = stamp
 
 
-def _nearest_stamp(text: str, mentions: list[_Mention], i: int, leading: bool) -> tuple[str, float] | None:
-    """The timestamp nearest the i-th mention on its line, before it (after the mention before) or after it."""
-    m = mentions[i]
-    if leading:
-        start = max(text.rfind("\n", 0, m.start) + 1, mentions[i - 1].end if i else 0)
-        found = list(_STAMP.finditer(text, start, m.start))
-        return _stamp_key(found[-1]) if found else None
-    end = min((text + "\n").find("\n", m.end), mentions[i + 1].start if i + 1 < len(mentions) else len(text))
-    stamp = _STAMP.search(text, m.end, end)
-    return _stamp_key(stamp) if stamp else None
+def _last_stamp(text: str, start: int, end: int) -> tuple[str, float] | None:
+    found = list(_STAMP.finditer(text, start, end))
+    return _stamp_key(found[-1]) if found else None
+
+
+def _first_stamp(text: str, start: int, end: int) -> tuple[str, float] | None:
+    found = _STAMP.search(text, start, end)
+    return _stamp_key(found) if found else None
 
 
 def _stamp_key(s: re.Match[str]) -> tuple[str, float]:

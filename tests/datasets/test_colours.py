@@ -201,6 +201,9 @@ async def test_the_judge_decides_only_the_answers_the_rule_cannot_read():
     bare = ex.model_copy(update={"extra": {}})
     await ds.evaluate_with_judge(bare, [], ["Your favourite colour is Cream. Later you changed it to Red."], judge)
     assert judge.calls[1][0] == "What is my favourite colour?" and "in this order: Red." in judge.calls[1][3]
+    # the question as the test asked it
+    await ds.evaluate_with_judge(ex, ["Which colour do I like now?"], [reply], judge)
+    assert judge.calls[2][0] == "Which colour do I like now?"
     assert (await ds.evaluate_with_judge(ex, ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."],
                                          FakeJudge(score=0.0))).score == 0.0
 
@@ -216,6 +219,7 @@ async def test_without_a_judge_an_inconclusive_answer_is_unscored_with_the_reaso
     score, max_score, reasons = ds.evaluate_correct(ex.questions, ["Your favourite colour is Cream. Later you changed it to Red."], ["Red"])
     assert (score, max_score) == (0.0, 1.0) and reasons[0].endswith("Inconclusive by rules; 0 without a judge.")
     assert ds.evaluate_correct(ex.questions, [], ["Red"]) == (0.0, 1.0, ["'Red' is not in the answer."])
+    assert ds.evaluate_correct(ex.questions, ["Red."], ["Red"]) == (1.0, 1.0, ["'Red' is the only colour in the answer."])
     assert (await ds.evaluate_with_judge(ex, ex.questions, [], None)).reasons == ["'Red' is not in the answer."]
 
 

@@ -75,6 +75,8 @@ def test_answers_giving_two_values_as_current_are_left_to_the_judge(reply, reaso
     ("You said Leonard, then Juliet. Hope that helps, Delphine!", True),  # a name in a sign-off is no answer
     ("Your name's Juliet, though you said Leonard and Delphine earlier.", True),
     ("Your name\u2019s Juliet, though you said Leonard and Delphine earlier.", True),  # a typographic apostrophe
+    ("Your name's Juliet and you said Leonard and Delphine before.", True),  # "name's" states it
+    ("Your name\u2019s Juliet and you said Leonard and Delphine before.", True),
     ("Delphine was what you told me. Juliet is the newest one.", True),
     ("Juliet came before Delphine and Leonard.", False),  # both later than Juliet: the list's last is the latest
     ("Delphine came before Leonard and Juliet.", True),
@@ -104,6 +106,8 @@ def test_names(reply, right):
     ("Did you mean red? That's the last one you gave me (brown and cream came earlier).", STATED, True),
     ("- Red (latest)\n- Brown\n- Cream", STATED, True),  # a note on the first item is its own
     ("- Red, from your latest message\n- Brown\n- Cream", STATED, True),
+    ("You said red and then brown. No wait, that was the first one.", ["Brown", "Red"], True),  # "that": brown
+    ("You said red. That's the latest one (brown and cream came earlier).", STATED, True),
 ])
 def test_orders_and_denials(reply, stated, right):
     score, conclusive, _ = read(reply, stated)
