@@ -225,8 +225,8 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
 def _values_pattern(values: list[str]) -> re.Pattern[str]:
     """Any of `values` as whole words, any case, any spacing ("navy" in "Navy!" and in "navy-blue", not in
     "navyish"); the longer of two values that start at one place wins ("Red Orange" over "Red")."""
-    words = sorted((v.split() for v in values if v.strip()), reverse=True)  # "red orange" before "red"
-    alternatives = "|".join(r"\s+".join(re.escape(w) for w in ws) for ws in words)
+    longest_first = sorted((v for v in values if v.strip()), key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(re.escape(w) for w in v.split()) for v in longest_first)
     return re.compile(r"(?<!\w)(?:" + alternatives + r")(?!\w)", re.IGNORECASE)
 
 
@@ -307,6 +307,7 @@ def _role(m: _Mention, has_previous: bool) -> tuple[Role, bool]:
 
 
 def _assign_roles(mentions: list[_Mention], text: str, clauses: list[tuple[int, int]]) -> None:
+    """Each mention's role: from its own words, from the list it is in, from a clause after it, from standing alone."""
     for i, m in enumerate(mentions):
         m.role, m.shared = _role(m, i > 0)
         if m.role is Role.PLAIN and m.linked and mentions[i - 1].shared:

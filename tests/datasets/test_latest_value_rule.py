@@ -159,3 +159,4 @@ def test_values_of_several_words():
     assert read_latest("Red Orange now; it used to be Red.", "Red Orange", ["Red", "Red Orange"], "colour").score == 1.0
     assert read_latest("Red now; it used to be Red Orange.", "Red Orange", ["Red", "Red Orange"], "colour").score == 0.0
     assert read_latest("dark  RED, after navy blue", "Dark Red", ["Navy Blue", "Dark Red"], "colour").score == 1.0
+    assert read_latest("Red Orange now; it used to be red.", "Red Orange", ["red", "Red Orange"], "colour").score == 1.0
