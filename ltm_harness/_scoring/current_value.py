@@ -79,7 +79,8 @@ _HOW = {Role.NOW: "marked as the current one", Role.STATED: "stated as the answe
         Role.NEXT: "the end of the sequence it tells"}
 # An item of a list takes the role of the cue before the list where it marks them all ("not Brown or Cream", "now
 # Red and Cream"); a place in time is the first item's, the others follow it in the order told.
-_INHERIT = {Role.FIRST: Role.PLAIN, Role.PAST: Role.PLAIN, Role.CORRECT: Role.NOW, Role.REPORTED: Role.RECALL}
+_INHERIT = {Role.FIRST: Role.PLAIN, Role.PAST: Role.PLAIN, Role.CORRECT: Role.NOW, Role.REPORTED: Role.RECALL,
+            Role.GREETING: Role.PLAIN}
 
 # -- the cues ------------------------------------------------------------------------------------------------------
 _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "its"); NONE swallows look-alikes
@@ -252,12 +253,29 @@ def _mentions(text: str, values: list[str]) -> list[_Mention]:
             after, phrase = None, ""  # "(you said Brown)" speaks of Brown
         rest = text[end:clause_end] if not after and not later_in_clause else ""
         out.append(_Mention(value, start, end, text[max(clause, cursor):start], gap, phrase, rest,
-                            linked=bool(out) and _LIST_GAP.match(_STAMP.sub(" ", gap)) is not None, alone=alone,
+                            linked=bool(out) and _listed(text, gap, out[-1], start, end), alone=alone,
                             sentence=len(_SENTENCE_END.findall(text, 0, start))))
         cursor = after.end() if after else end
     _stamp(text, out)
     _assign_roles(out, text, clauses)
     return out
+
+
+def _listed(text: str, gap: str, previous: _Mention, start: int, end: int) -> bool:
+    """Whether a value is the next item of a list after `previous`: nothing but commas, "and", bullets or timestamps
+    between them, and, across a line break, each on a line of its own ("- Brown\n- Cream", not "Red\nBrown was
+    the first")."""
+    if _LIST_GAP.match(_STAMP.sub(" ", gap)) is None:
+        return False
+    return "\n" not in gap or (_item_line(text, previous.start, previous.end) and _item_line(text, start, end))
+
+
+def _item_line(text: str, start: int, end: int) -> bool:
+    """Whether the line of the value at start:end holds nothing else but bullets, numbers, timestamps and notes in
+    brackets."""
+    line_start, line_end = text.rfind("\n", 0, start) + 1, (text + "\n").find("\n", end)
+    rest = _STAMP.sub(" ", text[line_start:start] + " " + text[end:line_end])
+    return all(w.isdigit() for w in normalize(re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", rest)).split())
 
 
 def _words(text: str) -> str:

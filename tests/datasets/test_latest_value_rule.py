@@ -106,6 +106,9 @@ def test_names(reply, right):
     ("Did you mean red? That's the last one you gave me (brown and cream came earlier).", STATED, True),
     ("- Red (latest)\n- Brown\n- Cream", STATED, True),  # a note on the first item is its own
     ("- Red, from your latest message\n- Brown\n- Cream", STATED, True),
+    ("Red\nBrown and cream were the others.", STATED, True),  # a line is a list item only on its own
+    ("Red\n\nBrown, then cream, were earlier.", STATED, True),
+    ("On 2024-03-01 you said brown, and on March 5 red.", STATED, True),  # dates with and without a year: told order
     ("You said red and then brown. No wait, that was the first one.", ["Brown", "Red"], True),  # "that": brown
     ("You said red. That's the latest one (brown and cream came earlier).", STATED, True),
 ])
@@ -127,6 +130,8 @@ def test_orders_and_denials(reply, stated, right):
     ("On Jan 30, 2024 you said cream; on Feb 29, 2024 red; on Feb 28, 2024 brown.", True),
     ("red (2 hours ago), brown (yesterday)", True),
     ("You said cream at 12:30 pm and red at 1:15 pm.", True),  # 12 pm is noon
+    ("You said brown at 11:50 am and red at 12:10 pm.", True),
+    ("On March 5, 2024 you said red; on 2024-03-01 brown.", True),  # two ways of writing a date with its year
     ("You said brown at 12:50 am and red at 1:05 am.", True),
     ("You said red at 13:30 and brown at 1:15 pm.", True),
     ("You said red at 10:45 and brown at 10:15.", True),  # the minutes count
