@@ -98,7 +98,7 @@ _CUES = {  # phrases in normalised text (lower case, no punctuation, "it's" -> "
             r"had been|dropped|abandoned|ditched|gave up(?: on)?|moved (?:on |away )?from|"
             r"(?:which |that |it )?replaced(?! (?:it |that )?(?:with|by)\b)",
     "NEXT": r"and then|then|after that|after this|afterwards|afterward|after which|later on|later|next|"
-            r"subsequently|followed by|since then|since|more recently|went (?:with|for|to)|"
+            r"subsequently|followed by|since then|(?:have|ve|has) since|more recently|went (?:with|for|to)|"
             r"replaced (?:it |that )?(?:with|by)|(?:changed|switched|updated|moved|swapped|turned|changing|switching)"
             r"(?: it| that| this| (?:your|my) (?:mind|answer))?(?: over| on)? to|changed|switched|became|become",
     "RECALL": r"mentioned|mention|said|say|saying|told|tell|telling|also|too|as well|gave|given|shared|listed|"
@@ -139,9 +139,9 @@ _NEWEST_FIRST = re.compile(r"\b(?:(?:newest|latest|most recent)(?: one| ones| en
 
 # -- the text around values ----------------------------------------------------------------------------------------
 _ARROW = re.compile(r"\s*(?:->|=>|\u2192|\u27f6|\u21d2)\s*")
-# Clause ends: sentence ends, line ends (a line ending in ":" runs on into the list it opens), brackets, dashes and
-# words of contrast ("Cream, but then Red"; not "Most recently, though, ...").
-_BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]\u2013\u2014]|\s-(?=\s)|"
+# Clause ends: sentence ends, line ends (a line ending in ":" runs on into the list it opens), brackets, dashes (not
+# a bullet's) and words of contrast ("Cream, but then Red"; not "Most recently, though, ...").
+_BOUNDARY = re.compile(r"[.!?;]+(?=[\s\"')*_\]]|$)|(?<!:)\n|[()\[\]\u2013\u2014]|[ \t]-(?=\s)|"
                        r",?\s+(?:but|although|though|however|whereas)\b(?!\s*,)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
 _LIST_GAP = re.compile(r"^(?:[\s,/&+*_:\-\u2013\u2014\u2022\u00b7|>#]|\d+[.)]|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)

@@ -64,6 +64,9 @@ def test_what_the_rule_decides_and_why(reply, reason):
     ("Right now you like brown, cream and red.",  # the cue before a list marks every item
      "The answer gives both 'Red' (marked as the current one) and 'Brown' (marked as the current one) as the current "
      "colour."),
+    ("Your current favourites:\n- Cream (since March)\n- Red",  # an item with a note in brackets is still an item
+     "The answer gives both 'Red' (marked as the current one) and 'Cream' (marked as the current one) as the current "
+     "colour."),
 ])
 def test_answers_giving_two_values_as_current_are_left_to_the_judge(reply, reason):
     assert read(reply) == (0.0, False, reason)
