@@ -6,15 +6,14 @@ them fails. This script prints, per module, how many mutants were killed, surviv
 the tests noticed), had no test reaching them (counted as survived), and the score, (killed + timeout) / total; then
 the survivors, each with the command that shows its diff.
 
-Run (from a checkout or a worktree, with the test extra and mutmut installed: `pip install 'mutmut>=3.3'`):
+Run (from a checkout or a worktree, with the test extra and mutmut installed: `pip install 'mutmut>=3.3'`; the
+commands for the scheduler and the event log are in docs/testing.md):
 
-    python benchmarks/mutation.py ltm_harness/_engine/scheduler.py ltm_harness/_engine/filler_landing.py \\
-        --tests tests/core/test_scheduler.py tests/core/test_gap_accuracy.py
-    python benchmarks/mutation.py ltm_harness/_store/eventlog.py --tests tests/core/test_resume.py \\
-        --sample 100 --seed 1 -- --deselect tests/core/test_resume.py::test_slow_one
+    python benchmarks/mutation.py ltm_harness/_store/eventlog.py --tests tests/core/test_eventlog.py \\
+        --sample 100 --seed 1 --diffs -- -k "not slow"
 
-`--sample N --seed S`: test a seeded sample of N of the modules' mutants (the same N for the same source and seed).
-`--jobs`: mutants tested at once (default 2). Arguments after `--` go to every pytest run (`-k`, `--deselect`).
+`--sample N --seed S`: test a seeded sample of N of the modules' mutants (the same sample for the same source and
+seed). `--jobs`: mutants tested at once (default 2). Arguments after `--` go to every pytest run (`-k`, `--deselect`).
 `--diffs`: print each survivor's diff too.
 
 mutmut reads its settings from the pyproject.toml of the folder it runs in and copies the sources into `mutants/`
@@ -132,7 +131,7 @@ def module_of(name: str, modules: list[str]) -> str:
 
 
 def report(statuses: dict[str, str], modules: list[str]) -> list[str]:
-    """Print the counts and score of each module and of all; the survivors (names), best first by module."""
+    """Print the counts and score of each module (and of all of them); return the survivors' names, sorted."""
     rows = [(m, Counter(s for n, s in statuses.items() if module_of(n, modules) == m)) for m in modules]
     if len(modules) > 1:
         rows.append(("all", Counter(statuses.values())))
@@ -176,7 +175,8 @@ def main() -> None:
     log = work / "mutmut.log"
     print(f"mutmut's output goes to {log.relative_to(ROOT)}", flush=True)
     code = run_mutmut(work, names if sampled else [], args.jobs, log)  # no names: all of them
-    statuses = {n: s for n, s in results(work).items() if n in set(names) and s != "not checked"}
+    wanted = set(names)
+    statuses = {n: s for n, s in results(work).items() if n in wanted and s != "not checked"}
     if code != 0 or len(statuses) != len(names):
         tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()[-15:]
         print("\n".join(tail))

@@ -21,6 +21,7 @@ from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import DynamicExample, TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome
+from ltm_harness._engine.progress import TurnProgress
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError, LLMError, LTMError, RunFolderError
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
@@ -57,7 +58,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     # running and reading runs
-    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig",
+    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
     # writing tests
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict",

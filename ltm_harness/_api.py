@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ltm_harness._errors import ConfigError, RunFolderError
-from ltm_harness._agents.specs import check_agents
+from ltm_harness._errors import ConfigError, RunFolderError, option, option_name
+from ltm_harness._agents.specs import AgentLike, check_agents
 from ltm_harness._report.index import refresh_index
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
-from ltm_harness._runner.config import RunConfig, load_config, resolve_config_path
+from ltm_harness._runner.config import RunConfig, Selection, load_config, resolve_config_path, select_datasets
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
 from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
-from ltm_harness._runner.run import OnTurn, run_all
+from ltm_harness._engine.progress import OnTurn
+from ltm_harness._runner.run import run_all
 from ltm_harness._store.eventlog import read_events
 from ltm_harness._store.events import Event
 from ltm_harness._store.files import read_run_file
@@ -81,22 +82,31 @@ def load(config: ConfigLike) -> tuple[RunConfig, str]:
     return load_config(config), str(resolve_config_path(str(config)))
 
 
-async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None = None, *,
-                    results: str | Path = RESULTS_ROOT, run_name: str | None = None, resume: bool = False,
-                    overwrite: bool = False, retry_errored: bool = False, judge: str | None = None,
+async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] | None = None, *,
+                    datasets: Sequence[str] | str | None = None, exclude: Sequence[str] | str | None = None,
+                    limit: int | None = None, results: str | Path = RESULTS_ROOT, run_name: str | None = None,
+                    resume: bool = False, overwrite: bool = False, retry_errored: bool = False,
+                    judge: str | None = None, reference_prompts: str | Path | None = None,
                     on_turn: OnTurn | None = None,
                     on_prepared: Callable[[PreparedRun, Claim], None] | None = None,
                     source: str | None = None) -> RunOutput:
     """Run a benchmark config against agents (specs such as "retrieval", "openai:gpt-4o-mini@8k"; default: the
-    config's `agents`). A finished run in the folder is kept (the new run goes to `<name>-2`); an interrupted one
-    is continued with `resume=True` or discarded with `overwrite=True`; `retry_errored=True` resumes and also does
-    the errored tests of agents that finished again (each session replayed up to its first failed turn or errored
-    test, then live), so that their results are those of a run in which they never failed. `on_prepared` is called with the prepared
-    run and its claim on the folder (with what was said about it) before any agent is called; `source` names where a config given as an
-    object came from (its folder is where relative `dataset_dirs` start)."""
+    config's `agents`). `datasets` plays only these of the config's datasets, `exclude` leaves these out (names as a
+    list or as "a,b"), `limit` plays at most that many examples of each; the selection is saved with the run, and
+    resuming it takes the same one. A finished run in the folder is kept (the new run goes to `<name>-2`); an
+    interrupted one is continued with `resume=True` or discarded with `overwrite=True`; `retry_errored=True` resumes
+    and also does the errored tests of agents that finished again (each session replayed up to its first failed
+    turn or errored test, then live), so that their results are those of a run in which they never failed.
+    `reference_prompts` (a LongMemEval checkout) judges the config's longmemeval datasets with the reference's own
+    prompt texts, read from it (nothing in it is run). `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
+    its claim on the folder (with what was said about it) before any agent is called; `source` names where a config
+    given as an object came from (its folder is where relative `dataset_dirs` start)."""
     if (resume or retry_errored) and overwrite:
-        raise ConfigError(f"{'retry_errored' if retry_errored else 'resume'} and overwrite exclude each other; give "
-                          "one of them")
+        kept = "retry_errored" if retry_errored else "resume"
+        raise ConfigError(f"{option(kept)} and {option('overwrite')} exclude each other ({option(kept)} keeps the run"
+                          f"{' and does its errored tests again' if retry_errored else ''}, {option('overwrite')} "
+                          "discards it); give one of them")
+    selection = Selection.given(datasets, exclude, limit)
     resume = resume or retry_errored
     cfg, loaded_from = load(config)
     source = source or loaded_from
@@ -104,6 +114,9 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
         cfg.config.run_name = run_name
     if judge:
         cfg.config.judge.model = judge
+    if reference_prompts is not None:
+        use_reference_prompts(cfg, reference_prompts)
+    select_datasets(cfg, selection, source)  # a name the config does not list is said before any folder is touched
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
     root = Path(results)
@@ -127,7 +140,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[str] | None
                      claim.notes)
 
 
-def run(config: ConfigLike = "default", agents: Sequence[str] | None = None, **options: Any) -> RunOutput:
+def run(config: ConfigLike = "default", agents: Sequence[AgentLike] | None = None, **options: Any) -> RunOutput:
     """`run_async` from synchronous code (not from inside a running event loop: use `await run_async(...)` there)."""
     return asyncio.run(run_async(config, agents, **options))
 
@@ -154,23 +167,24 @@ def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | No
     for d in dataset_dirs:
         folder = Path(d).resolve()
         if not folder.is_dir():
-            raise ConfigError(f"--dataset-dir {d}: no such folder; give a folder of dataset code")
+            raise ConfigError(f"{option_name('dataset_dirs')} {d}: no such folder; give a folder of dataset code")
         folders.append(folder)
     if dataset_dirs:
-        said.append("--dataset-dir " + " ".join(str(d) for d in dataset_dirs))
+        said.append(f"{option_name('dataset_dirs')} " + " ".join(str(d) for d in dataset_dirs))
     for i, entry in enumerate(cfg.datasets.datasets):
         if is_object_spec(entry.name) and entry.name not in allowed:
             raise ConfigError(f"{saved_at}: datasets.datasets[{i}].name: {entry.name!r} is code named by the results "
-                              "folder, which is never run from there; give the config that names it with -c/--config")
+                              f"folder, which is never run from there; give the config that names it "
+                              f"({option_name('config')})")
     cfg.config.dataset_dirs = [str(f) for f in folders]
     return "dataset code from: " + ", ".join(said)
 
 
 async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
-                        on_turn: OnTurn | None = None, config: str | Path | None = None,
-                        dataset_dirs: Sequence[str | Path] = ()) -> RunOutput:
+                        reference_prompts: str | Path | None = None, on_turn: OnTurn | None = None,
+                        config: str | Path | None = None, dataset_dirs: Sequence[str | Path] = ()) -> RunOutput:
     """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
-    the LLM judge `judge` (default: the run's own judge, unless `no_judge`).
+    the LLM judge `judge` (default: the run's own judge, unless `no_judge`); `reference_prompts` as for `run`.
 
     Dataset code is never taken from the run folder (its saved `dataset_dirs` and file specs are ignored): it comes
     from the built-ins, installed packages, the user's `config` (its `dataset_dirs` and specs) and `dataset_dirs`;
@@ -186,6 +200,8 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         cfg.config.judge.model = None
     elif judge:
         cfg.config.judge.model = judge
+    if reference_prompts is not None:
+        use_reference_prompts(cfg, reference_prompts)
     agents = output.agents
     if not agents:
         raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
@@ -194,6 +210,18 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         summary = await run_all(prepared, agents, on_turn, mode=Rescore())
     index_warning = refresh_index(folder.path.parent)
     return RunOutput(folder.path, summary, [index_warning] if index_warning else [], notes=[code_from])
+
+
+def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
+    """Judge the config's longmemeval datasets with the reference's own prompt texts, read (parsed, never run) from
+    a LongMemEval checkout; checked now, so a wrong folder is said before anything runs."""
+    from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
+
+    path = Path(checkout).expanduser().resolve()
+    load_reference_prompts(path)
+    if not cfg.datasets.set_for("longmemeval", "reference_prompts", str(path)):
+        raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no longmemeval dataset, whose "
+                          "judge these prompts are for; leave it out")
 
 
 def rescore(path: str | Path, **options: Any) -> RunOutput:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
-from contextlib import asynccontextmanager
+import threading
+from contextlib import asynccontextmanager, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 from ltm_harness._agents.base import Agent, AgentMessage
 from ltm_harness._authoring.catalog import known_datasets
@@ -74,3 +76,55 @@ async def serve_local(app: Any) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
+
+
+NO_LENGTH = -1  # a route's declared length: send no Content-Length (the body ends when the connection closes)
+
+
+class FileServer:
+    """Files served over HTTP on 127.0.0.1 for fetch-on-first-use tests: `routes` maps a path to (status, body,
+    declared length: None for the body's own, NO_LENGTH for none, or another number, e.g. one the body falls short
+    of), `redirects` a path to where it points (302); any other path is a 404. `hits` counts requests per path."""
+
+    def __init__(self, routes: dict[str, tuple[int, bytes, int | None]] | None = None,
+                 redirects: dict[str, str] | None = None) -> None:
+        self.routes = dict(routes or {})
+        self.redirects = dict(redirects or {})
+        self.hits: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                server.hits[self.path] = server.hits.get(self.path, 0) + 1
+                if self.path in server.redirects:
+                    self.send_response(302)
+                    self.send_header("Location", server.redirects[self.path])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                status, body, declared = server.routes.get(self.path, (404, b"not found", None))
+                self.send_response(status)
+                if declared != NO_LENGTH:
+                    self.send_header("Content-Length", str(len(body) if declared is None else declared))
+                self.end_headers()
+                self.wfile.write(body)
+                self.wfile.flush()
+                self.close_connection = True
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    @contextmanager
+    def serving(self) -> Iterator["FileServer"]:
+        """Serve in a thread for the block."""
+        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ltm_harness._errors import AgentError
+from ltm_harness._errors import AgentError, option
 from ltm_harness._store.records import LLMCall
 
 
@@ -95,7 +95,7 @@ class Agent(ABC):
         Agents whose memory the harness cannot rebuild keep this default and cannot be resumed."""
         if turns:
             raise AgentError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
-                            "rebuild its memory; run it again with --overwrite")
+                            f"rebuild its memory; run it again with {option('overwrite')}")
 
     async def close(self) -> None:
         """Release connections."""

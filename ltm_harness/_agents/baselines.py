@@ -47,6 +47,9 @@ class OracleAgent(Agent):
         said += [text for text, d in rest if d is None or d <= self.window]
         return Reply(text=" ".join(said))
 
+    async def observe(self, message: AgentMessage) -> None:
+        """History is heard: the oracle is handed what it needs with each question instead."""
+
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the oracle keeps no memory."""
 
@@ -58,6 +61,9 @@ class NullAgent(Agent):
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         return Reply(text=DONT_KNOW)
+
+    async def observe(self, message: AgentMessage) -> None:
+        """History is heard and forgotten at once."""
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the null agent keeps no memory."""
@@ -103,6 +109,11 @@ class _MemoryAgent(Agent):
         text = self._answer(message)
         self._remember(message)
         return Reply(text=text)
+
+    async def observe(self, message: AgentMessage) -> None:
+        """History is remembered as if it had been told, with no answer."""
+        if not self._forget(message):
+            self._remember(message)
 
     def _forget(self, message: AgentMessage) -> bool:
         if not FORGET.search(message.text):

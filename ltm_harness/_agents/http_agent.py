@@ -14,6 +14,12 @@ A message::
 UTC offset. ``session`` names one conversation: each agent instance of a run uses its own id, ``ltm-<n>``,
 numbered in creation order (so a run is reproducible); keep a separate memory per session id.
 
+History that needs no reply (a benchmark's earlier sessions; the agent should remember it)::
+
+    POST URL  {"session": "ltm-1", "message": "Caroline: I went to a support group.",
+               "timestamp": "2023-05-08T13:56:00+00:00", "reset": false, "observe": true}
+    -> 2xx    an empty body, or JSON: ``reply`` optional (recorded, never scored), usage fields as above
+
 A reset (the harness wants the agent to forget the session)::
 
     POST URL  {"session": "ltm-1", "reset": true}
@@ -35,17 +41,17 @@ import itertools
 import math
 import os
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError
+from ltm_harness._errors import AgentError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
 from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS
 from ltm_harness._guard.redact import redact_url
 from ltm_harness._guard.retry_after import retry_after_seconds
+from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
 
 DEFAULT_TIMEOUT = 300.0
 _SNIPPET = 200
@@ -58,7 +64,8 @@ def _shown(parts: Any) -> str:
 
 
 def shown_url(spec: str) -> str:
-    return _shown(urlsplit(spec))
+    parts = try_split_url(spec)
+    return redact_url(unparsed_display(spec)) if parts is None else _shown(parts)
 
 
 def _snippet(text: str) -> str:
@@ -79,11 +86,10 @@ class HTTPAgent(Agent):
                 timeout = float(raw) if raw else DEFAULT_TIMEOUT
             except ValueError:
                 raise AgentError(f"LTM_HTTP_TIMEOUT={raw!r}: give the HTTP agent timeout as a number of seconds") from None
-        parts = urlsplit(spec)
         try:
-            parts.port  # noqa: B018 - raises ValueError on a bad port
-        except ValueError:
-            raise AgentError(f"agent {shown_url(spec)!r}: the port is not a number from 0 to 65535; write http://HOST:PORT/PATH") from None
+            parts = split_url(spec)
+        except BadURL as exc:
+            raise AgentError(f"agent {shown_url(spec)!r}: {exc}; write the agent's URL as http://HOST:PORT/PATH") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise AgentError(f"agent {shown_url(spec)!r}: write the agent's URL as http://HOST:PORT/PATH")
         if not 0 < timeout <= MAX_SECONDS:
@@ -135,27 +141,52 @@ class HTTPAgent(Agent):
         return AgentError(f"agent {self.shown_url}: {what}; see docs/http-agent.md for the protocol")
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
-        payload = {
+        data = await self._send(message)
+        if data is None or not isinstance(data.get("reply"), str):
+            got = "no \"reply\" field" if data is None or "reply" not in data else \
+                f"\"reply\" of type {type(data['reply']).__name__}"
+            raise self._fail(f"answered JSON without a string \"reply\" ({got})")
+        return self._reply(data, data["reply"])
+
+    async def observe(self, message: AgentMessage) -> Reply | None:
+        """History: sent with `"observe": true`; any 2xx answer will do, an empty body included."""
+        data = await self._send(message)
+        if data is None:
+            return None
+        said = data.get("reply")
+        if said is not None and not isinstance(said, str):
+            raise self._fail(f"answered JSON with \"reply\" of type {type(said).__name__} to history (observe)")
+        return self._reply(data, said or "")
+
+    async def _send(self, message: AgentMessage) -> dict[str, Any] | None:
+        """POST a message; the JSON object it was answered with (None: an empty body, accepted for history only)."""
+        payload: dict[str, Any] = {
             "session": self.session_id,
             "message": message.text,
             "timestamp": message.timestamp.isoformat(),
             "reset": False,
         }
+        if message.observe:
+            payload["observe"] = True
         status, body = await self._post(payload)
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise self._fail(f"answered HTTP status {status}{detail}")
+        if message.observe and not body.strip():
+            return None
         try:
             data = jsonsafe.loads(body)
         except jsonsafe.TooDeep as exc:
             raise self._fail(f"answered JSON {exc}") from None
         except ValueError:
             raise self._fail(f"answered with a body that is not JSON ({_snippet(body) or 'empty'!r})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("reply"), str):
-            got = "no \"reply\" field" if not isinstance(data, dict) or "reply" not in data else f"\"reply\" of type {type(data['reply']).__name__}"
-            raise self._fail(f"answered JSON without a string \"reply\" ({got})")
+        if not isinstance(data, dict):
+            raise self._fail("answered JSON without a string \"reply\" (no \"reply\" field)")
+        return data
+
+    def _reply(self, data: dict[str, Any], text: str) -> Reply:
         return Reply(
-            text=data["reply"],
+            text=text,
             prompt_tokens=self._number(data, "prompt_tokens", int),
             completion_tokens=self._number(data, "completion_tokens", int),
             cost_usd=self._number(data, "cost_usd", float),
@@ -182,12 +213,14 @@ class HTTPAgent(Agent):
         if not turns:
             return
         payload = {"session": self.session_id, "reset": False, "restore": [
-            {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply} for m, reply in turns]}
+            {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply, **({"observe": True} if m.observe else {})}
+            for m, reply in turns]}
         status, body = await self._post(payload)
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
             raise AgentError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
-                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with --overwrite")
+                            f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with "
+                            f"{option('overwrite')}")
 
     async def close(self) -> None:
         if self._http is not None:

@@ -6,6 +6,8 @@ The endpoint is ``OPENAI_BASE_URL`` (default: the SDK's, https://api.openai.com/
 
 The agent keeps the whole conversation and sends the system prompt plus the history on every turn.
 Each user message is sent as ``[2024-01-01 09:00 UTC] text`` so the model knows the (virtual) time.
+History that needs no reply (`observe`) is appended to the history as a user message with no model call: it goes
+to the model with the next answered turn (several user messages in a row), under the same window rules.
 
 Context window (only with ``@MAX_CONTEXT``), counted with the harness tokenizer (ltm_harness._tokens):
 
@@ -217,11 +219,17 @@ class OpenAIChatAgent(Agent):
         return Reply(text=result.text, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
                      cost_usd=call.cost_usd, llm_calls=[call])
 
+    async def observe(self, message: AgentMessage) -> None:
+        """History: kept in the chat history, sent with the next answered turn (no model call now)."""
+        self._add("user", timestamp_prefix(message.timestamp) + message.text)
+
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
-        """The memory is the chat history: the same user and assistant messages, in order."""
+        """The memory is the chat history: the same user and assistant messages, in order (observed history as
+        user messages alone)."""
         for message, reply in turns:
             self._add("user", timestamp_prefix(message.timestamp) + message.text)
-            self._add("assistant", reply)
+            if not message.observe:
+                self._add("assistant", reply)
 
     def _drop_newest(self) -> None:
         """Undo the user message of a failed turn, so the history stays user/assistant pairs."""

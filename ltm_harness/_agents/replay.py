@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.base import Agent, AgentMessage
 from ltm_harness._errors import RunFolderError
 from ltm_harness._store.eventlog import SessionRecord
+from ltm_harness._store.events import TurnEvent
+from ltm_harness._store.records import LLMCall
 
 
 class TurnReplay:
@@ -43,9 +45,9 @@ class TurnReplay:
     def path(self) -> Path:
         return self._record.path
 
-    def take(self, message: AgentMessage) -> tuple[Reply | None, list[str]] | None:
-        """The recorded outcome of this turn: the reply (None if the turn failed) and the failed attempts'
-        errors; None when the record has no more turns and the live agent is to answer."""
+    def take(self, message: AgentMessage) -> tuple[TurnEvent, list[LLMCall]] | None:
+        """The recorded turn for this message, with the agent's LLM calls behind its reply; None when the record has
+        no more turns and the live agent is to answer."""
         turns = self._record.turns
         if self._next >= len(turns):
             if self.then_live:
@@ -57,12 +59,9 @@ class TurnReplay:
             raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or "
                                  "the harness changed since the run, so it cannot be re-scored or resumed")
         self._next += 1
-        if event.failed:
-            return None, list(event.errors)
-        if self.then_live:
+        if self.then_live and not event.failed:
             self._heard.append((message, event.reply))
-        return Reply(text=event.reply, prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
-                     cost_usd=event.cost_usd, llm_calls=calls), list(event.errors)
+        return event, calls
 
     async def go_live(self, agent: Agent) -> None:
         """Rebuild the live agent's memory from the replayed turns (once, before its first live turn)."""

@@ -3,7 +3,9 @@
 A spec is a kind with an optional argument (`retrieval`, `recent:2000`, `openai:gpt-4o-mini@8k`), an agent's URL
 (`http://127.0.0.1:8080/chat`), or the agent's own code (`my_agent.py:MyAgent`, `my_package.agents:MyAgent`).
 Kinds come from the agent registry: the built-in ones, those registered in code (`ltm_harness.register_agent`) and
-those installed packages declare (`ltm_harness.agents` entry points). `NAME=SPEC` gives the agent a name, used for
+those installed packages declare (`ltm_harness.agents` entry points). Built-in kinds whose framework is an optional
+extra (`langgraph:`, `openai-agents:`: `Builtin.extra`) import it only when used, and say in one line how to install
+it when it is missing. `NAME=SPEC` gives the agent a name, used for
 its folder, in tables and in reports; otherwise the spec is its name (a URL without any password or query).
 
 From the library an agent may also be given as an object: an `Agent` instance (used for one conversation), an
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence, Union
 
+from ltm_harness._guard.limits import exception_line
 from ltm_harness._guard.redact import redact
 from ltm_harness._agents.base import Agent
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
@@ -31,37 +34,117 @@ NAMED = re.compile(r"^([A-Za-z0-9_.-]+)=(.+)$")  # NAME=SPEC
 
 @dataclass(frozen=True)
 class AgentKind:
-    """How agents of a kind are made: `make(spec, **options)` (options it does not take are not given)."""
+    """How agents of a kind are made: `make(spec, **options)` (options it does not take are not given).
+
+    `options`: the config sections whose settings its agents are given (the run's `openai:` and `http:` sections,
+    and `llm`: the run's shared LLM runtime, for prices); None: the section named like the kind."""
 
     make: Callable[..., Agent]
     description: str
     argument: bool | None = None  # the spec takes an argument (True), takes none (False), or may (None)
+    options: tuple[str, ...] | None = None
 
 
-_BUILTINS = (  # kind, module, class, argument, description
-    ("oracle", "baselines", "OracleAgent", None,
-     "calibration agent handed the expected answers; scores 1.0 (oracle@N: only what it was told in its last N "
-     "tokens, so scores step down at N)"),
-    ("null", "baselines", "NullAgent", False, 'no memory: always answers "I don\'t know."; scores about 0'),
-    ("recent", "baselines", "RecentAgent", True,
-     "recent:N remembers only the last N tokens it was told and answers from them"),
-    ("retrieval", "baselines", "RetrievalAgent", False,
-     "remembers everything it was told and answers with the best BM25 matches"),
-    ("openai", "openai_chat", "OpenAIChatAgent", True,
-     "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
-    ("http", "http_agent", "HTTPAgent", True,
-     "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol: docs/http-agent.md)"),
+@dataclass(frozen=True)
+class Extra:
+    """An optional extra of the package that a kind of agent needs: `pip install "ltm-harness[NAME]"` brings the
+    top-level `modules` its adapter imports (a framework and its parts)."""
+
+    name: str
+    modules: tuple[str, ...]
+
+    @property
+    def install(self) -> str:
+        return f'pip install "ltm-harness[{self.name}]"'
+
+    def installed(self) -> bool:
+        """Whether its modules can be imported (found without importing them, so `list` stays fast)."""
+        import importlib.util
+
+        try:
+            return all(importlib.util.find_spec(module) is not None for module in self.modules)
+        except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken one
+            return False
+
+    def missing(self, exc: ImportError) -> bool:
+        """The import failed because one of its modules is not installed (not because of a bug)."""
+        name = getattr(exc, "name", None) or ""
+        return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in self.modules
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """An agent kind the harness ships: its adapter class `module.cls` in ltm_harness._agents, imported when the kind
+    is used (with its framework: an `extra`, when the framework is an optional dependency)."""
+
+    kind: str
+    module: str
+    cls: str
+    argument: bool | None
+    description: str
+    extra: Extra | None = None
+    options: tuple[str, ...] | None = None
+
+
+LANGCHAIN = Extra("langchain", ("langgraph", "langchain_core"))
+OPENAI_AGENTS = Extra("openai-agents", ("agents",))
+MEM0 = Extra("mem0", ("mem0", "qdrant_client"))
+LETTA = Extra("letta", ("letta_client",))
+
+_BUILTINS = (
+    Builtin("oracle", "baselines", "OracleAgent", None,
+            "calibration agent handed the expected answers; scores 1.0 (oracle@N: only what it was told in its last N "
+            "tokens, so scores step down at N)"),
+    Builtin("null", "baselines", "NullAgent", False, 'no memory: always answers "I don\'t know."; scores about 0'),
+    Builtin("recent", "baselines", "RecentAgent", True,
+            "recent:N remembers only the last N tokens it was told and answers from them"),
+    Builtin("retrieval", "baselines", "RetrievalAgent", False,
+            "remembers everything it was told and answers with the best BM25 matches"),
+    Builtin("openai", "openai_chat", "OpenAIChatAgent", True,
+            "openai:MODEL[@max_context] any OpenAI-compatible chat endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)"),
+    Builtin("http", "http_agent", "HTTPAgent", True,
+            "http://HOST:PORT/PATH an agent behind HTTP (JSON protocol: docs/http-agent.md)"),
+    Builtin("langgraph", "frameworks.langgraph", "LangGraphAgent", True,
+            "langgraph:FILE.py:NAME or langgraph:MODULE:NAME a LangGraph graph or LangChain Runnable, one thread per "
+            "conversation, kept in the run folder (docs/agents/langgraph.md)", LANGCHAIN, ("llm",)),
+    Builtin("openai-agents", "frameworks.openai_agents", "OpenAIAgentsAgent", True,
+            "openai-agents:FILE.py:NAME or openai-agents:MODULE:NAME an OpenAI Agents SDK Agent, one SQLiteSession "
+            "per conversation, kept in the run folder (docs/agents/openai-agents.md)", OPENAI_AGENTS, ("openai",)),
+    Builtin("mem0", "frameworks.mem0", "Mem0Agent", None,
+            "mem0[:CONFIG.yml] a chat model (an openai: model) with mem0 memory, searched before each reply and added "
+            "to after it; its store kept in the run folder (docs/agents/mem0.md)", MEM0, ("openai",)),
+    Builtin("letta", "frameworks.letta", "LettaAgent", True,
+            "letta:http://HOST:PORT[/AGENT] an agent on a Letta server (a new one, or a copy of AGENT, per "
+            "conversation), exported into the run folder after each turn (docs/agents/letta.md)", LETTA,
+            ("http", "llm")),
 )
 
 
+def _adapter_class(builtin: Builtin, spec: str) -> Any:
+    """The adapter class of a built-in kind, imported now (with its framework)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"ltm_harness._agents.{builtin.module}")
+    except ImportError as exc:
+        if builtin.extra is not None and builtin.extra.missing(exc):
+            raise AgentError(f"agent {spec!r}: the {builtin.kind} adapter needs the {builtin.extra.name} extra "
+                             f"({exc.name} is not installed); install it with: {builtin.extra.install}") from None
+        raise
+    return getattr(module, builtin.cls)
+
+
 def _builtins() -> Iterator[Entry[AgentKind]]:
-    for name, module, cls, argument, description in _BUILTINS:
-        def make(spec: str, module: str = module, cls: str = cls, **options: Any) -> Agent:
-            import importlib  # an adapter's module (and its client library) is imported when it is used
+    for builtin in _BUILTINS:
+        def make(spec: str, builtin: Builtin = builtin, **options: Any) -> Agent:
+            return make_with(_adapter_class(builtin, spec), spec, options)
 
-            return make_with(getattr(importlib.import_module(f"ltm_harness._agents.{module}"), cls), spec, options)
-
-        yield Entry(name, AgentKind(make, description, argument), "built-in", description)
+        source = "built-in"
+        if builtin.extra is not None:
+            extra = builtin.extra
+            source += f" (extra {extra.name})" if extra.installed() else f", needs: {extra.install}"
+        yield Entry(builtin.kind, AgentKind(make, builtin.description, builtin.argument, builtin.options), source,
+                    builtin.description)
 
 
 def _accept(obj: Any, where: str) -> Iterator[Entry[AgentKind]]:
@@ -116,7 +199,7 @@ def make_with(make: Callable[..., Any], spec: str, options: dict[str, Any] | Non
     except (AgentError, ConfigError, DefinitionError):
         raise
     except Exception as exc:
-        raise AgentError(f"agent {spec!r}: making it with {what} failed ({type(exc).__name__}: {exc}); fix it") from exc
+        raise AgentError(f"agent {spec!r}: making it with {what} failed ({exception_line(exc)}); fix it") from exc
     if not isinstance(made, Agent):
         raise AgentError(f"agent {spec!r}: {what} returned {type(made).__name__}, not an ltm_harness.Agent; return "
                          "an agent")
@@ -143,7 +226,9 @@ def agent_factory(spec: str, tokenizer: str | None = None,
         kind = scope[kind_name]
         if kind.argument is False and spec != kind_name:
             raise AgentError(f"agent {spec!r}: {kind_name} takes no argument; write just {kind_name!r}")
-        kwargs: dict[str, Any] = dict((options or {}).get(kind_name, {}))
+        kwargs: dict[str, Any] = {}
+        for section in kind.options or (kind_name,):
+            kwargs.update((options or {}).get(section, {}))
     elif is_object_spec(spec):
         kind = next(_accept(load_object(spec, "agent"), spec)).value
         kwargs = {}
@@ -182,7 +267,11 @@ class AgentChoice:
 
     @property
     def uses_openai(self) -> bool:
-        return self.spec is not None and _kind_name(self.spec) == "openai"
+        """Its agents take the config's `openai:` section (so its key is needed)."""
+        if self.spec is None:
+            return False
+        kind = AGENTS.scope().get(_kind_name(self.spec))
+        return kind is not None and "openai" in (kind.options or (_kind_name(self.spec),))
 
 
 def _object_choice(name: str | None, obj: Any) -> AgentChoice:

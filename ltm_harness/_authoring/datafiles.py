@@ -1,54 +1,69 @@
-"""Data files a dataset fetches on first use (chapterbreak's stories), kept in the user's cache.
+"""Data files a dataset fetches on first use (chapterbreak's stories, LoCoMo's conversations, LongMemEval's
+questions), kept in the user's cache.
 
     remote = RemoteFile(dataset="chapterbreak", name="chapterbreak_ctx_8192.zst", url=..., sha256=...,
                         max_bytes=..., env_prefix="LTM_CHAPTERBREAK")
     data = fetch_json(remote, check=my_structure_check)  # downloaded once, then read from the cache
+    parsed = fetch_parsed(remote, parse=my_reader)        # the same, handing back what the reader made of it
+    path = fetch_file(remote, read=my_streaming_check)    # a file of GBs, checked by its own reader, never loaded
 
 * where: `<cache>/<dataset>/<name>`, the cache being `$LTM_HARNESS_CACHE` if set, else the platform's user cache
   folder for ltm-harness (platformdirs: `~/.cache/ltm-harness` on Linux);
-* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server) and the expected sha256 by
-  `<env_prefix>_SHA256` (`none` turns the check off, for a file known by its structure alone);
+* the URL can be replaced by `<env_prefix>_URL` (a mirror, or a test server; with `mirror_folder`, the folder
+  holding the file, for a dataset of several files) and the expected sha256 by `<env_prefix>_SHA256` (`none` turns
+  the check off, for a file known by its structure alone);
+* the file is JSON, zstd-compressed (`compression="zstd"`) or plain (`"none"`);
 * a download is streamed to a temporary file beside its final place while its size and sha256 are checked, then
-  decompressed (zstd) and checked by the dataset; only a file that passes every check is moved into place (an
-  atomic rename), so a failed or interrupted fetch leaves nothing behind;
+  read (decompressed if need be) and checked by the dataset; only a file that passes every check is moved into
+  place (an atomic rename), so a failed or interrupted fetch leaves nothing behind;
 * a progress bar (rich) shows on a terminal; elsewhere one line before and one after;
-* offline, the error says where to put the file by hand and how to leave the dataset out.
+* offline, the error says where to put the file by hand (or how to name a copy of one's own, `own_copy`) and how to
+  leave the dataset out.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ltm_harness._errors import DefinitionError
+from ltm_harness._errors import DefinitionError, option
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_bytes
 
 CACHE_ENV = "LTM_HARNESS_CACHE"
 CHUNK = 1 << 16
+T = TypeVar("T")
+Compression = Literal["zstd", "none"]
 
 
 class RemoteFile(BaseModel):
-    """A zstd-compressed JSON file a dataset downloads once."""
+    """A JSON file (zstd-compressed or plain) a dataset downloads once."""
 
     model_config = ConfigDict(frozen=True)
 
     dataset: str
     name: str
     url: str
-    sha256: str | None  # of the compressed file as downloaded; None: unknown, the structure check alone decides
+    sha256: str | None  # of the file as downloaded; None: unknown, the structure check alone decides
     max_bytes: int  # the download may not be larger
-    max_json_bytes: int  # nor its decompressed JSON
+    max_json_bytes: int  # nor its JSON (decompressed)
     env_prefix: str  # <prefix>_URL and <prefix>_SHA256 override url and sha256
+    compression: Compression = "zstd"
+    own_copy: str | None = None  # how a user names a copy of their own instead (said when the fetch fails)
+    mirror_folder: bool = False  # <prefix>_URL names the folder holding the file (of several a dataset fetches)
 
     @property
     def source_url(self) -> str:
-        return os.environ.get(f"{self.env_prefix}_URL") or self.url
+        mirror = os.environ.get(f"{self.env_prefix}_URL")
+        if mirror and self.mirror_folder:
+            return f"{mirror.rstrip('/')}/{self.name}"
+        return mirror or self.url
 
     @property
     def expected_sha256(self) -> str | None:
@@ -63,8 +78,15 @@ class RemoteFile(BaseModel):
 
     def by_hand(self) -> str:
         """What to do instead of the download (said when it fails)."""
-        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to a "
-                f"mirror, {CACHE_ENV} to another cache folder), or leave the dataset out with --exclude {self.dataset}")
+        own = f", {self.own_copy}" if self.own_copy else ""
+        mirror = "the URL of a mirror's folder" if self.mirror_folder else "a mirror"
+        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
+                f"{mirror}, {CACHE_ENV} to another cache folder){own}, or leave the dataset out with "
+                f"{option('exclude', [self.dataset])}")
+
+    def read(self, path: Path) -> Any:
+        """The JSON in a file of this kind (the download, or the cached copy)."""
+        return read_json(path, self.compression, self.max_json_bytes)
 
 
 def cache_dir() -> Path:
@@ -101,23 +123,56 @@ def decompress_json(data_path: Path, max_json_bytes: int) -> Any:
                 raise DefinitionError(f"{data_path}: not a complete zstd file (it ends inside a frame, or is empty)")
     except zstandard.ZstdError as exc:
         raise DefinitionError(f"{data_path}: not a complete zstd file ({exc})") from None
+    return _parse_json(bytes(out), data_path)
+
+
+def read_json(path: Path, compression: Compression, max_json_bytes: int) -> Any:
+    """The JSON in a data file, zstd-compressed or plain, at most `max_json_bytes` of it; a file that cannot be read,
+    is too large, or holds no JSON is a DefinitionError."""
+    if compression == "zstd":
+        return decompress_json(path, max_json_bytes)
     try:
-        return json.loads(out)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{data_path}: its content is not JSON ({str(exc)[:80]})") from None
+        raw = read_bytes(path, max_json_bytes)  # a FIFO or device, or too large a file, is refused before reading
+    except OSError as exc:
+        raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    return _parse_json(raw, path)
+
+
+def _parse_json(raw: bytes, path: Path) -> Any:
+    try:
+        return jsonsafe.loads(raw)
+    except ValueError as exc:  # invalid JSON, not UTF-8, nested too deeply, a number too long to read
+        raise DefinitionError(f"{path}: its content is not JSON ({str(exc)[:80]})") from None
 
 
 def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bool = False) -> Any:
     """The JSON of `remote`, from the cache, or downloaded there first. `check(data, path)` raises DefinitionError
     when the data is not shaped as the dataset needs; a download that fails it is not kept."""
+
+    def checked(data: Any, path: Path) -> Any:
+        check(data, path)
+        return data
+
+    return fetch_parsed(remote, checked, quiet)
+
+
+def fetch_parsed(remote: RemoteFile, parse: Callable[[Any, Path], T], quiet: bool = False) -> T:
+    """What `parse(data, path)` makes of the JSON of `remote`, read from the cache, or downloaded there first.
+    `parse` raises DefinitionError when the data is not shaped as the dataset needs; a download that fails it is
+    not kept."""
+    return fetch_file(remote, lambda path: parse(remote.read(path), remote.path), quiet)
+
+
+def fetch_file(remote: RemoteFile, read: Callable[[Path], T], quiet: bool = False) -> T:
+    """`read(path)` of the file of `remote`, from the cache, or downloaded there first: `read` checks the file
+    (raising DefinitionError when it is not the right one) and returns what the dataset needs of it (a file too
+    large to hold, e.g. LongMemEval's, is checked by streaming its start); a download that fails it is not kept."""
     path = remote.path
     if path.is_file():
         try:
-            data = decompress_json(path, remote.max_json_bytes)
-            check(data, path)
+            return read(path)
         except DefinitionError as exc:
             raise DefinitionError(f"{exc}; delete it to download it again") from None
-        return data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.name}.", suffix=".part", dir=path.parent)
@@ -135,8 +190,7 @@ def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bo
                                   f"{digest}, not the expected {expected}; it is not the published file "
                                   f"({remote.by_hand()})")
         try:
-            data = decompress_json(tmp, remote.max_json_bytes)
-            check(data, path)
+            result = read(tmp)
         except DefinitionError as exc:
             detail = str(exc).replace(f"{tmp}: ", "").replace(str(tmp), "the file")
             raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} is damaged or "
@@ -147,7 +201,7 @@ def fetch_json(remote: RemoteFile, check: Callable[[Any, Path], None], quiet: bo
         raise
     if not quiet:
         print(f"{remote.dataset}: saved {path}", file=sys.stderr)
-    return data
+    return result
 
 
 def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:

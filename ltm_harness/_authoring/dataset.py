@@ -3,18 +3,50 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Mapping, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
+from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 
 CallbackResult = tuple[float, float, list[str], bool]
 MAX_CALLBACK_TURNS = 2000
+
+
+class ResultView(Protocol):
+    """What `summary_metrics` reads of a test's result (a `TestResult`)."""
+
+    @property
+    def example_id(self) -> str: ...
+    @property
+    def status(self) -> Literal["ok", "unscored", "errored"]: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def max_score(self) -> float: ...
+    @property
+    def labels(self) -> dict[str, str] | None: ...
+    @property
+    def verdicts(self) -> Sequence[JudgeVerdict]: ...
+    @property
+    def responses(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class ResultPart:
+    """One result of a test that is scored question by question (a benchmark conversation with many questions):
+    its id (the result's example id is `<example_id>.<id>`), which of the test's questions it scores (0-based, in
+    the order they are asked), and its labels (e.g. `{"category": "temporal"}`: results are summed up per label)."""
+
+    id: str
+    question: int
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 class NoParams(BaseModel):
@@ -39,6 +71,14 @@ class DatasetInterface:
     #: "statements", every statement said before it; "answer_statement", the answer statement alone
     #: (`answer_statement_idx`), for answers that one line decides (the latest value, one key of several).
     answer_needs: ClassVar[Literal["statements", "answer_statement"]] = "statements"
+    #: Each example is a conversation of its own (a benchmark's conversation or haystack): played in a session of its
+    #: own, concurrently with the others, with no opening message, starting at `conversation_start`; its waits are
+    #: honoured (filler where they ask for it), unlike `isolated` runs.
+    conversation_per_example: ClassVar[bool] = False
+    #: Args that change only how answers are scored (a judge prompt's variant, a checkout of a benchmark's own judge
+    #: prompts): left out of the definitions' fingerprint, so that a run keeps its tests (and can be re-scored) when
+    #: they change.
+    scoring_args: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
         self.memory_span = int(memory_span)
@@ -57,7 +97,7 @@ class DatasetInterface:
 
     def make_example(
         self,
-        index: int,
+        index: int | str,
         script: list[str],
         is_question: list[bool],
         expected_responses: list[Any],
@@ -67,8 +107,9 @@ class DatasetInterface:
         needs: list[list[int]] | None = None,
         **fields: Any,
     ) -> TestExample:
-        """A TestExample of this dataset; waits default to lines spread over 90% of the span. `needs`: the lines
-        each question's answer depends on, one list per question (default: see `needed_lines`)."""
+        """A TestExample of this dataset, its id `index` (a number, or a benchmark's own id); waits default to lines
+        spread over 90% of the span. `needs`: the lines each question's answer depends on, one list per question
+        (default: see `needed_lines`)."""
         return TestExample(
             dataset_name=self.name,
             example_id=str(index),
@@ -138,6 +179,12 @@ class DatasetInterface:
                 return i, len(example.script[i])
         return None
 
+    def answer_statements(self, example: TestExample) -> dict[int, tuple[int, int]] | None:
+        """For tests whose questions each draw on lines of their own (a benchmark conversation): per question line,
+        the (line, character index) after which nothing its answer needs is said; each question's gap is measured
+        from there. None (the default): `answer_statement_idx` for every question."""
+        return None
+
     def gap_questions(self, example: TestExample) -> set[int] | None:
         """Line numbers of the questions whose information gap is measured (None: every question after
         the answer statement). Questions that do not depend on the statement are left out."""
@@ -168,6 +215,26 @@ class DatasetInterface:
                 out[line] = tuple(sorted(set(needed)))
         return out
 
+    # -- results ----------------------------------------------------------------------------
+    def result_parts(self, example: TestExample) -> list[ResultPart]:
+        """The results a test is scored as, when it scores its questions one by one (its program then returns a
+        `TestOutcome` with one part per entry, in this order). Default: none, the test is one result."""
+        return []
+
+    def result_labels(self, example: TestExample) -> dict[str, str]:
+        """Labels of a test scored as a whole (e.g. a question's type): results are summed up per label."""
+        return {}
+
+    def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
+        """Named numbers of this dataset's results beside its mean score, as a benchmark reports them (e.g. a
+        task-averaged accuracy, or how many known errors its data has). Default: none."""
+        return {}
+
+    def conversation_start(self, example: TestExample) -> datetime | None:
+        """When a conversation of its own starts (`conversation_per_example`): the benchmark's first date. None: the
+        run's `start_time`."""
+        return None
+
     # -- running ----------------------------------------------------------------------------
     async def run(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         """The default program: say the script with its waits, then score it."""
@@ -176,10 +243,12 @@ class DatasetInterface:
         for i, (line, is_q, wait) in enumerate(zip(example.script, example.is_question, example.waits)):
             if is_q:
                 await ctx.ask(line, oracle=next(answers, None))
+            elif example.observed(i):
+                await ctx.tell(line)
             else:
                 await ctx.say(line)
             if i < last:
-                await ctx.wait(wait.tokens, wait.time, wait.percentage_finished)
+                await ctx.wait(wait.tokens, wait.time, wait.percentage_finished, wait.until)
         if example.uses_callback:
             return await self._watch(example, ctx)
         return await self.score(example, ctx)
@@ -213,7 +282,8 @@ def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
     answer = dataset.answer_statement_idx(example)
     return TestProgram(
         id=example.unique_id, group=dataset.name, span=dataset.memory_span, script=tuple(example.script),
-        pauses=tuple(Pause(w.tokens, w.time, w.percentage_finished) for w in example.waits), program=program,
+        pauses=tuple(Pause(w.tokens, w.time, w.percentage_finished, w.until) for w in example.waits), program=program,
         interleave=example.can_be_interleaved, anchor_line=answer[0] if answer else None,
         reset_message=dataset.reset_message, needs=dataset.needed_lines(example),
+        observed=tuple(example.observe) if example.observe else (), parts=len(dataset.result_parts(example)),
     )

@@ -2,37 +2,45 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from ltm_harness._store.records import OmitWhenNone
 
 # 1: the first format. 2: `needs` (the lines each question's answer depends on). Format 1 files are still read.
 DEFINITION_FORMAT = 2
 
 
-class Wait(BaseModel):
+class Wait(OmitWhenNone):
     """What must pass after a script line before the test's next line is said.
 
     All given conditions must hold: `tokens` of conversation since the line was said, `time`
-    seconds of virtual time since the line was said, and `percentage_finished` of the dataset's
-    memory span since the test's first line.
+    seconds of virtual time since the line was said, `percentage_finished` of the dataset's
+    memory span since the test's first line, and the virtual clock at `until` at least (a dated
+    history: the date of the session the next line opens; the clock jumps there, never back).
     """
 
     model_config = ConfigDict(extra="forbid")
+    _omit_when_none = ("until",)
 
     tokens: int = Field(default=0, ge=0)
     time: float = Field(default=0.0, ge=0)
     percentage_finished: float = Field(default=0.0, ge=0, le=100)
+    until: datetime | None = None
 
     @property
     def is_empty(self) -> bool:
-        return not (self.tokens or self.time or self.percentage_finished)
+        return not (self.tokens or self.time or self.percentage_finished or self.until is not None)
 
 
-class TestExample(BaseModel):
-    """One test: lines said to the agent (some of them questions), waits, expected answers."""
+class TestExample(OmitWhenNone):
+    """One test: lines said to the agent (some of them questions, some history that needs no reply), waits,
+    expected answers."""
 
     model_config = ConfigDict(extra="forbid")
+    _omit_when_none = ("observe",)
     __test__ = False  # not a pytest class
 
     format: int = DEFINITION_FORMAT
@@ -56,6 +64,9 @@ class TestExample(BaseModel):
     # its question. Empty (the default): the dataset decides (`DatasetInterface.needed_lines`: every statement
     # said before the question, unless the dataset says otherwise). Measures the question's memory distance.
     needs: list[list[int]] = Field(default_factory=list)
+    # Which lines are history that needs no reply (one flag per line; None: every line is answered). The agent takes
+    # them in with its `observe` (no model call for a chat model: they go with the next answered turn).
+    observe: list[bool] | None = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":
@@ -68,6 +79,13 @@ class TestExample(BaseModel):
             self.waits = [Wait() for _ in range(n)]
         elif len(self.waits) != n:
             raise ValueError(f"waits has {len(self.waits)} entries but script has {n} lines")
+        if self.observe is not None:
+            if len(self.observe) != n:
+                raise ValueError(f"observe has {len(self.observe)} entries but script has {n} lines")
+            both = next((i for i, (o, q) in enumerate(zip(self.observe, self.is_question)) if o and q), None)
+            if both is not None:
+                raise ValueError(f"line {both} is both a question and history that needs no reply (observe); a "
+                                 "question needs its reply")
         if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
             raise ValueError("oracle_answers needs one entry per question")
         if self.needs:
@@ -81,6 +99,10 @@ class TestExample(BaseModel):
                     raise ValueError(f"needs[{k}] names line {bad[0]}, but a question (line {line}) can only need "
                                      f"lines 0 to {line - 1} said before it")
         return self
+
+    def observed(self, line: int) -> bool:
+        """Whether script line `line` is history that needs no reply."""
+        return self.observe is not None and self.observe[line]
 
     @property
     def questions(self) -> list[str]:

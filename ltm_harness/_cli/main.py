@@ -7,7 +7,8 @@ import sys
 from types import ModuleType
 
 from ltm_harness._cli.commands import command_modules
-from ltm_harness._errors import LTMError
+from ltm_harness._cli.exit_codes import ERROR, INTERRUPTED
+from ltm_harness._errors import LTMError, speaking_to
 from ltm_harness._guard.redact import redact
 
 MAX_LINE = 2000  # an error line longer than this is cut: whatever input it echoes shows a prefix only
@@ -37,15 +38,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
-        return 2
+        return ERROR
     try:
-        code: int = commands[args.command].main(args)
+        with speaking_to("command line"):  # errors name options as flags (--overwrite), not arguments
+            code: int = commands[args.command].main(args)
         return code
     except LTMError as exc:
         if getattr(args, "debug", False):
             raise
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED

@@ -6,9 +6,9 @@ most one per agent every LOG_EVERY seconds, or sooner when another tenth of its 
 not more often than every LOG_MIN_GAP seconds), and a last line per agent if any was printed. A run
 shorter than that prints none. `--quiet` creates no RunProgress at all.
 
-`on_turn` is called after every turn of every session; it only records the session and reads the
-clock, and the numbers are gathered at most every UPDATE_EVERY seconds, so progress costs nothing
-measurable per turn.
+`on_turn` is called after every turn of every session with its `TurnProgress` (the library's own
+`on_turn` type); it only keeps the latest per session and reads the clock, and the display is updated
+at most every UPDATE_EVERY seconds, so progress costs nothing measurable per turn.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 from ltm_harness._tokens import plural, short_count
 
 if TYPE_CHECKING:
-    from ltm_harness._engine.session import Session
+    from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._grid.cell import CellOutcome
-    from ltm_harness._grid.executors import CellTick
+    from ltm_harness._grid.ticks import CellTick
 
 UPDATE_EVERY = 0.2  # seconds between two updates of the numbers
 LOG_EVERY = 30.0  # seconds between two log lines of an agent when not on a terminal
@@ -65,20 +65,20 @@ class AgentProgress:
         return self.elapsed * (1.0 - self.fraction) / self.fraction
 
 
-def measure(agent: str, sessions: Iterable["Session"], tests_total: int, elapsed: float) -> AgentProgress:
+def measure(agent: str, sessions: Iterable["TurnProgress"], tests_total: int, elapsed: float) -> AgentProgress:
+    """The agent's progress from the latest `TurnProgress` of each of its sessions."""
     p = AgentProgress(agent, tests_total, elapsed=elapsed)
-    partial = 0.0
-    for session in sessions:
-        s = session.stats()
+    work = 0.0  # tests' worth of work done: ended tests plus how far running ones are
+    for s in sessions:
         p.tests_done += s.tests_done
-        p.turns += s.turns
+        p.turns += s.turn
         p.tokens += s.tokens
         p.cost_usd += s.cost_usd
         p.scored += s.scored
         p.score_sum += s.score_sum
-        partial += s.running_share
+        work += s.fraction * s.tests_total
     if tests_total:
-        p.fraction = min((p.tests_done + partial) / tests_total, 1.0)
+        p.fraction = min(work / tests_total, 1.0)
     return p
 
 
@@ -118,7 +118,7 @@ class RunProgress:
         self.span = span
         self.live = console.is_terminal if live is None else live
         self._clock = clock
-        self._sessions: dict[str, dict[str, "Session"]] = {a: {} for a in agents}
+        self._sessions: dict[str, dict[str, "TurnProgress"]] = {a: {} for a in agents}
         self._started = clock()
         self._last = -UPDATE_EVERY
         self._last_line = {a: self._started for a in agents}
@@ -155,8 +155,8 @@ class RunProgress:
             if self._lines[agent]:  # a run long enough to have shown progress gets a last line too
                 self._print(agent, now, "end")
 
-    def on_turn(self, session: "Session") -> None:
-        self._sessions[session.settings.agent_name][session.settings.session_id] = session
+    def on_turn(self, turn: "TurnProgress") -> None:
+        self._sessions[turn.agent][turn.session] = turn
         now = self._clock()
         if now - self._last >= UPDATE_EVERY:
             self._last = now

@@ -1,11 +1,15 @@
 """The one way a turn reaches an agent, in every mode: send, time out, try again, give up; count usage; record.
 
-A turn is one user message and the agent's reply. The channel asks the agent under the turn policy (`attempts`
+A turn is one user message and the agent's reply. A turn of history that needs no reply (`observe`) is handed to
+the agent's `observe` instead (an agent without one answers it with `reply`, and that reply is recorded, never
+scored); everything else (policy, record, usage) is the same. The channel asks the agent under the turn policy (`attempts`
 tries, each within `timeout` seconds, `backoff` seconds before the second try, doubling after), writes the turn
-to the session's event log (with the LLM calls behind the reply, just before it), and sums tokens and cost. A turn
-that fails every try is recorded as failed, with why each try failed; an error marked `fatal` (a wrong key, an
-unknown model) stops the agent at once. After `give_up_after` failed turns in a row, or a failed first turn, the
-agent is taken to be down (`check_down`).
+to the session's event log (with the LLM calls behind the reply, just before it), and sums tokens and cost. The
+tries that failed are wall-clock history (a network fault, a slow agent): they go to the log's side file with their
+times, so a turn answered after failed tries is recorded as a turn answered at once. A turn that fails every try is
+recorded as failed, with how many tries it had and why the last one failed (what its test's result says); an error
+marked `fatal` (a wrong key, an unknown model) stops the agent at once. After `give_up_after` failed turns in a row,
+or a failed first turn, the agent is taken to be down (`check_down`).
 
 Turns recorded by an earlier run (resuming, re-scoring) are handed back by a `TurnReplay` before the agent is
 asked; the channel asks the live agent only once the record is used up.
@@ -15,16 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Literal
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import LTMError
+from ltm_harness._errors import AgentError, LTMError
+from ltm_harness._guard.limits import clip, exception_line, kind_of
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
-from ltm_harness._store.events import TurnEvent
-from ltm_harness._store.records import LLMCall
+from ltm_harness._store.events import NOTE, TurnEvent
+from ltm_harness._store.records import FailedTry, LLMCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
@@ -63,6 +69,7 @@ class Turn:
     question: bool = False
     planned: int | None = None  # a test line's offset from the test's start that its waits asked for
     hint: str | None = None  # what a perfect reply contains (given to the oracle calibration agent only)
+    observe: bool = False  # history that needs no reply: handed to the agent's `observe`
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +81,21 @@ class Answer:
 
 def _one_line(exc: BaseException) -> str:
     """An attempt's error for the log: a user error's own sentence, else the exception's class and message."""
-    text = " ".join(str(exc).split())[:300]
-    if isinstance(exc, LTMError) and text:
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, LTMError) and str(exc).strip():
+        return " ".join(str(exc).split())[:300]
+    return exception_line(exc)
+
+
+def _as_reply(reply: object) -> Reply:
+    """What an agent's `reply` or `observe` returned, as a Reply: text alone, or None (history heard, nothing said)."""
+    if reply is None:
+        return Reply(text="")
+    if isinstance(reply, str):
+        return Reply(text=reply)
+    if isinstance(reply, Reply) and isinstance(reply.text, str):  # (a Reply made by model_construct may hold anything)
+        return reply
+    what = kind_of(reply) if not isinstance(reply, Reply) else f"a Reply whose text is {kind_of(reply.text)}"
+    raise AgentError(f"the agent returned {what}, not a Reply, a string or None; return the reply's text")
 
 
 class Channel:
@@ -95,6 +113,7 @@ class Channel:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.failed_turns = 0
+        self.observed_turns = 0  # turns of history that needed no reply
         self.failed_reason = ""
         self._failed_in_a_row = 0
         self._answered = 0
@@ -106,47 +125,71 @@ class Channel:
 
     async def send(self, turn: Turn) -> Answer:
         """Ask the agent (or the record), write the turn, and return the reply with its token count."""
-        answer, errors = await self._ask(AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens),
-                                         turn.hint)
-        reply = answer or Reply(text="")
-        reply_text = reply.text if isinstance(reply.text, str) else str(reply.text)
-        notes: list[str] = []
-        reply_text, replaced = sanitize(reply_text)
-        if replaced:  # text no UTF-8 file can hold: replaced, and said in the turn's errors as a note
-            notes.append(f"note: the reply held {replaced} lone surrogate{'s' if replaced != 1 else ''} (invalid "
-                         "Unicode), replaced by U+FFFD")
-        user_text, replaced = sanitize(turn.text)
-        if replaced:
-            notes.append(f"note: the message held {replaced} lone surrogate{'s' if replaced != 1 else ''}, replaced "
-                         "by U+FFFD in the log")
-        cost = reply.cost_usd
-        if cost is not None and not (isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0):
-            notes.append(f"note: the reply's cost_usd {cost!r} is not a finite non-negative number; recorded as unknown")
-            cost = None
-        errors = [*errors, *notes] if notes else errors
-        reply_tokens = self.count(reply_text)
-        for call in reply.llm_calls:
+        message = AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens, observe=turn.observe)
+        recorded = self.replay.take(message) if self.replay is not None else None
+        if recorded is not None:
+            event, calls = self._replayed(turn, *recorded)
+        else:
+            event, calls = await self._live(turn, message)
+        for call in calls:
             self.record_call(call)
-        self.recorder.write(TurnEvent(
-            i=turn.i, time=turn.time, pos=turn.pos, kind=turn.kind, test=turn.test, question=turn.question,
-            planned=turn.planned, user=user_text, user_tokens=turn.tokens, reply=reply_text, reply_tokens=reply_tokens,
-            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=cost,
-            failed=answer is None, errors=errors,
-        ))
-        self._last_failed = answer is None
-        if answer is None:
+        self.recorder.write(event)
+        self._last_failed = event.failed
+        self.observed_turns += turn.observe
+        if event.failed:
             self.failed_turns += 1
             self._failed_in_a_row += 1
-            self.failed_reason = (f"the agent failed turn {turn.i} after {len(errors)} "
-                                  f"attempt{'s' if len(errors) != 1 else ''}: {errors[-1] if errors else 'no reply'}")
+            tries, why = event.failure()
+            self.failed_reason = (f"the agent failed turn {turn.i} after {tries} attempt{'s' if tries != 1 else ''}: "
+                                  f"{why}")
         else:
             self._failed_in_a_row = 0
             self._answered += 1
-        if cost:
-            self.cost_usd += cost
-        self.prompt_tokens += reply.prompt_tokens or 0
-        self.completion_tokens += reply.completion_tokens or 0
-        return Answer(reply_text, reply_tokens, answer is not None)
+        if event.cost_usd:
+            self.cost_usd += event.cost_usd
+        self.prompt_tokens += event.prompt_tokens or 0
+        self.completion_tokens += event.completion_tokens or 0
+        return Answer(event.reply, event.reply_tokens, not event.failed)
+
+    def _event(self, turn: Turn, user: str, reply: str, **outcome: Any) -> TurnEvent:
+        return TurnEvent(i=turn.i, time=turn.time, pos=turn.pos, kind=turn.kind, test=turn.test, question=turn.question,
+                         planned=turn.planned, user=user, user_tokens=turn.tokens, reply=reply,
+                         reply_tokens=self.count(reply), observed=True if turn.observe else None, **outcome)
+
+    def _replayed(self, turn: Turn, recorded: TurnEvent, calls: list[LLMCall]) -> tuple[TurnEvent, list[LLMCall]]:
+        """The turn as the record has it (reply, usage, failure and notes), at this turn's place."""
+        return self._event(turn, sanitize(turn.text)[0], recorded.reply, prompt_tokens=recorded.prompt_tokens,
+                           completion_tokens=recorded.completion_tokens, cost_usd=recorded.cost_usd,
+                           failed=recorded.failed, tries=recorded.tries, errors=list(recorded.errors)), calls
+
+    async def _live(self, turn: Turn, message: AgentMessage) -> tuple[TurnEvent, list[LLMCall]]:
+        """The turn as the live agent answers it. What the event says of a failed turn is how many tries it had and
+        why the last failed; every failed try, with its time, goes to the side file (`failed_tries`)."""
+        agent = self.agent
+        assert agent is not None, "a replay without a live agent answers every turn or raises"
+        if self.replay is not None:
+            await self.replay.go_live(agent)
+        reply, failures = await self._ask(agent, message, turn.hint)
+        notes: list[str] = []
+        reply_text, replaced = sanitize(reply.text if reply is not None else "")
+        if replaced:  # text no UTF-8 file can hold: replaced, and said in the turn's errors as a note
+            notes.append(f"{NOTE}the reply held {replaced} lone surrogate{'s' if replaced != 1 else ''} (invalid "
+                         "Unicode), replaced by U+FFFD")
+        user_text, replaced = sanitize(turn.text)
+        if replaced:
+            notes.append(f"{NOTE}the message held {replaced} lone surrogate{'s' if replaced != 1 else ''}, replaced "
+                         "by U+FFFD in the log")
+        if reply is None:
+            return self._event(turn, user_text, "", failed=True, tries=len(failures),
+                               errors=[failures[-1].error, *notes], failed_tries=failures), []
+        cost = reply.cost_usd
+        if cost is not None and not (isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0):
+            notes.append(f"{NOTE}the reply's cost_usd {clip(cost)} is not a finite non-negative number; recorded as "
+                         "unknown")
+            cost = None
+        return self._event(turn, user_text, reply_text, prompt_tokens=reply.prompt_tokens,
+                           completion_tokens=reply.completion_tokens, cost_usd=cost, errors=notes,
+                           failed_tries=failures), reply.llm_calls
 
     def check_down(self) -> None:
         """Raise AgentDown when the last turn failed and the agent counts as down."""
@@ -158,19 +201,10 @@ class Channel:
             raise AgentDown(f"the agent failed {self._failed_in_a_row} turns in a row (last: {self.failed_reason}); "
                             "the session was stopped")
 
-    async def _ask(self, message: AgentMessage, hint: str | None) -> tuple[Reply | None, list[str]]:
-        """The agent's reply under the turn policy, and why each failed attempt failed (None: all failed).
-        A replayed turn gives its recorded outcome instead of asking."""
-        if self.replay is not None:
-            taken = self.replay.take(message)
-            if taken is not None:
-                return taken
-        agent = self.agent
-        assert agent is not None, "a replay without a live agent answers every turn or raises"
-        if self.replay is not None:
-            await self.replay.go_live(agent)
+    async def _ask(self, agent: Agent, message: AgentMessage, hint: str | None) -> tuple[Reply | None, list[FailedTry]]:
+        """The agent's reply under the turn policy (None: every try failed), and the tries that failed."""
         policy = self.policy
-        errors: list[str] = []
+        failures: list[FailedTry] = []
         asked: float | None = None  # the wait the agent asked for with its last failure (Retry-After)
         for attempt in range(policy.attempts):
             if attempt:
@@ -180,18 +214,21 @@ class Channel:
                 if wait:
                     await asyncio.sleep(wait)
                 asked = None
+            started, clock = datetime.now(timezone.utc), time.perf_counter()
             try:
                 async with asyncio.timeout(policy.timeout) as within:
-                    reply = await agent.reply(message, hint if agent.is_oracle else None)
-                return (Reply(text=reply) if isinstance(reply, str) else reply), errors
+                    if message.observe:
+                        reply = await agent.observe(message)
+                    else:
+                        reply = await agent.reply(message, hint if agent.is_oracle else None)
+                return _as_reply(reply), failures
             except TimeoutError as exc:
-                if not within.expired():
-                    errors.append(_one_line(exc))
-                else:
-                    errors.append(f"no reply within {policy.timeout:g} s")
+                error = _one_line(exc) if not within.expired() else f"no reply within {policy.timeout:g} s"
             except Exception as exc:
                 if getattr(exc, "fatal", False):  # e.g. a wrong key or model name: no retry can help
                     raise AgentDown(f"the agent cannot be used: {exc}") from None
                 asked = getattr(exc, "retry_after", None)
-                errors.append(_one_line(exc))
-        return None, errors
+                error = _one_line(exc)
+            failures.append(FailedTry(error=error, started=started,
+                                      latency_ms=round((time.perf_counter() - clock) * 1000, 1)))
+        return None, failures

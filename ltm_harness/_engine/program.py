@@ -36,6 +36,7 @@ class Say(Request):
     is_question: bool = False
     kind: Literal["test", "reset"] = "test"
     oracle: str | None = None  # what a perfect agent replies (oracle agent only)
+    observe: bool = False  # history that needs no reply (the agent's `observe`)
 
 
 @dataclass(slots=True)
@@ -43,6 +44,7 @@ class WaitFor(Request):
     tokens: int = 0
     time: float = 0.0
     percentage_finished: float = 0.0
+    until: datetime | None = None  # the virtual clock must reach this time
 
 
 @dataclass(slots=True)
@@ -69,6 +71,9 @@ class TestOutcome:
     unscored: bool = False  # evaluation could not be done (reason given); excluded from means
     verdicts: list["JudgeVerdict"] = field(default_factory=list)  # LLM judge verdicts behind the score
     raw_score: float | None = None  # the test's own score before normalisation (environments), kept in the results
+    # One outcome per result part of a test that scores each of its questions on its own (a benchmark conversation
+    # with many questions: `DatasetInterface.result_parts`), in that order; empty for a test scored as a whole.
+    parts: list["TestOutcome"] = field(default_factory=list)
 
     __test__ = False
 
@@ -111,6 +116,12 @@ class TestContext:
         reply = await Say(text, False, "test", oracle)
         return reply
 
+    async def tell(self, text: str) -> None:
+        """Say a line of history that needs no reply (a benchmark's earlier sessions, say): the agent takes it in with
+        its `observe`, with no model call where it can. An agent without `observe` answers it; that reply is recorded
+        but never handed to the test or scored."""
+        await Say(text, False, "test", None, True)
+
     async def ask(self, text: str, *, oracle: str | None = None) -> str:
         """Ask a question; the reply is recorded as a response to be evaluated."""
         self.questions.append(text)
@@ -118,11 +129,13 @@ class TestContext:
         self.responses.append(reply)
         return reply
 
-    async def wait(self, tokens: int = 0, time: float = 0.0, percentage_finished: float = 0.0) -> None:
+    async def wait(self, tokens: int = 0, time: float = 0.0, percentage_finished: float = 0.0,
+                   until: datetime | None = None) -> None:
         """Let the conversation go on: `tokens` since now, `time` virtual seconds since now,
-        `percentage_finished` of the memory span since this test started."""
-        if tokens or time or percentage_finished:
-            await WaitFor(int(tokens), float(time), float(percentage_finished))
+        `percentage_finished` of the memory span since this test started, and the virtual clock at `until` at least
+        (a dated history: the next session's date). All that is given must hold."""
+        if tokens or time or percentage_finished or until is not None:
+            await WaitFor(int(tokens), float(time), float(percentage_finished), until)
 
     async def next_turn(self) -> Heard:
         return await NextTurn()
@@ -185,6 +198,8 @@ class TestProgram:
     reset_message: str = ""  # said after the test ends, when it fits
     # question line -> the earlier lines its answer depends on (its memory distance is measured from the first)
     needs: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    observed: tuple[bool, ...] = ()  # planned lines that are history needing no reply; () for none
+    parts: int = 0  # the results it is scored as, one per question part (`TestOutcome.parts`); 0: one, as a whole
 
 
 def memory_distance(positions: Sequence[int], needed: Iterable[int], at: int) -> int | None:

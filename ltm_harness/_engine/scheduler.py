@@ -37,11 +37,13 @@ Asks = Literal["say", "reset", "wait", "turn", "none"]
 @dataclass(frozen=True, slots=True)
 class Pause:
     """What must pass after a line before the test's next one: tokens and virtual seconds since the line,
-    and a percentage of the span since the test started."""
+    a percentage of the span since the test started, and a time the clock must have reached (`until`: a dated
+    history's next session)."""
 
     tokens: int = 0
     time: float = 0.0
     percentage: float = 0.0
+    until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,7 @@ class TestShape:
     pauses: tuple[Pause, ...]  # after each line
     interleave: bool = True  # may run beside other tests
     anchor_line: int | None = None  # the line holding the answer: later waits are measured from where it was said
+    observed: tuple[bool, ...] = ()  # lines of history that need no reply (planned without one); () for none
 
 
 @dataclass(slots=True)
@@ -154,6 +157,8 @@ class Scheduler:
         planned_from_anchor = anchor.pos + slot.plan_cursor - anchor.planned if anchor else 0
         slot.wake_pos = max(base_pos + pause.tokens, slot.start_pos + pct_offset, planned_from_anchor)
         slot.wake_time = base_time + timedelta(seconds=pause.time) if pause.time else None
+        if pause.until is not None and (slot.wake_time is None or pause.until > slot.wake_time):
+            slot.wake_time = pause.until
         slot.asks = "wait"
 
     def wait_met(self, slot: Slot) -> bool:
@@ -193,9 +198,10 @@ class Scheduler:
         plan = self._plans.get(shape.id)
         if plan is None:
             plan, r = [0], 0
-            for tokens, pause in zip(shape.line_tokens[:-1], shape.pauses):
+            silent = shape.observed or (False,) * len(shape.line_tokens)
+            for tokens, pause, observed in zip(shape.line_tokens[:-1], shape.pauses, silent):
                 pct = math.ceil(pause.percentage * shape.span / 100)
-                r = max(r + tokens + int(self._reply_est), r + pause.tokens, pct)
+                r = max(r + tokens + (0 if observed else int(self._reply_est)), r + pause.tokens, pct)
                 plan.append(r)
             self._plans[shape.id] = plan
         return plan
@@ -295,8 +301,9 @@ class Scheduler:
                     return False
             return True
 
-        # Where a planned point lands just clear after a running one; the last of them (the first line clear after
-        # every running point, the rest later still) always fits.
+        # Offsets where a planned point lands just clear after a running one. One always fits: the test's first line
+        # just clear after the last running point (its other lines come later still), or now if every point is that
+        # far behind.
         candidates = sorted({0, *(p + clear - r - self.pos for p in points for r in plan if p + clear - r > self.pos)})
         return next(d for d in candidates if fits(self.pos + d))
 
@@ -357,11 +364,12 @@ class Scheduler:
         slot.plan_cursor = line.planned + line.tokens + line.reply_tokens
 
     def turn_done(self, kind: str, tokens: int, reply_tokens: int, group: str | None = None,
-                  question: bool = False) -> None:
-        """A turn is over: learn from the reply's size, move the position and the clock."""
+                  question: bool = False, observed: bool = False) -> None:
+        """A turn is over: learn from the reply's size (not from history the agent only took in), move the position
+        and the clock."""
         if kind == "filler":
             self._filler_replies.append(reply_tokens)
-        elif kind == "test":
+        elif kind == "test" and not observed:
             if question and group is not None:
                 self._answer_replies[group] = max(self._answer_replies.get(group, 0), reply_tokens)
             self._n_test_replies += 1

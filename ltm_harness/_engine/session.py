@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._agents.base import Agent, OracleHint
@@ -21,14 +21,14 @@ from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, Turn
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import (Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome,
                                          TestProgram, WaitFor, memory_distance)
+from ltm_harness._engine.progress import OnTurn, TurnProgress
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
 from ltm_harness._tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
-from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._store.eventlog import Recorder
-from ltm_harness._store.events import (ClockJump, EnvStep, SessionAborted, SessionEnd, SessionStart, TestEnd,
-                                       TestStart)
+from ltm_harness._store.events import (ClockJump, EnvStep, PartEnd, SessionAborted, SessionEnd, SessionStart,
+                                       Status, TestEnd, TestStart)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
@@ -58,6 +58,7 @@ class SessionStats:
 
     turns: int
     filler_turns: int
+    observed_turns: int  # history that needed no reply
     failed_turns: int
     tokens: int  # conversation tokens
     prompt_tokens: int  # as the agent reported them
@@ -127,7 +128,7 @@ class TestRun:
 class Session:
     def __init__(self, agent: Agent | None, tests: Sequence[TestProgram], tokenizer: Tokenizer,
                  filler: FillerGenerator | None, log: Recorder, settings: SessionSettings,
-                 on_turn: Callable[["Session"], None] | None = None, llm: SessionLLM | None = None,
+                 on_turn: OnTurn | None = None, llm: SessionLLM | None = None,
                  replay: "TurnReplay | None" = None) -> None:
         self.tokenizer = tokenizer
         self.filler = filler
@@ -140,6 +141,7 @@ class Session:
                                    filler_min_tokens=filler.min_tokens if filler else None)
         self.channel = Channel(agent, settings.policy, log, tokenizer.count, self.llm.record, replay)
         self.queue: list[TestProgram] = list(tests)
+        self._tests_total = sum(max(t.parts, 1) for t in self.queue)  # results, a question each when scored by part
         self._shapes: dict[str, tuple[TestShape, dict[str, int]]] = {}
         self._runs: dict[Slot, TestRun] = {}
         self.filler_turns = 0
@@ -174,6 +176,8 @@ class Session:
             return
         self.ended = True
         self.log.write(SessionEnd(turns=self.scheduler.turns, pos=self.scheduler.pos, time=self.scheduler.now))
+        if self.on_turn:
+            self.on_turn(self.progress())
 
     def abort(self, reason: str) -> None:
         """Stop early: every test still running or queued ends as errored with `reason`. Safe to call at any
@@ -191,9 +195,11 @@ class Session:
             run.driver.close()
             self._finish(run, error=reason)
         for test in self.queue:
-            self._end(test.id, TestOutcome(0.0, 1.0, [f"not started: {reason}"]), "errored")
+            self._end(test.id, TestOutcome(0.0, 1.0, [f"not started: {reason}"]), "errored", None, test.parts)
         self.queue.clear()
         self.log.write(SessionEnd(turns=sched.turns, pos=sched.pos, time=sched.now))
+        if self.on_turn:
+            self.on_turn(self.progress())
 
     @property
     def running(self) -> list[TestRun]:
@@ -207,9 +213,17 @@ class Session:
             if slot.plan_abs:
                 length = max(slot.plan_abs[-1] - slot.start_pos, 1)
                 share += min(max((sched.pos - slot.start_pos) / length, 0.0), 0.99)
-        return SessionStats(sched.turns, self.filler_turns, channel.failed_turns, sched.pos, channel.prompt_tokens,
+        return SessionStats(sched.turns, self.filler_turns, channel.observed_turns, channel.failed_turns, sched.pos,
+                            channel.prompt_tokens,
                             channel.completion_tokens, channel.cost_usd, self._tests_done, self._scored,
                             self._score_sum, share)
+
+    def progress(self) -> TurnProgress:
+        """Where the session stands now, as `on_turn` hears it after every turn and when the session ends."""
+        s = self.stats()
+        fraction = min((s.tests_done + s.running_share) / self._tests_total, 1.0) if self._tests_total else 1.0
+        return TurnProgress(self.settings.agent_name, self.settings.session_id, s.turns, s.tokens, s.tests_done,
+                            self._tests_total, s.scored, s.score_sum, s.cost_usd, s.failed_turns, fraction, self.ended)
 
     def _next_speaker(self) -> TestRun | None:
         slot = self.scheduler.next_speaker()
@@ -233,7 +247,8 @@ class Session:
         elif isinstance(request, Say):
             self.scheduler.asks_to_say(run.slot, run.count(request.text), reset=request.kind == "reset")
         elif isinstance(request, WaitFor):
-            self.scheduler.asks_to_wait(run.slot, Pause(request.tokens, request.time, request.percentage_finished))
+            self.scheduler.asks_to_wait(run.slot, Pause(request.tokens, request.time, request.percentage_finished,
+                                                        request.until))
         else:
             run.slot.asks = "turn"
 
@@ -244,7 +259,7 @@ class Session:
         if known is None:
             counts = {line: self.tokenizer.count(line) for line in test.script}
             shape = TestShape(test.id, test.group, test.span, tuple(counts[line] for line in test.script), test.pauses,
-                              test.interleave, test.anchor_line)
+                              test.interleave, test.anchor_line, test.observed)
             known = self._shapes[test.id] = (shape, counts)
         return known
 
@@ -292,7 +307,8 @@ class Session:
                 distance = memory_distance([said.pos for said in run.slot.lines], needed, line.pos)
                 run.needs_from = None if distance is None else line.pos - distance
         heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
-                                               oracle=say.oracle, planned=line.planned if line else None)
+                                               oracle=say.oracle, planned=line.planned if line else None,
+                                               observe=say.observe)
         if line is not None:
             self.scheduler.line_answered(run.slot, line, reply_tokens)
             if heard is None:  # the agent never answered this line: the test cannot be scored
@@ -302,17 +318,18 @@ class Session:
                 self._finish(run, error=self.channel.failed_reason)
                 return
             run.ctx.last_heard = heard
-        await self._step(run, heard.reply if heard is not None else "")
+        await self._step(run, None if say.observe else heard.reply if heard is not None else "")
 
     async def _turn(self, kind: TurnKind, text: str, tokens: int, run: TestRun | None = None,
                     question: bool = False, oracle: str | None = None,
-                    planned: int | None = None) -> tuple[Heard | None, int]:
+                    planned: int | None = None, observe: bool = False) -> tuple[Heard | None, int]:
         """Send one message, record the turn, and return it as heard with the reply's token count
-        (None: the agent failed the turn, which is recorded with why)."""
+        (None: the agent failed the turn, which is recorded with why). History that needs no reply (`observe`) is
+        not shown to tests watching every reply: it has none to judge."""
         sched = self.scheduler
         now = sched.now
         hint = None
-        if self.channel.is_oracle:
+        if self.channel.is_oracle and not observe:
             # Each part with the memory distance of what it draws on, for an oracle that knows only its last N tokens.
             own = None
             if run is not None and question and run.needs_from is not None:
@@ -321,18 +338,18 @@ class Session:
                 (r.oracle_suffix, None if r.needs_from is None else sched.pos - r.needs_from)
                 for r in self.running if r.oracle_suffix])
         answer = await self.channel.send(Turn(sched.turns, now, sched.pos, kind, text, tokens,
-                                              run.test.id if run else None, question, planned, hint))
-        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question)
+                                              run.test.id if run else None, question, planned, hint, observe))
+        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question, observe)
         heard_index = sched.turns - 1
         for other in self.running:
-            if isinstance(other.pending, NextTurn) and other is not run:
+            if isinstance(other.pending, NextTurn) and other is not run and not observe:
                 if not answer.ok:  # a test watching every reply cannot judge a turn that had none
                     other.driver.close()
                     self._finish(other, error=f"{self.channel.failed_reason} (a turn this test watches)")
                 else:
                     await self._step(other, Heard(heard_index, text, answer.reply, now, False))
         if self.on_turn:
-            self.on_turn(self)
+            self.on_turn(self.progress())
         self.channel.check_down()
         if not answer.ok:
             return None, answer.tokens
@@ -343,29 +360,59 @@ class Session:
         self.scheduler.finish(run.slot)
         del self._runs[run.slot]
         driver = run.driver
-        status: Literal["ok", "unscored", "errored"]
+        status: Status
+        parts: list[PartEnd] | None = None
         if error is not None:
             status, outcome = "errored", TestOutcome(0.0, 1.0, [error])
         elif driver.error is not None:
             status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: {driver.error}"])
         elif not isinstance(driver.result, TestOutcome):
             status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program returned {type(driver.result).__name__}, not a TestOutcome"])
+        elif run.test.parts:
+            status, outcome, parts = _scored_parts(driver.result, run.test.parts)
         else:
-            outcome = driver.result
-            status = "unscored" if outcome.unscored else "ok"
-            problem = None if outcome.unscored else score_problem(outcome.score, outcome.max_score, outcome.reasons)
-            if problem is not None:  # a wrong score is never stored as valid: the test is errored, saying why
-                status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned a wrong score: "
-                                                                    f"{problem}; fix the dataset's scoring"])
-        self._end(run.test.id, outcome, status)
+            status, outcome = _checked(driver.result)
+        self._end(run.test.id, outcome, status, parts, run.test.parts)
 
-    def _end(self, test: str, outcome: TestOutcome, status: Literal["ok", "unscored", "errored"]) -> None:
+    def _end(self, test: str, outcome: TestOutcome, status: Status, parts: list[PartEnd] | None = None,
+             expected_parts: int = 0) -> None:
         sched = self.scheduler
         self.log.write(TestEnd(test=test, turn=sched.turns, pos=sched.pos, time=sched.now, score=outcome.score,
                                max_score=outcome.max_score, status=status, reasons=outcome.reasons,
-                               verdicts=outcome.verdicts, raw_score=outcome.raw_score))
-        self._tests_done += 1
-        if status != "unscored":  # as in the results: errored tests count as 0, unscored ones not at all
-            self._scored += 1
-            if status == "ok" and outcome.max_score > 0:
-                self._score_sum += outcome.score / outcome.max_score
+                               verdicts=outcome.verdicts, raw_score=outcome.raw_score, parts=parts))
+        # as in the results: errored tests (or parts) count as 0, unscored ones not at all
+        scores = [(p.status, p.score, p.max_score) for p in parts] if parts is not None else \
+            [(status, outcome.score, outcome.max_score)] * max(expected_parts, 1)
+        for one, score, max_score in scores:
+            self._tests_done += 1
+            if one != "unscored":
+                self._scored += 1
+                if one == "ok" and max_score > 0:
+                    self._score_sum += score / max_score
+
+
+def _checked(outcome: TestOutcome) -> tuple[Status, TestOutcome]:
+    """A test's outcome as recorded: a wrong score is never stored as valid (errored, saying why)."""
+    status: Status = "unscored" if outcome.unscored else "ok"
+    problem = None if outcome.unscored else score_problem(outcome.score, outcome.max_score, outcome.reasons)
+    if problem is not None:
+        return "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned a wrong score: {problem}; fix the "
+                                                 "dataset's scoring"])
+    return status, outcome
+
+
+def _scored_parts(outcome: TestOutcome, expected: int) -> tuple[Status, TestOutcome, list[PartEnd] | None]:
+    """A test scored question by question: each part checked as a test would be; the test's own score is the sum of
+    its scored parts'. The wrong number of parts errors the whole test (and so every part), saying why."""
+    if len(outcome.parts) != expected:
+        return "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned {len(outcome.parts)} part scores "
+                                                 f"for {expected} result parts; fix the dataset's scoring"]), None
+    parts = []
+    for part in outcome.parts:
+        status, checked = _checked(part)
+        parts.append(PartEnd(score=checked.score, max_score=checked.max_score, status=status,
+                             reasons=checked.reasons, verdicts=checked.verdicts))
+    scored = [p for p in parts if p.status != "unscored"]
+    whole = TestOutcome(sum(p.score for p in scored), sum(p.max_score for p in scored) or 1.0,
+                        list(outcome.reasons), raw_score=outcome.raw_score)
+    return ("ok" if scored else "unscored"), whole, parts

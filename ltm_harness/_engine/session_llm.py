@@ -19,6 +19,7 @@ from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.client import LLMClient
+    from ltm_harness._scoring.judge_prompt import JudgePrompt
 
 
 @dataclass
@@ -40,14 +41,17 @@ class _RecordingJudge:
         self._test = test
         self.model = judge.model
 
-    async def grade(self, question: str, expected: str, response: str, *, context: str = "") -> JudgeVerdict:
+    async def grade(self, question: str, expected: str, response: str, *, context: str = "",
+                    prompt: "JudgePrompt | None" = None) -> JudgeVerdict:
         recorded = getattr(self._judge, "grade_recorded", None)
         if recorded is not None:
-            verdict: JudgeVerdict = await recorded(question, expected, response, context=context, test=self._test,
-                                                   record=self._owner.record,
+            verdict: JudgeVerdict = await recorded(question, expected, response, context=context, prompt=prompt,
+                                                   test=self._test, record=self._owner.record,
                                                    replayed=self._owner.judge_replay.get(self._test))
             return verdict
-        return await self._judge.grade(question, expected, response, context=context)
+        if prompt is None:  # a judge of the user's own that may know no `prompt`
+            return await self._judge.grade(question, expected, response, context=context)
+        return await self._judge.grade(question, expected, response, context=context, prompt=prompt)
 
 
 @dataclass

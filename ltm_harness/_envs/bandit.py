@@ -6,7 +6,9 @@ drawn per seed (and kept across episodes of that seed, like a real machine).
 
 Score: the *expected* payoff of the pulled arms (the sum of their probabilities), so luck neither
 helps nor hurts; the rewards the agent sees are the actual draws. An invalid reply pulls nothing.
-Min = horizon x worst probability, max = horizon x best: always pulling the best arm scores 1.0.
+Min = horizon x worst probability, max = horizon x best: always pulling the best arm scores 1.0. Equal
+probabilities are legal (the reference tools accept them) but teach nothing, as every arm is as good as any other:
+the range is then 0 to horizon, so every policy scores that probability, and the header says so in a warning.
 """
 
 from __future__ import annotations
@@ -35,8 +37,6 @@ class BanditParams(EnvParams):
         arms = info.data.get("arms")
         if arms is not None and arms != len(probs):
             raise ValueError(f"arms is {arms} but {len(probs)} probabilities are given; give one of them")
-        if max(probs) == min(probs):
-            raise ValueError("the probabilities must not all be equal (every policy would score the same)")
         return probs
 
 
@@ -70,13 +70,17 @@ class Bandit(ActiveEnv):
     @property
     def header(self) -> EnvHeader:
         h = self.params.horizon
+        low, high = min(self.probabilities), max(self.probabilities)
+        same = low == high  # every policy scores the same: the range any bandit of this horizon fits
         return EnvHeader(
             name="bandit", kind="active",
             action_space=Space(description="the arm to pull, numbered from 1", low=1, high=self.n_arms),
             observation_space=Space(description="step, steps_left, event, arm (last pulled or null), "
                                                 "reward (of the last pull or null)"),
             info=f"{self.n_arms}-armed Bernoulli bandit, {h} pulls; score = expected payoff of the pulls",
-            min_score=h * min(self.probabilities), max_score=h * max(self.probabilities),
+            min_score=0.0 if same else h * low, max_score=float(h) if same else h * high,
+            warnings=(f"every arm pays with the same chance ({low:g}), so no arm is better than another and the "
+                      "task teaches nothing; give the arms different probabilities",) if same else (),
         )
 
     def default_max_steps(self) -> int:

@@ -86,6 +86,7 @@ class EnvHeader(BaseModel):
     info: str
     min_score: float
     max_score: float
+    warnings: tuple[str, ...] = ()  # settings that are legal but likely a mistake (`syllabus validate` shows them)
 
     @model_validator(mode="after")
     def _range(self) -> "EnvHeader":

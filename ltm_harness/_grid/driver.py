@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from ltm_harness._grid.cell import CellJob, CellOutcome
-from ltm_harness._grid.executors import CellEvents, CellTick, run_local, run_ray
+from ltm_harness._grid.executors import CellEvents, run_local, run_ray
 from ltm_harness._grid.index import StudyIndex, reconcile, write_index
 from ltm_harness._grid.study import LOCAL_CONCURRENCY, Study
+from ltm_harness._grid.ticks import CellTick
 from ltm_harness._store.layout import StudyFolder
 
 Executor = Literal["local", "ray"]
@@ -56,6 +57,7 @@ class _Recorder:
         entry = self.index.entry(outcome.cell_id)
         entry.state = "finished" if outcome.state == "finished" else "failed"
         entry.error, entry.wall_seconds, entry.score = outcome.error, outcome.wall_seconds, outcome.score
+        entry.errored = outcome.errored
         if outcome.where != "ray":  # where the task that ended ran
             entry.where = f"ray {outcome.where}" if self.ray else outcome.where
         write_index(self.folder, self.index)

@@ -6,32 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
-from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-from ltm_harness._engine.session import Session
 from ltm_harness._errors import ConfigError
 from ltm_harness._grid.cell import CellJob, CellOutcome, run_cell, where_now
+from ltm_harness._grid.ticks import TICK_EVERY, CellTick, Ticker
 
-TICK_EVERY = 0.5  # seconds between two progress ticks of a cell
 RAY_INSTALL = "--ray needs Ray, which is not installed; install it with: pip install 'ltm-harness[ray]'"
 FORWARDED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "LTM_HTTP_TIMEOUT")  # given to Ray workers when set here
-
-
-@dataclass
-class CellTick:
-    """How far a running cell got: its tests done, turns and conversation tokens, and its running score."""
-
-    tests_done: int = 0
-    turns: int = 0
-    tokens: int = 0
-    scored: int = 0
-    score_sum: float = 0.0
-
-    @property
-    def score(self) -> float | None:
-        return self.score_sum / self.scored if self.scored else None
 
 
 class CellEvents(Protocol):
@@ -40,33 +22,6 @@ class CellEvents(Protocol):
     def tick(self, cell_id: str, tick: CellTick) -> None: ...
 
     def finished(self, outcome: CellOutcome) -> None: ...
-
-
-class Ticker:
-    """Turns a cell's sessions into ticks at most every TICK_EVERY seconds (on_turn runs after every turn)."""
-
-    def __init__(self, send: Any) -> None:
-        self.send = send
-        self.sessions: dict[str, Session] = {}
-        self.last = 0.0
-
-    def on_turn(self, session: Session) -> None:
-        self.sessions[session.settings.session_id] = session
-        now = time.monotonic()
-        if now - self.last >= TICK_EVERY:
-            self.last = now
-            self.send(self.tick())
-
-    def tick(self) -> CellTick:
-        t = CellTick()
-        for session in self.sessions.values():
-            s = session.stats()
-            t.tests_done += s.tests_done
-            t.turns += s.turns
-            t.tokens += s.tokens
-            t.scored += s.scored
-            t.score_sum += s.score_sum
-        return t
 
 
 async def run_local(jobs: Sequence[CellJob], concurrency: int, events: CellEvents) -> None:
@@ -135,7 +90,7 @@ def run_ray(jobs: Sequence[CellJob], concurrency: int | None, retries: int, even
     the cluster's resources take). A task whose worker dies is run again by Ray up to `retries` times; it resumes
     its cell from the event log its killed attempt left."""
     ray = start_ray(address)
-    from ltm_harness._grid import ray_tasks
+    from ltm_harness._grid import ray_tasks  # here, not at the top: it imports Ray, an optional extra
 
     sink = ray_tasks.progress_sink()
     task = ray_tasks.cell_task()

@@ -32,6 +32,7 @@ class CellEntry(BaseModel):
     where: str | None = None  # the host and process it last ran in
     wall_seconds: float | None = None  # of its last attempt
     score: float | None = None  # benchmark score share (0..1) when finished
+    errored: int = 0  # its tests that errored, when finished
 
 
 class StudyIndex(BaseModel):
@@ -86,7 +87,8 @@ def reconcile(folder: StudyFolder, study: Study) -> StudyIndex:
         old = earlier.pop(cell.id, None)
         entry = CellEntry(cell=cell, folder=str(folder.cell(cell.id).path.relative_to(folder.path)))
         if old is not None:
-            entry.runs, entry.where, entry.wall_seconds, entry.score = old.runs, old.where, old.wall_seconds, old.score
+            entry.runs, entry.where, entry.wall_seconds = old.runs, old.where, old.wall_seconds
+            entry.score, entry.errored = old.score, old.errored
         entry.state = cell_state(folder, cell)
         if entry.state != "finished" and old is not None and old.state == "failed":
             entry.state, entry.error = "failed", old.error  # said again until it is run again

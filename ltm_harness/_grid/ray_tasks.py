@@ -10,6 +10,7 @@ from typing import Any
 import ray
 
 from ltm_harness._grid.cell import CellJob, CellOutcome, run_cell, where_now
+from ltm_harness._grid.ticks import Ticker
 
 
 @ray.remote(num_cpus=0)
@@ -28,8 +29,6 @@ class ProgressSink:
 
 
 def _run_in_worker(job: CellJob, sink: Any) -> CellOutcome:
-    from ltm_harness._grid.executors import Ticker
-
     sink.put.remote(job.cell.id, f"ray {where_now()}", None)
     ticker = Ticker(lambda tick: sink.put.remote(job.cell.id, None, dataclasses.asdict(tick)))
     return asyncio.run(run_cell(job, ticker.on_turn))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -106,6 +106,40 @@ class ScoreRow(BaseModel):
     seed_list: list[int]
 
 
+class LabelScoreRow(BaseModel):
+    """The mean over seeds of one agent's score on the questions of a dataset with one label value (e.g. category =
+    temporal) at one span, with its interval; a seed where none of them was scored is left out."""
+
+    agent: str
+    config: str | None
+    dataset: str
+    by: str  # the label's name: category, type, abstention, ...
+    value: str
+    span: int
+    seeds: int
+    mean: float
+    std: float
+    ci_low: float | None
+    ci_high: float | None
+    level: float
+    scores: list[float]
+    seed_list: list[int]
+
+
+class MetricMeanRow(BaseModel):
+    """The mean over seeds of one of a dataset's own named metrics (e.g. LoCoMo's J) for one agent at one span."""
+
+    agent: str
+    config: str | None
+    dataset: str
+    metric: str
+    span: int
+    seeds: int
+    mean: float
+    values: list[float]  # per seed, in seed order
+    seed_list: list[int]
+
+
 class CellRow(BaseModel):
     """A cell of the study as the report lists it."""
 
@@ -173,22 +207,69 @@ def score_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[ScoreRow
                 per_dataset.setdefault((cell.agent, cell.config, d.dataset, span), {})[cell.seed] = d.score
                 cell_span = cell.span if cell.span is not None else max(spans.values())
                 overall.setdefault((cell.agent, cell.config, cell_span), {}).setdefault(cell.seed, []).append(d.score)
-    rows = []
-
-    def row(agent: str, config: str | None, dataset: str, span: int, by_seed: dict[int, float]) -> ScoreRow:
-        seeds = sorted(by_seed)
-        scores = [by_seed[s] for s in seeds]
-        mean, lo, hi = t_interval(scores, level)
-        return ScoreRow(agent=agent, config=config, dataset=dataset, span=span, seeds=len(seeds), mean=mean,
-                        std=statistics.stdev(scores) if len(scores) > 1 else 0.0, ci_low=lo, ci_high=hi, level=level,
-                        scores=scores, seed_list=seeds)
-
-    for (agent, config, span), seeds in overall.items():
-        rows.append(row(agent, config, ALL, span, {s: statistics.fmean(v) for s, v in seeds.items()}))
-    for (agent, config, dataset, span), by_seed in per_dataset.items():
-        rows.append(row(agent, config, dataset, span, by_seed))
-    order = {name: i for i, name in enumerate(dict.fromkeys(c.agent for c in cells))}
+    rows = [ScoreRow(agent=agent, config=config, dataset=ALL, span=span,
+                     **_over_seeds({s: statistics.fmean(v) for s, v in seeds.items()}, level))
+            for (agent, config, span), seeds in overall.items()]
+    rows += [ScoreRow(agent=agent, config=config, dataset=dataset, span=span, **_over_seeds(by_seed, level))
+             for (agent, config, dataset, span), by_seed in per_dataset.items()]
+    order = _agent_order(cells)
     rows.sort(key=lambda r: (order.get(r.agent, 0), r.config or "", r.dataset != ALL, r.dataset, r.span))
+    return rows
+
+
+def _over_seeds(by_seed: dict[int, float], level: float) -> dict[str, Any]:
+    """The fields of a row over seeds: how many, the mean, std and Student t interval, the scores in seed order."""
+    seeds = sorted(by_seed)
+    scores = [by_seed[s] for s in seeds]
+    mean, lo, hi = t_interval(scores, level)
+    return dict(seeds=len(seeds), mean=mean, std=statistics.stdev(scores) if len(scores) > 1 else 0.0, ci_low=lo,
+                ci_high=hi, level=level, scores=scores, seed_list=seeds)
+
+
+def _agent_order(cells: Sequence[CellData]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(dict.fromkeys(c.agent for c in cells))}
+
+
+def label_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[LabelScoreRow]:
+    """Per agent x config x dataset x label value x span, for datasets whose results carry labels (a benchmark's
+    categories or question types): the mean over seeds of the cells' scores on that value's questions."""
+    by_key: dict[tuple[str, str | None, str, str, str, int], dict[int, float]] = {}
+    for cell in cells:
+        spans = _spans(cell)
+        for summary in cell.summary.agents:
+            for d in summary.datasets:
+                span = spans.get(d.dataset)
+                for b in d.breakdown or []:
+                    if span is not None and b.scored:
+                        key = (cell.agent, cell.config, d.dataset, b.label, b.value, span)
+                        by_key.setdefault(key, {})[cell.seed] = b.score
+    rows = [LabelScoreRow(agent=agent, config=config, dataset=dataset, by=by, value=value, span=span,
+                          **_over_seeds(by_seed, level))
+            for (agent, config, dataset, by, value, span), by_seed in by_key.items()]
+    order = _agent_order(cells)
+    rows.sort(key=lambda r: (order.get(r.agent, 0), r.config or "", r.dataset, r.span))  # values keep their order
+    return rows
+
+
+def metric_rows(cells: Sequence[CellData]) -> list[MetricMeanRow]:
+    """Per agent x config x dataset x metric x span: the mean over seeds of a dataset's own named metric."""
+    by_key: dict[tuple[str, str | None, str, str, int], dict[int, float]] = {}
+    for cell in cells:
+        spans = _spans(cell)
+        for summary in cell.summary.agents:
+            for d in summary.datasets:
+                span = spans.get(d.dataset)
+                for name, value in (d.metrics or {}).items():
+                    if span is not None:
+                        by_key.setdefault((cell.agent, cell.config, d.dataset, name, span), {})[cell.seed] = value
+    rows = []
+    for (agent, config, dataset, name, span), by_seed in by_key.items():
+        seeds = sorted(by_seed)
+        values = [by_seed[s] for s in seeds]
+        rows.append(MetricMeanRow(agent=agent, config=config, dataset=dataset, metric=name, span=span, seeds=len(seeds),
+                                  mean=statistics.fmean(values), values=values, seed_list=seeds))
+    order = _agent_order(cells)
+    rows.sort(key=lambda r: (order.get(r.agent, 0), r.config or "", r.dataset, r.span))
     return rows
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ltm_harness._agents.specs import agent_choice, check_agents
-from ltm_harness._errors import ConfigError, LTMError
+from ltm_harness._errors import ConfigError, LTMError, option
 from ltm_harness._runner.config import (DatasetEntry, RunConfig, Selection, select_datasets, describe_validation_error, load_config,
                                         read_yaml_mapping, resolve_config_path)
 from ltm_harness._store.layout import slug
@@ -232,15 +232,16 @@ class Study:
         crossed = [d.name for d in self.spec.datasets]
         if not crossed or self.selection is None:
             return crossed
-        for flag, names in (("--datasets", self.selection.datasets or []), ("--exclude", self.selection.exclude)):
+        for name, names in (("datasets", self.selection.datasets or []), ("exclude", self.selection.exclude)):
             unknown = [n for n in names if n not in crossed]
             if unknown:
-                raise ConfigError(f"{flag} {','.join(unknown)}: not crossed by {self.path}, which crosses "
+                raise ConfigError(f"{option(name, unknown)}: not crossed by {self.path}, which crosses "
                                   f"{', '.join(crossed)}; give names from that list")
         kept = [n for n in crossed if (self.selection.datasets is None or n in self.selection.datasets)
                 and n not in self.selection.exclude]
         if not kept:
-            raise ConfigError(f"--datasets/--exclude leave none of the datasets {self.path} crosses; keep at least one")
+            raise ConfigError(f"{self.selection.describe()}: leaves none of the datasets {self.path} crosses; keep at "
+                              "least one")
         return kept
 
     def cell_config(self, cell: Cell) -> tuple[RunConfig, str]:

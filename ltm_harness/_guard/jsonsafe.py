@@ -4,6 +4,8 @@ RecursionError (the standard parser recurses once per level)."""
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,17 +32,24 @@ def check_depth(data: Any, max_depth: int = MAX_JSON_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
-def _may_be_deep(text: str | bytes, max_depth: int) -> bool:
+def _may_be_deep(text: str | bytes | bytearray, max_depth: int) -> bool:
     opens = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
     return opens > max_depth
 
 
-def loads(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """`json.loads` with the depth bounded; bad JSON is json.JSONDecodeError as usual, too deep is TooDeep."""
+def loads(text: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` with the depth bounded; bad JSON is json.JSONDecodeError as usual, too deep is TooDeep, and an
+    integer of more digits than Python reads (`sys.get_int_max_str_digits`, 4,300 by default) is a JSONDecodeError
+    at that number (the standard parser raises a bare ValueError there)."""
     try:
         data = json.loads(text)
     except RecursionError:
         raise TooDeep(f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        too_long = None if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) else _long_number(text)
+        if too_long is None:
+            raise
+        raise too_long from None
     if _may_be_deep(text, max_depth):  # a cheap count first: most files cannot be too deep
         check_depth(data, max_depth)
     return data
@@ -71,6 +80,17 @@ def scan(text: str, openers: str = "[{", max_depth: int = MAX_JSON_DEPTH,
             continue
         yield value, i, end
         i = _next(text, openers, end)
+
+
+def _long_number(text: str | bytes | bytearray) -> json.JSONDecodeError | None:
+    """The error for the first integer of `text` longer than Python reads, where it is (None: there is none)."""
+    limit = sys.get_int_max_str_digits()
+    doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
+    found = re.search(r"\d{%d,}" % (limit + 1), doc) if limit else None
+    if found is None:
+        return None
+    return json.JSONDecodeError(f"a number of {found.end() - found.start():,} digits, more than the {limit:,} this "
+                                "reader takes", doc, found.start())
 
 
 def _next(text: str, openers: str, start: int) -> int:

@@ -38,8 +38,33 @@ def clip(value: Any, limit: int = CLIP) -> str:
         return f"{value[:limit]!r}... ({len(value):,} characters)"
     if isinstance(value, (list, tuple, dict, set)) and len(value) > 8:
         return f"a {type(value).__name__} of {len(value):,} items"
-    text = repr(value)
+    if isinstance(value, int) and value.bit_length() > 3 * limit:  # also: repr fails past Python's 4,300 digits
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    try:
+        text = repr(value)
+    except Exception:  # a user object whose __repr__ fails
+        return f"a {type(value).__name__} that cannot be shown"
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def kind_of(value: object) -> str:
+    """What a value is, for an error about something user code returned: `None`, `a dict`, `an int`, ..."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def exception_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception raised by code the user wrote, on one line: its class and its message, cut to `limit`
+    characters; never itself an error (a message that cannot be made, such as one holding an integer of more
+    digits than Python turns into text, is left out)."""
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:
+        text = ""
+    name = type(exc).__name__
+    return f"{name}: {clip_text(text, limit)}" if text else name
 
 
 def clip_text(text: str, limit: int = 300) -> str:

@@ -25,6 +25,8 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>`]+")
 _KEYS = re.compile(
     r"\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-(?:proj-)?[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,})")
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
+_QUERY = re.compile(r"\?[^#]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
 _known: set[str] = set()
 
@@ -41,13 +43,13 @@ def _secret_param(name: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """`url` with its userinfo and secret query parameters masked (anything that does not parse is kept as is,
-    its known keys masked)."""
+    """`url` with its userinfo and secret query parameters masked (a URL that does not parse has its userinfo and
+    its whole query masked, and its known keys)."""
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
-    except ValueError:
-        return _mask_known(url)
+    except ValueError:  # unreadable (an unclosed [ of an IPv6 host): its user:password and query masked whole
+        return _mask_known(_QUERY.sub(f"?{MASK}", _USERINFO.sub(rf"\1{MASK}@", url, count=1), count=1))
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
     query = parts.query

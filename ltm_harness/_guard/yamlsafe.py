@@ -1,15 +1,19 @@
 """YAML read safely: `yaml.SafeLoader`, plus a duplicate key in a mapping is an error (YAML says keys are unique;
-PyYAML silently keeps the last), and aliases are bounded, so an "alias bomb" (a billion laughs) is refused before
-it expands."""
+PyYAML silently keeps the last), aliases are bounded, so an "alias bomb" (a billion laughs) is refused before
+it expands, and an integer of more digits than Python reads is refused in words (PyYAML raises a bare ValueError)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node, ScalarNode
 
+from ltm_harness._errors import ConfigError
+from ltm_harness._guard.files import read_text
 from ltm_harness._guard.limits import MAX_JSON_DEPTH, MAX_YAML_ALIASES, MAX_YAML_NODES, clip
 
 MAX_YAML_DEPTH = MAX_JSON_DEPTH
@@ -64,6 +68,18 @@ class StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _construct_int(loader: StrictLoader, node: ScalarNode) -> Any:
+    """An integer, or YAMLProblem for one of more digits than Python reads (`sys.get_int_max_str_digits`)."""
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:
+        raise YAMLProblem(f"a number of {len(str(node.value)):,} digits, more than the {sys.get_int_max_str_digits():,} "
+                          "this reader takes; write a smaller number", node.start_mark.line + 1) from None
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
 def _count_nodes(node: Node) -> None:
     """Refuse a document whose tree, aliases expanded, has more than MAX_YAML_NODES nodes (counted without
     expanding: each node's size is computed once)."""
@@ -107,3 +123,26 @@ def load(text: str) -> Any:
         raise YAMLProblem("nested too deeply to read", None) from None
     finally:
         loader.dispose()
+
+
+def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
+    """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
+    `expected` says what the file should hold."""
+    try:
+        raw = load(read_text(path))
+    except YAMLProblem as exc:
+        at = f"line {exc.line}: " if exc.line else ""
+        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable {what} file") from None
+    if raw is None:
+        raise ConfigError(f"{path}: the file is empty; give {expected}")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the {what} must be a mapping, not a {type(raw).__name__}; give {expected}")
+    return raw

@@ -1,24 +1,25 @@
 """The LLM judge behind `DatasetInterface.evaluate_correct_gpt`, with prompts from prompts/judge/*.json.
 
 * The prompt is a JSON file (system + user template with {question}, {expected}, {response},
-  {context}); its sha256 is stored with every verdict, with the judge model and the raw reply.
-* The verdict is a JSON object parsed with pydantic (`score` 0..1 and `reason`; `correct: true/false`
-  is accepted for score 1/0). A reply that does not parse is asked again, naming the problem, up to
-  `parse_attempts` times; after that `JudgeUnparseable` makes the test unscored, never a silent 0.
+  {context}; `ltm_harness._scoring.judge_prompt.JudgePrompt`); its sha256 is stored with every verdict, with the
+  judge model and the raw reply.
+* The verdict is read as the prompt says (a JSON object, or yes/no). A reply that does not parse is asked
+  again, naming the problem, up to `parse_attempts` times; after that `JudgeUnparseable` makes the test
+  unscored, never a silent 0.
+* A dataset may hand its own prompt to `grade` (one per kind of question), still with the run's judge model,
+  client, cache and recording; the prompt may cap the reply's tokens and fix the temperature.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
   disk cache, so re-scoring the same answers costs nothing and gives the same verdicts.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
 from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
@@ -26,37 +27,11 @@ from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.client import LLMClient
 from ltm_harness._store.records import LLMCall
-from ltm_harness._scoring.rules import extract_json
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 from ltm_harness._resources import shipped
 
 PROMPTS_DIR = shipped("prompts") / "judge"
-
-
-class JudgePrompt(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str = ""
-    system: str
-    user: str
-    parse_attempts: int = Field(default=3, ge=1, le=10)
-
-    @model_validator(mode="after")
-    def _placeholders(self) -> "JudgePrompt":
-        for field in ("{question}", "{expected}", "{response}"):
-            if field not in self.user:
-                raise ValueError(f"the user template must contain {field}")
-        try:
-            self.user.format(question="", expected="", response="", context="")
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ValueError(f"the user template has a stray brace or unknown field ({exc}); write literal braces as {{{{ }}}}") from None
-        return self
-
-    @property
-    def sha(self) -> str:
-        blob = json.dumps({"system": self.system, "user": self.user}, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def _read_prompt(path: Path) -> JudgePrompt:
@@ -116,35 +91,6 @@ def load_judge_prompt(name_or_path: str) -> JudgePrompt:
     return JUDGE_PROMPTS.find(name_or_path)
 
 
-class _Verdict(BaseModel):
-    score: float | None = Field(default=None, ge=0.0, le=1.0)
-    correct: bool | None = None
-    reason: str = ""
-
-    @model_validator(mode="after")
-    def _some_score(self) -> "_Verdict":
-        if self.score is None and self.correct is None:
-            raise ValueError('the verdict has neither "score" nor "correct"')
-        return self
-
-    @property
-    def value(self) -> float:
-        return self.score if self.score is not None else float(bool(self.correct))
-
-
-def parse_verdict(text: str) -> _Verdict:
-    """The verdict in a judge reply, or ValueError saying what is wrong with it."""
-    data = extract_json(text)
-    if not isinstance(data, dict):
-        raise ValueError("the reply contains no JSON object")
-    try:
-        return _Verdict.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"{where + ': ' if where else ''}{err['msg']}") from None
-
-
 class LLMJudge:
     """A `Judge` (ltm_harness._scoring.verdict) backed by a chat model."""
 
@@ -156,39 +102,43 @@ class LLMJudge:
         self.temperature = temperature
         self.use_cache = use_cache
 
-    async def grade(self, question: str, expected: str, response: str, *, context: str = "") -> JudgeVerdict:
-        return await self.grade_recorded(question, expected, response, context=context)
+    async def grade(self, question: str, expected: str, response: str, *, context: str = "",
+                    prompt: JudgePrompt | None = None) -> JudgeVerdict:
+        return await self.grade_recorded(question, expected, response, context=context, prompt=prompt)
 
     async def grade_recorded(self, question: str, expected: str, response: str, *, context: str = "",
-                             test: str | None = None, record: Callable[[LLMCall], None] | None = None,
+                             prompt: JudgePrompt | None = None, test: str | None = None,
+                             record: Callable[[LLMCall], None] | None = None,
                              replayed: deque[LLMCall] | None = None) -> JudgeVerdict:
         """Like `grade`, handing every LLM call made to `record` (the session logs them). Calls in `replayed`
-        (recorded by an interrupted run being resumed) are used in order before any new call is made."""
-        user = self.prompt.user.format(question=question, expected=expected, response=response, context=context)
-        messages = [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": user}]
+        (recorded by an interrupted run being resumed) are used in order before any new call is made. `prompt`
+        replaces the run's judge prompt for this call (a dataset's own)."""
+        prompt = prompt or self.prompt
+        messages = prompt.messages(question, expected, response, context)
         raw, problem, cached = "", "", True
-        for _ in range(self.prompt.parse_attempts):
+        for _ in range(prompt.parse_attempts):
             if replayed and replayed[0].response is not None:
                 call = replayed.popleft()
                 raw = call.response or ""
             else:
-                result = await self.client.chat("judge", self.model, messages, temperature=self.temperature,
-                                                test=test, use_cache=self.use_cache, keep_response=True)
+                temperature = self.temperature if prompt.temperature is None else prompt.temperature
+                result = await self.client.chat("judge", self.model, messages, temperature=temperature,
+                                                max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
+                                                keep_response=True)
                 call, raw = result.call, result.text
             if record is not None:
                 record(call)
             cached = cached and call.cached
             try:
-                verdict = parse_verdict(raw)
+                score, reason = prompt.parse(raw)
             except ValueError as exc:
                 problem = str(exc)
                 messages = messages + [
                     {"role": "assistant", "content": raw},
-                    {"role": "user", "content": f"Your reply could not be read: {problem}. Reply with only the JSON "
-                                                'object {"score": <0 to 1>, "reason": "<one sentence>"}.'},
+                    {"role": "user", "content": f"Your reply could not be read: {problem}. {prompt.correction}"},
                 ]
                 continue
-            return JudgeVerdict(question=question, score=verdict.value, reason=verdict.reason, model=self.model,
-                                prompt_hash=self.prompt.sha, raw=raw, cached=cached)
-        raise JudgeUnparseable(f"{self.model} gave no valid verdict in {self.prompt.parse_attempts} attempts "
+            return JudgeVerdict(question=question, score=score, reason=reason, model=self.model,
+                                prompt_hash=prompt.sha, raw=raw, cached=cached)
+        raise JudgeUnparseable(f"{self.model} gave no valid verdict in {prompt.parse_attempts} attempts "
                                f"({problem}); last reply: {raw[:200]!r}", raw)

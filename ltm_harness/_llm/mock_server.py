@@ -1,6 +1,6 @@
 """An OpenAI-compatible mock server (aiohttp) for offline demos and tests: `python -m ltm_harness mock-llm`.
 
-Endpoints: `POST /v1/chat/completions`, `GET /v1/models`, and for tests `GET /mock/stats` and
+Endpoints: `POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models`, and for tests `GET /mock/stats` and
 `POST /mock/faults` (replace the fault settings of a running server).
 
 Behaviour is chosen by the model name, and is deterministic:
@@ -8,29 +8,52 @@ Behaviour is chosen by the model name, and is deterministic:
 | model                  | reply |
 |------------------------|-------|
 | `mock`, `mock-retrieval` | answers from its context: a JSON arithmetic answer for filler, the earlier user sentence that shares most words with a question, else "Noted." |
+| `mock-memory`          | a memory layer's model (mem0): extracts facts as JSON when asked, else answers like `mock` from the memories it is given (below) |
 | `mock-fixed[:TEXT]`    | always TEXT (default "I don't know.") |
 | `mock-echo`            | the last user message |
-| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response |
+| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines) |
 | `mock-judge-garbage`   | text that is not a verdict (to test unscored handling) |
 | `mock-generator`       | generated dataset stages (content/questions/answers) as JSON, about invented places |
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |
+| `mock-embed` (embeddings) | a hashed bag of words (below), `dimensions` long (default 256) |
 
 Unknown model names get HTTP 404, as a real server would answer.
+
+`mock-memory`, in the shape mem0 (2.x, its additive extraction prompt) asks for. A request whose last user message has a
+`## New Messages` section is an extraction: each user message there (`user: ...` lines, a line without a role going on
+the message before) that says something other than questions, and is not arithmetic filler (it mentions "as JSON"),
+becomes one memory: its statements, with the message's `[date]` prefix kept (the date the fact was said); one already
+in the prompt's `## Existing Memories` or `## Recently Extracted Memories` is not extracted again. The reply is
+`{"memory": [{"id": "0", "text": ..., "attributed_to": "user"}, ...]}` (`{"memory": []}`: nothing to keep). mem0 2.x
+only adds memories (it no longer asks a model to update or delete them), so that is all this model answers. Any
+other request is answered like `mock`, the candidates being the memories given as bullet lines (`- ...`) of system
+messages, then the earlier user messages, so a fact said later wins a tie.
+
+`mock-embed`: the words of a text (lower-cased, stop words left out, a leading `[date]` prefix ignored) each add
+1 to one coordinate of the vector, chosen with its sign by a hash of the word (blake2b), and the vector is scaled to
+length 1; a text with no such word is a fixed unit vector. Texts sharing words are near (cosine = shared words'
+weight), texts sharing none are near 0, and the same text always gets the same vector. `encoding_format` may be
+`float` or `base64` (float32, as the OpenAI SDK decodes it); usage counts the input's tokens.
 
 Faults (per server, seeded): a share of requests answered 429 with Retry-After, 500, dropped
 connections, 200 with a malformed body, or stalled past the client's timeout; 429 storms (a drawn 429
 goes on for `storm_429` requests in a row, whoever sends them, as a rate limit would); a fixed latency
 per request; and an optional `script` of outcomes used first, in order (e.g. ["429", "500", "ok"]),
-for exact tests. `stats` counts requests, each outcome, `ok_replies` and `abandoned` (stalled requests
-whose client hung up before the stall ended: they are not answered, and not kept in `requests`).
+for exact tests. Embedding requests draw from the same faults. `stats` counts requests, each outcome,
+`ok_replies`, the requests of each model (`model:NAME`), and `abandoned` (stalled requests whose client hung up
+before the stall ended: they are not answered, and not kept in `requests`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
+import math
 import random
 import re
+import struct
 from collections import Counter
 from typing import Any, Literal
 
@@ -77,7 +100,23 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
-def retrieval_reply(messages: list[dict[str, Any]]) -> str:
+def _best_sentence(question: str, candidates: list[str]) -> str | None:
+    """The candidate sentence sharing most words with `question` (shorter ones preferred, ties to the latest)."""
+    wanted = set(_words(question))
+    best, best_score = "", 0.0
+    for earlier in candidates:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", earlier):
+            words = _words(sentence)
+            if not words or "as JSON" in sentence:
+                continue
+            score = len(wanted.intersection(words)) / (1 + 0.05 * len(words))
+            if score >= best_score and score > 0:  # ties go to the latest sentence (values change over time)
+                best, best_score = sentence.strip(), score
+    return best if best_score > 0 else None
+
+
+def retrieval_reply(messages: list[dict[str, Any]], remembered: list[str] | None = None) -> str:
+    """`mock`: the answer from the earlier user messages (and `remembered` texts, taken as said before them)."""
     users = [_PREFIX.sub("", _text(m)) for m in messages if m.get("role") == "user"]
     if not users:
         return "Hello."
@@ -87,17 +126,83 @@ def retrieval_reply(messages: list[dict[str, Any]]) -> str:
         return json.dumps({"answer": int(numbers[-1]) if numbers else 0})
     if "?" not in last:
         return "Noted."
-    wanted = set(_words(last))
-    best, best_score = "", 0.0
-    for earlier in users[:-1]:
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", earlier):
-            words = _words(sentence)
-            if not words or "as JSON" in sentence:
-                continue
-            score = len(wanted.intersection(words)) / (1 + 0.05 * len(words))
-            if score >= best_score and score > 0:  # ties go to the latest sentence (values change over time)
-                best, best_score = sentence.strip(), score
-    return best if best_score > 0 else "I don't know."
+    found = _best_sentence(last, [*(remembered or []), *users[:-1]])
+    return found if found is not None else "I don't know."
+
+
+# -- mock-memory: a memory layer's extraction and answers (mem0) ---------------------------------------------------
+_ROLE_LINE = re.compile(r"^(user|assistant|system): ", re.M)
+
+
+def _section(prompt: str, name: str) -> str | None:
+    """The text of a `## NAME` section of a prompt (up to the next `## ` heading), None when there is none."""
+    found = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |^# Output|\Z)", prompt, re.S | re.M)
+    return found.group(1).strip() if found else None
+
+
+def _known_memories(prompt: str) -> set[str]:
+    known: set[str] = set()
+    for name in ("Existing Memories", "Recently Extracted Memories"):
+        try:
+            listed = json.loads(_section(prompt, name) or "[]")
+        except json.JSONDecodeError:
+            continue
+        if isinstance(listed, list):
+            known.update(str(m.get("text", "")).strip() for m in listed if isinstance(m, dict))
+    return known
+
+
+def extracted_facts(new_messages: str) -> list[str]:
+    """The memories `mock-memory` keeps of a conversation written as `role: content` lines (see the docstring)."""
+    facts = []
+    starts = list(_ROLE_LINE.finditer(new_messages))
+    for i, start in enumerate(starts):
+        if start.group(1) != "user":
+            continue
+        content = new_messages[start.end():starts[i + 1].start() if i + 1 < len(starts) else None].strip()
+        prefix = _PREFIX.match(content)
+        body = content[prefix.end():] if prefix else content
+        if "as JSON" in body:
+            continue
+        said = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body)
+                if s.strip() and not s.strip().endswith("?")]
+        if said and _words(" ".join(said)):
+            facts.append((prefix.group(0) if prefix else "") + " ".join(said))
+    return facts
+
+
+def memory_reply(messages: list[dict[str, Any]]) -> str:
+    """`mock-memory`: an extraction as JSON when the prompt asks for one, else an answer from the memories."""
+    users = [_text(m) for m in messages if m.get("role") == "user"]
+    prompt = users[-1] if users else ""  # the sections are in the user's part (the system's part describes them)
+    new = _section(prompt, "New Messages")
+    if new is not None:
+        known = _known_memories(prompt)
+        facts = [f for f in dict.fromkeys(extracted_facts(new)) if f not in known]
+        return json.dumps({"memory": [{"id": str(i), "text": fact, "attributed_to": "user"}
+                                      for i, fact in enumerate(facts)]})
+    remembered = [line[2:].strip() for m in messages if m.get("role") == "system"
+                  for line in _text(m).splitlines() if line.startswith("- ")]
+    return retrieval_reply(messages, [_PREFIX.sub("", r) for r in remembered])
+
+
+# -- mock-embed: deterministic embeddings ---------------------------------------------------------------------
+EMBED_DIMENSIONS = 256
+MAX_DIMENSIONS = 4096
+
+
+def embed(text: str, dimensions: int = EMBED_DIMENSIONS) -> list[float]:
+    """`mock-embed`'s vector of `text`: a hashed bag of words of length 1 (see the module's docstring)."""
+    vector = [0.0] * dimensions
+    words = _words(_PREFIX.sub("", text)) or [""]
+    for word in words:
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        vector[(value >> 1) % dimensions] += 1.0 if value & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0:  # every word cancelled out: the fixed vector
+        vector[0], norm = 1.0, 1.0
+    return [x / norm for x in vector]
 
 
 def _tag(text: str, name: str) -> str | None:
@@ -105,8 +210,34 @@ def _tag(text: str, name: str) -> str | None:
     return found.group(1) if found else None
 
 
+_LABELLED = re.compile(r"(Reference answer|Rubric|Explanation|Assistant's response): (.*?)(?:\n\n|$)", re.S)
+_DECLINES = re.compile(r"\b(don'?t know|do not know|never (told|mentioned|said)|not mentioned|no information)\b", re.I)
+
+
+def yes_no_reply(prompt: str) -> str | None:
+    """A yes/no verdict for a judge prompt laid out as LongMemEval's (`Reference answer:` / `Rubric:` /
+    `Explanation:` and `Assistant's response:`): yes when the response holds every word of the reference answer (or
+    the rubric's), or, against an explanation of why the question cannot be answered, when it declines; None for
+    other prompts."""
+    if "yes or no" not in prompt.lower():
+        return None
+    found = {label: text.strip() for label, text in _LABELLED.findall(prompt)}
+    response = found.get("Assistant's response")
+    if response is None:
+        return None
+    if "Explanation" in found:
+        return "yes" if _DECLINES.search(response) else "no"
+    expected = found.get("Reference answer") or found.get("Rubric") or ""
+    want = _words(expected) or _WORD.findall(expected.lower())
+    got = set(_WORD.findall(response.lower()))
+    return "yes" if want and all(w in got for w in want) else "no"
+
+
 def judge_reply(messages: list[dict[str, Any]]) -> str:
     prompt = "\n".join(_text(m) for m in messages)
+    said = yes_no_reply(prompt)
+    if said is not None:
+        return said
     expected, response = _tag(prompt, "expected"), _tag(prompt, "response")
     if expected is None or response is None:
         return json.dumps({"score": 0.0, "reason": "the request had no <expected> and <response> sections"})
@@ -157,6 +288,8 @@ def reply_for(model: str, messages: list[dict[str, Any]]) -> str | None:
     base, _, arg = model.partition(":")
     if base in ("mock", "mock-retrieval"):
         return retrieval_reply(messages)
+    if base == "mock-memory":
+        return memory_reply(messages)
     if base == "mock-fixed":
         return arg or "I don't know."
     if base == "mock-echo":
@@ -173,8 +306,9 @@ def reply_for(model: str, messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-MODELS = ["mock", "mock-retrieval", "mock-fixed", "mock-echo", "mock-judge", "mock-judge-garbage",
+MODELS = ["mock", "mock-retrieval", "mock-memory", "mock-fixed", "mock-echo", "mock-judge", "mock-judge-garbage",
           "mock-generator", "mock-generator-short"]
+EMBEDDING_MODELS = ["mock-embed"]
 
 
 # -- the server --------------------------------------------------------------------------------------
@@ -201,6 +335,7 @@ class MockLLMServer:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/mock/stats", self._stats)
         app.router.add_post("/mock/faults", self._set_faults)
@@ -259,7 +394,7 @@ class MockLLMServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": m, "object": "model", "owned_by": "ltm-harness"}
-                                                             for m in MODELS]})
+                                                             for m in MODELS + EMBEDDING_MODELS]})
 
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(dict(self.stats))
@@ -281,7 +416,8 @@ class MockLLMServer:
         prompt = sum(self._count_cached(_text(m)) + 3 for m in messages) + 3
         return prompt, self._tokenizer.count(text)
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
+    async def _fault(self, request: web.Request) -> web.StreamResponse | None:
+        """The drawn fault's response (None: the request is answered), counted in `stats`."""
         self.stats["requests"] += 1
         if self.faults.latency_ms:
             await asyncio.sleep(self.faults.latency_ms / 1000)
@@ -301,12 +437,27 @@ class MockLLMServer:
             return web.Response(status=499)  # never reaches the client, which has gone
         if outcome == "malformed":
             return web.Response(text='{"id": "x", "choices": [{"message": ', content_type="application/json")
+        return None
+
+    async def _body(self, request: web.Request) -> dict[str, Any] | web.Response:
         try:
             body = await request.json()
         except json.JSONDecodeError:
             return web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
+        if not isinstance(body, dict):
+            return web.json_response({"error": {"message": "the body is not a JSON object"}}, status=400)
         self.requests.append(body)
         self.keys.add(request.headers.get("Authorization", "").removeprefix("Bearer "))
+        self.stats[f"model:{body.get('model', '')}"] += 1
+        return body
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        faulted = await self._fault(request)
+        if faulted is not None:
+            return faulted
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
         model = str(body.get("model", ""))
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
@@ -327,3 +478,36 @@ class MockLLMServer:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         })
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        faulted = await self._fault(request)
+        if faulted is not None:
+            return faulted
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
+        model = str(body.get("model", ""))
+        if model not in EMBEDDING_MODELS:
+            return web.json_response({"error": {"message": f"The embedding model `{model}` does not exist (mock "
+                                                           f"embedding models: {', '.join(EMBEDDING_MODELS)})",
+                                                "type": "invalid_request_error"}}, status=404)
+        given = body.get("input")
+        texts = [given] if isinstance(given, str) else given
+        dimensions = body.get("dimensions", EMBED_DIMENSIONS)
+        form = body.get("encoding_format", "float")
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            return web.json_response({"error": {"message": "input must be a string or a non-empty list of strings"}},
+                                     status=400)
+        if not isinstance(dimensions, int) or not 1 <= dimensions <= MAX_DIMENSIONS or form not in ("float", "base64"):
+            return web.json_response({"error": {"message": f"dimensions must be 1 to {MAX_DIMENSIONS} and "
+                                                           "encoding_format float or base64"}}, status=400)
+        data = []
+        for i, text in enumerate(texts):
+            vector: list[float] | str = embed(text, dimensions)
+            if form == "base64":
+                vector = base64.b64encode(struct.pack(f"<{dimensions}f", *vector)).decode("ascii")
+            data.append({"object": "embedding", "index": i, "embedding": vector})
+        tokens = sum(self._count_cached(t) for t in texts)
+        self.stats["ok_replies"] += 1
+        return web.json_response({"object": "list", "data": data, "model": model,
+                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})

@@ -20,11 +20,11 @@ from pydantic import BaseModel, ValidationError
 
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._engine.session import Session
+from ltm_harness._engine.progress import OnTurn
 from ltm_harness._envs.catalog import TestSpec, describe_params_error, env_class, known_envs, parse_test_spec
 from ltm_harness._envs.in_conversation import EnvDataset, EpisodeDefinition, InConversation, PassiveInConversation
 from ltm_harness._envs.play import DEFAULT_TRIALS, trials_score
-from ltm_harness._errors import ConfigError
+from ltm_harness._errors import ConfigError, option
 from ltm_harness._results.models import RunSummary, TestResult
 from ltm_harness._results.outputs import read_results
 from ltm_harness._runner.claim import claim_folder
@@ -109,7 +109,7 @@ def _datasets(tests: Sequence[TestSpec], trials: int, seed: int) -> list[tuple[D
 
 async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str], *, trials: int = DEFAULT_TRIALS,
                   seed: int = 0, results_root: Path = Path("results"), run_name: str = "aiq", concurrency: int = 8,
-                  on_turn: Callable[[Session], None] | None = None, resume: bool = False,
+                  on_turn: OnTurn | None = None, resume: bool = False,
                   overwrite: bool = False, on_note: Callable[[str], None] | None = None) -> AIQReport:
     """Play `tests` (specs such as "keydoor,env_name=6x6"; None: every built-in test) with every agent
     and return the AIQ report (also written to results/<run_name>/aiq.json). The run folder follows the rules of
@@ -117,7 +117,8 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     or discarded with `overwrite`; `on_note` hears what was done with an existing folder. The report's `run_name` is
     the folder's name."""
     if trials < 1:
-        raise ConfigError(f"--trials {trials}: --trials must be at least 1; give 1 or more")
+        raise ConfigError(f"{option('trials', trials)}: there must be at least 1 trial; give {option('trials', 1)} or "
+                          "more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
     claim = claim_folder(results_root, run_name, resume=resume, overwrite=overwrite)
@@ -139,7 +140,7 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
     return report
 
 
-def _test_score(dataset: DatasetInterface, examples: list[TestExample], results: list[TestResult]) -> float | None:
+def _test_score(dataset: DatasetInterface, examples: Sequence[TestExample], results: list[TestResult]) -> float | None:
     """The test's score from its trials (None when no trial could be scored)."""
     assert isinstance(dataset, EnvDataset)
     by_id = {r.example_id: r for r in results}

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from ltm_harness._errors import ConfigError, DefinitionError, LTMError
+from ltm_harness._guard.limits import exception_line
 from ltm_harness._registry.loading import entry_point_source, group_entry_points, is_object_spec, load_object
 
 T = TypeVar("T")
@@ -86,7 +87,7 @@ class Registry(Generic[T]):
                                       "package") from None
             except Exception as exc:
                 raise DefinitionError(f"{self.kind} {ep.name!r} of {source} (entry point {ep.value}) failed to load "
-                                      f"({type(exc).__name__}: {exc}); fix or uninstall the package") from exc
+                                      f"({exception_line(exc)}); fix or uninstall the package") from exc
             for entry in self.accept(obj, source):
                 self._add(Entry(ep.name if entry.name == "" else entry.name, entry.value, source, entry.description),
                           self._entries)

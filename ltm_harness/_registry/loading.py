@@ -16,7 +16,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from ltm_harness._guard.limits import clip, clip_text
+from ltm_harness._guard.limits import clip, exception_line
 from ltm_harness._errors import ConfigError, DefinitionError
 
 USER_PACKAGE = "ltm_harness_user"
@@ -55,7 +55,7 @@ def load_module_file(path: Path, package: str = USER_PACKAGE) -> types.ModuleTyp
                               "put it under `if __name__ == \"__main__\":`)") from None
     except Exception as exc:
         del sys.modules[name]
-        raise DefinitionError(f"{path}: failed to import ({type(exc).__name__}: {clip_text(str(exc))}); fix the "
+        raise DefinitionError(f"{path}: failed to import ({exception_line(exc)}); fix the "
                               "module") from exc
     return module
 
@@ -95,7 +95,7 @@ def load_object(spec: str, what: str, default: str | None = None) -> Any:
             raise DefinitionError(f"{what} {spec!r}: {target} called sys.exit({clip(exc.code)}) while being imported; "
                                   "remove the call") from None
         except Exception as exc:
-            raise DefinitionError(f"{what} {spec!r}: {target} failed to import ({type(exc).__name__}: {exc}); "
+            raise DefinitionError(f"{what} {spec!r}: {target} failed to import ({exception_line(exc)}); "
                                   "fix it") from exc
     if not hasattr(module, attr):
         raise ConfigError(f"{what} {spec!r}: {target} has no {attr!r}; write MODULE:NAME")

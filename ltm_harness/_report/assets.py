@@ -10,9 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from ltm_harness._report.colours import PALETTE
-
-_AGENT_COLOURS = "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE))
 _SCORE_COLOURS = "\n".join(
     f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11))  # s0 red .. s10 green
 
@@ -80,7 +77,7 @@ li.line .who { font-size: 12px; color: var(--muted); }
 li.gap { color: var(--muted); padding-left: 14px; font-size: 13px; }
 li.gap summary { cursor: pointer; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 12px; background: #eee; }
-""" + _AGENT_COLOURS + "\n" + _SCORE_COLOURS + "\n"
+""" + _SCORE_COLOURS + "\n"  # the agents' colours are the page's own (colours.colour_css)
 
 JS = r"""
 "use strict";

@@ -17,7 +17,9 @@ from typing import Any, Literal
 from ltm_harness._guard.files import check_regular
 from ltm_harness._guard import jsonsafe
 from ltm_harness._results.models import TestResult
-from ltm_harness._store.eventlog import read_wall_facts
+from ltm_harness._store.eventlog import read_failed_tries, read_wall_facts
+from ltm_harness._store.events import NOTE
+from ltm_harness._store.formats import FAILED_TRIES_ASIDE
 
 MAX_OTHERS = 12  # other tests' lines listed in one collapsed stretch; the rest are counted
 
@@ -114,6 +116,7 @@ class SessionLog:
     filler_sample: str | None = None
     filler_turns: int = 0
     filler_tokens: int = 0
+    failed_tries: int = 0  # tries of turns that got no reply (asked again, or the turn failed)
     _own: dict[str, list[int]] = field(default_factory=dict)  # test -> indexes into turns
     _marked: list[int] = field(default_factory=list)  # indexes of turns that are not filler
     _filler_before: list[int] = field(default_factory=list)  # filler turns before index k
@@ -196,6 +199,8 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
         return log, [f"cannot read {path}: {exc.strerror or exc}"]
     bad = 0
     facts = read_wall_facts(path)
+    log.failed_tries = sum(len(tries) for tries in read_failed_tries(path).values())
+    tries_in_turns = False  # a log before format 5: each failed try's error is in its turn's `errors`
     with f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -210,6 +215,10 @@ def read_session_log(path: Path) -> tuple[SessionLog, list[str]]:
             if isinstance(event, dict):
                 if event.get("type") == "llm_call" and n in facts:  # latency, retries, cache: from the side file
                     event.update(facts[n].model_dump(exclude={"line", "role"}))
+                elif event.get("type") == "session_start":
+                    tries_in_turns = _int(event.get("format")) < FAILED_TRIES_ASIDE
+                elif event.get("type") == "turn" and tries_in_turns and isinstance(event.get("errors"), list):
+                    log.failed_tries += sum(isinstance(e, str) and not e.startswith(NOTE) for e in event["errors"])
                 _take(log, event)
     if bad > 1:
         problems.append(f"{path}: {bad} lines in all could not be read")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ltm_harness._report.load import AgentData
 from ltm_harness._results.models import GapPoint, gap_curve
 
+MAX_POINTS = 2500  # test points drawn in a score panel; beyond this only the means per range of x are drawn
+
 
 @dataclass(frozen=True)
 class Quantity:
@@ -44,6 +46,11 @@ def dataset_points(agent: AgentData) -> dict[str, list[GapPoint]]:
         else:
             out[d.dataset] = gap_curve([r for r in agent.results if r.dataset == d.dataset])[0]
     return out
+
+
+def label_points(agent: AgentData, dataset: str, by: str, value: str) -> dict[str, list[GapPoint]]:
+    """Dataset name -> the agent's scored tests of it whose label `by` is `value` (e.g. category = temporal)."""
+    return {dataset: gap_curve([r for r in agent.results if r.dataset == dataset and (r.labels or {}).get(by) == value])[0]}
 
 
 def xy(points_by_dataset: dict[str, list[GapPoint]], quantity: Quantity,

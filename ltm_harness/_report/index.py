@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ltm_harness._errors import LTMError
 from ltm_harness._report.assets import content_security_policy
-from ltm_harness._report.colours import PALETTE, agent_slots
+from ltm_harness._report.colours import colour_css, page_slots
 from ltm_harness._results.models import RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
@@ -29,7 +29,7 @@ class AgentScore:
     name: str
     score: float
     max_score: int
-    slot: int = 0
+    slot: int = 0  # its colour on the index page: by name, one per name (colours.page_slots)
 
 
 @dataclass
@@ -66,9 +66,7 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
                             note=f"{folder.summary} cannot be read: {exc}"[:MAX_REASON])
-        slots = agent_slots([a.agent for a in summary.agents])
-        agents = [AgentScore(a.agent, a.benchmark_score, a.max_benchmark_score, slot)
-                  for a, slot in zip(summary.agents, slots)]
+        agents = [AgentScore(a.agent, a.benchmark_score, a.max_benchmark_score) for a in summary.agents]
         note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
         return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
                         note[:MAX_REASON])
@@ -165,8 +163,7 @@ td .note, td a { overflow-wrap: anywhere; }
 .state { padding: 0 6px; border-radius: 8px; font-size: 12px; white-space: nowrap; }
 .state.finished { background: #e3f4e1; } .state.unfinished { background: #fff3d6; } .state.damaged { background: #fbe0e0; color: #8b0000; }
 tr.hidden { display: none; }
-""" + "\n".join(f".c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE)) + "\n" + "\n".join(
-    f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11)) + "\n"
+""" + "\n".join(f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11)) + "\n"  # agents: colour_css
 
 JS = r"""
 "use strict";
@@ -213,6 +210,11 @@ JS = r"""
 
 def build_index(root: Path) -> str:
     rows = index_rows(root)
+    slots = page_slots(a.name for r in rows for a in r.agents)  # one colour per agent name on the whole page
+    for r in rows:
+        for a in r.agents:
+            a.slot = slots[a.name]
+    css = CSS + colour_css(slots.values())
     body = "".join(_run_row(r) for r in rows)
     counts = {s: sum(r.state == s for r in rows) for s in ("finished", "unfinished", "damaged")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no runs yet"
@@ -226,9 +228,9 @@ def build_index(root: Path) -> str:
     title = f"ltm-harness runs in {root.name or root}"
     return ("<!DOCTYPE html>\n"
             '<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, CSS)}">'
+            f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, css)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f'<header><h1>{_e(title)}</h1><p class="meta">{len(rows)} folders: {_e(summary)} · newest first; click '
             "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")

@@ -44,6 +44,10 @@ class AgentData:
             return {}
         return {str(k): float(v) for k, v in raw.items() if isinstance(v, (int, float))}
 
+    @property
+    def failed_tries(self) -> int:
+        """Tries of turns that got no reply, over every session (from the logs' side files)."""
+        return sum(session.failed_tries for session in self.sessions)
 
     def calls(self) -> dict[str, CallStats]:
         """LLM calls per role: from the `llm_call` events (with latencies), else from the summary's `usage`."""

@@ -10,31 +10,26 @@ slipped through could neither load anything nor execute.
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any, Sequence
 
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
+from ltm_harness._report.breakdown import breakdown_section
+from ltm_harness._report.html import breakable as _label, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.load import RunData
-from ltm_harness._report.colours import slot_colour
+from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
-from ltm_harness._report.curves import GAP, QUANTITIES, Quantity, dataset_points, has_values, xy
+from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, dataset_points, has_values, xy
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
-from ltm_harness._report.tables import COST_ROLES, Entry, Tables, sorted_results, sort_key_of_test
+from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
 from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
-MAX_POINTS = 2500  # test points drawn in a gap chart; beyond this only the means per gap range are drawn
 
 
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _num(value: float | int | None, digits: int = 0) -> str:
-    if value is None:
-        return "–"
-    return f"{value:,.{digits}f}"
+def _over(tests: int | None) -> str:
+    """How many tests an LTM score averages, on a line of its own (the summary table stays as narrow as before)."""
+    return "" if tests is None else f'<br><span class="std">over {tests} tests</span>'
 
 
 def _ms(value: float | None) -> str:
@@ -53,20 +48,12 @@ def _clip(text: str) -> str:
     return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT:,} more characters; the full text is in the event log]"
 
 
-def _score_class(value: float) -> str:
-    return f"s{max(0, min(10, round(value * 10)))}"
+def _swatch_class(e: Entry) -> str:
+    return f"c{e.slot} alt" if e.variant else f"c{e.slot}"
 
 
 def _swatch(e: Entry) -> str:
-    return f'<span class="swatch c{e.slot}"></span>'
-
-
-def _label(text: str) -> str:
-    """An agent's label that may break after its separators (`·`, `:`, `/`, `_`, `@`), so narrow columns wrap it."""
-    out = _e(text)
-    for sep in ("·", ":", "/", "_", "@", "-"):
-        out = out.replace(sep, sep + "<wbr>")
-    return out
+    return f'<span class="swatch {_swatch_class(e)}"></span>'
 
 
 def _expected(value: Any) -> str:
@@ -112,7 +99,7 @@ def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
         found = [results.get(uid) for results in per_agent]
         tests.append([uid, [r.normalized if r is not None and r.status == "ok" else None for r in found],
                       [r.status if r is not None else None for r in found]])
-    return {"agents": [{"key": e.key, "label": e.label, "colour": f"c{e.slot}"} for e in entries],
+    return {"agents": [{"key": e.key, "label": e.label, "colour": _swatch_class(e)} for e in entries],
             "tests": tests}
 
 
@@ -143,25 +130,31 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
     for e, row in zip(entries, tables.agents):
-        flags = f" ({row.unscored} unscored, {row.errored} errored)" if row.unscored or row.errored else ""
+        marks = ", ".join(f"{n} {what}" for n, what in ((row.unscored, "unscored"), (row.errored, "errored")) if n)
+        flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
             f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
-            f'<td class="num">{_num(row.ltm_score)} tokens</td>'
-            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens</td><td class="num">{row.tests}{flags}</td>'
+            f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
+            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
+            f'<td class="num">{row.tests}{flags}</td>'
             f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
             f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
             f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
     grid = _dataset_grid(entries)
+    caution = ltm_caution([(row.label, row.benchmark_share, row.ltm_score) for row in tables.agents])
+    warn = f'<p class="warn">{_e(caution)}</p>' if caution else ""
     note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
             "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
-            "answered tests; read it beside the benchmark score. LTM score on memory distance: the same mean on each test's "
+            "answered tests (the reference benchmark's definition; how many tests it averages beside it), so an "
+            "agent perfect only on long-gap tests shows a higher one than an agent perfect on all: read it beside "
+            "the benchmark score. LTM score on memory distance: the same mean on each test's "
             "memory distance (from the earliest statement its answer depends on, which may be long before the gap's "
             "statement). Agent tokens: prompt and completion tokens the agent "
             "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
             "its tests.</p>")
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
-            f'<h3>Score per dataset</h3>{grid}{note}</section>')
+            f'{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
 
 
 def _dataset_grid(entries: Sequence[Entry]) -> str:
@@ -206,7 +199,7 @@ def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
     MAX_POINTS: then the points of bins too small for a mean only)."""
-    series = [Series(e.label, slot_colour(e.slot), xy(by, quantity, dataset)) for e, by in zip(entries, points)]
+    series = [Series(e.label, slot_colour(e.slot), xy(by, quantity, dataset), e.variant) for e, by in zip(entries, points)]
     return series, sum(len(s.points) for s in series) <= MAX_POINTS
 
 
@@ -230,7 +223,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
-                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})")
+                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})", e.variant)
                           for e, row in zip(entries, tables.agents)])
     per_dataset = []
     for name in datasets:
@@ -238,7 +231,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
         for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
             bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
-                            "" if d is None else f" over {d.scored} scored tests"))
+                            "" if d is None else f" over {d.scored} scored tests", e.variant))
         per_dataset.append(bar_chart(name, bars))
     points = [dataset_points(e.agent) for e in entries]
     panels = "".join(_panels(entries, points, q, datasets) for q in QUANTITIES if q is GAP or has_values(points, q))
@@ -295,6 +288,13 @@ def _usage(entries: Sequence[Entry], tables: Tables) -> str:
     return "".join(parts)
 
 
+def _failed_tries(n: int) -> str:
+    """The tries of turns that got no reply, when there were any (wall-clock history: the logs' side files)."""
+    if not n:
+        return ""
+    return f" · {_num(n)} failed {'try' if n == 1 else 'tries'} of turns, asked again or failed"
+
+
 def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
@@ -303,7 +303,8 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
-                 f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s</p>")
+                 f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s"
+                 f"{_failed_tries(e.agent.failed_tries)}</p>")
     if e.agent.earlier:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")
@@ -343,8 +344,13 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
 def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
                found: Sequence[Difference] = ()) -> str:
     """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
-    csp = content_security_policy(JS, CSS)
-    nav = ['<a href="#summary">agents</a>', '<a href="#charts">charts</a>']
+    css = CSS + colour_css(e.slot for e in entries)
+    csp = content_security_policy(JS, css)
+    nav = ['<a href="#summary">agents</a>']
+    breakdown = breakdown_section(entries)
+    if breakdown:
+        nav.append('<a href="#breakdown">by category and type</a>')
+    nav.append('<a href="#charts">charts</a>')
     usage = _usage(entries, tables)
     if usage:
         nav.append('<a href="#usage">LLM calls and cost</a>')
@@ -358,8 +364,8 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f'<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
-            f"{_summary_table(entries, tables, found)}{_problems(runs)}{_charts(entries, tables)}{usage}{matrix}"
+            f"{_summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")

@@ -1,7 +1,9 @@
 """Charts as inline SVG, drawn here: score bars per dataset, score against achieved gap, cost against score.
 
 Every function returns SVG markup (a string) with all text escaped; colours are given by the caller,
-one per agent. Charts carry <title> tooltips, so a reader can hover a bar or a point for its numbers.
+one per agent name. The same agent shown again (another run of a comparison, another config of a study) has the
+same colour and a `variant` above 0: its lines are dashed and its bars and dots lighter. Charts carry <title>
+tooltips, so a reader can hover a bar or a point for its numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,16 @@ from ltm_harness._tokens import short_count
 INK = "#333"
 GRID = "#ddd"
 FONT = 'font-family="system-ui, sans-serif"'
+DASHES = ("6 3", "2 3", "8 3 2 3")  # the lines of an agent's later appearances on a page (variant 1, 2, 3, 4 ...)
+
+
+def _dash(variant: int) -> str:
+    return f' stroke-dasharray="{DASHES[(variant - 1) % len(DASHES)]}"' if variant else ""
+
+
+def _mark(colour: str, variant: int) -> str:
+    """How a mean or a span point is filled: solid, or (the same agent again) hollow."""
+    return f'fill="#fff" stroke="{colour}" stroke-width="2"' if variant else f'fill="{colour}" stroke="#fff"'
 
 
 def _f(x: float) -> str:
@@ -73,6 +85,7 @@ class Bar:
     value: float | None  # None: no result for this agent
     std: float = 0.0
     note: str = ""
+    variant: int = 0  # above 0: the same agent again (lighter, outlined)
 
 
 def bar_chart(title: str, bars: list[Bar], top_value: float = 1.0) -> str:
@@ -102,8 +115,9 @@ def bar_chart(title: str, bars: list[Bar], top_value: float = 1.0) -> str:
             whisker = (f'<line x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(y1)}" y2="{_f(y2)}" stroke="{INK}"/>'
                        f'<line x1="{_f(cx - 3)}" x2="{_f(cx + 3)}" y1="{_f(y1)}" y2="{_f(y1)}" stroke="{INK}"/>')
         # A zero score still gets a visible sliver, so "scored 0" differs from "no result".
+        light = f' fill-opacity="0.4" stroke="{b.colour}"' if b.variant else ""
         body.append(f'<g class="bar"><title>{tip}</title><rect x="{_f(x)}" y="{_f(base - max(h, 1.5))}" '
-                    f'width="{_f(bw)}" height="{_f(max(h, 1.5))}" fill="{b.colour}"/>{whisker}</g>')
+                    f'width="{_f(bw)}" height="{_f(max(h, 1.5))}" fill="{b.colour}"{light}/>{whisker}</g>')
     body.append(f'<line x1="{_f(left)}" x2="{_f(width - 6)}" y1="{_f(base)}" y2="{_f(base)}" stroke="{INK}"/>')
     return _svg(width, height, title, body)
 
@@ -113,6 +127,7 @@ class Series:
     label: str
     colour: str
     points: list[tuple[float, float, str]] = field(default_factory=list)  # x, y, what the point is
+    variant: int = 0  # above 0: the same agent again (dashed line, hollow marks)
 
 
 def _log_ticks(lo: float, hi: float, room: float) -> list[float]:
@@ -233,22 +248,22 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
         for m in [*trail, None]:
             if m is None:
                 if len(run) > 1:
-                    body.append(_polyline(run, s.colour))
+                    body.append(_polyline(run, s.colour, s.variant))
                 run = []
                 continue
             edges, mx, my, tip = m
             my += lift[(edges, i)]
             run.append((mx, my, tip))
             means.append(f'<rect class="mean" x="{_f(mx - 4)}" y="{_f(my - 4)}" width="8" height="8" '
-                         f'fill="{s.colour}" stroke="#fff" transform="rotate(45 {_f(mx)} {_f(my)})">'
+                         f'{_mark(s.colour, s.variant)} transform="rotate(45 {_f(mx)} {_f(my)})">'
                          f"<title>{escape(tip)}</title></rect>")
     body += means
     return _svg(width, height, title, body)
 
 
-def _polyline(run: list[tuple[float, float, str]], colour_: str) -> str:
+def _polyline(run: list[tuple[float, float, str]], colour_: str, variant: int = 0) -> str:
     path = " ".join(f"{_f(x)},{_f(y)}" for x, y, _ in run)
-    return f'<polyline points="{path}" fill="none" stroke="{colour_}" stroke-width="2"/>'
+    return f'<polyline points="{path}" fill="none" stroke="{colour_}" stroke-width="2"{_dash(variant)}/>'
 
 
 def _dots(series: list[Series], shown: list[list[tuple[float, float, str]]], sx: Any, sy: Any) -> list[str]:
@@ -277,7 +292,8 @@ def _dots(series: list[Series], shown: list[list[tuple[float, float, str]]], sx:
                 listed = ", ".join(f"{what} ({v:.2f} at {g:,.0f})" for g, v, what in members[:8])
                 more = f" and {n - 8} more" if n > 8 else ""
                 tip = f"{s.label}: {n} tests here: {listed}{more}"
-            out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" fill="{s.colour}" fill-opacity="0.55" '
+            out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" fill="{s.colour}" '
+                       f'fill-opacity="{0.12 if s.variant else 0.55}" '
                        f'stroke="{s.colour}" data-count="{n}"><title>{escape(tip)}</title></circle>')
     return out
 
@@ -360,6 +376,7 @@ class Curve:
     label: str
     colour: str
     points: list[tuple[float, float, float | None, float | None, str]] = field(default_factory=list)  # x, mean, lo, hi, note
+    variant: int = 0  # above 0: the same agent again (dashed line, hollow points)
 
 
 def span_chart(title: str, curves: list[Curve], width: float = 520, height: float = 260,
@@ -376,7 +393,7 @@ def span_chart(title: str, curves: list[Curve], width: float = 520, height: floa
         pts = sorted(p for p in c.points if p[0] > 0)
         if len(pts) > 1:
             path = " ".join(f"{_f(sx(x) + shift)},{_f(sy(m))}" for x, m, *_ in pts)
-            body.append(f'<polyline points="{path}" fill="none" stroke="{c.colour}" stroke-width="2"/>')
+            body.append(f'<polyline points="{path}" fill="none" stroke="{c.colour}" stroke-width="2"{_dash(c.variant)}/>')
         for x, m, low, high, note in pts:
             cx = sx(x) + shift
             whisker = ""
@@ -386,5 +403,5 @@ def span_chart(title: str, curves: list[Curve], width: float = 520, height: floa
             interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
             tip = f"{c.label}: {m:.2f}{interval} at span {short_count(x)}{note}"
             body.append(f'<g class="point"><title>{escape(tip)}</title>{whisker}<circle cx="{_f(cx)}" cy="{_f(sy(m))}" '
-                        f'r="4" fill="{c.colour}" stroke="#fff"/></g>')
+                        f'r="4" {_mark(c.colour, c.variant)}/></g>')
     return _svg(width, height, title, body)

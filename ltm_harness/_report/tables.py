@@ -1,8 +1,9 @@
 """The report's tables as rows (pydantic), and writing them as CSV and JSON.
 
-Three long-format tables, one row per agent, per agent and dataset, and per agent and test. Each is
-written as CSV (header row, empty cell for a missing value) and as a JSON list of records, both of
-which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows for an agents x datasets grid.
+Long-format tables, one row per agent, per agent and dataset, and per agent and test; for benchmarks whose results
+carry labels, one per agent, dataset and label value (`breakdown`) and one per agent, dataset and named metric
+(`metrics`). Each is written as CSV (header row, empty cell for a missing value) and as a JSON list of records, both
+of which pandas reads directly (`read_csv`, `read_json`); pivot the dataset rows for an agents x datasets grid.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ltm_harness._guard.text import csv_cell
-from ltm_harness._report.colours import agent_slots
+from ltm_harness._report.colours import page_slots, variants
 from ltm_harness._report.load import AgentData, RunData
-from ltm_harness._results.models import TestResult
+from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._store.files import write_text
 
 COST_ROLES = ("agent", "judge", "generation", "test")
@@ -34,7 +35,8 @@ class Entry:
     label: str  # unique across the report
     run: RunData
     agent: AgentData
-    slot: int = 0  # its colour in the palette: by the agent's name, the same in every report (see colours.py)
+    slot: int = 0  # its colour: by the agent's name, one per name on the page, the same on every page (colours.py)
+    variant: int = 0  # the same agent's earlier appearances on the page (other runs): drawn dashed or lighter
 
 
 def entries(runs: Sequence[RunData]) -> list[Entry]:
@@ -48,8 +50,9 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
-    for entry, slot in zip(out, agent_slots([e.agent.spec for e in out])):
-        entry.slot = slot
+    slots = page_slots(e.agent.spec for e in out)
+    for entry, variant in zip(out, variants(e.agent.spec for e in out)):
+        entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
 
 
@@ -66,6 +69,7 @@ class AgentRow(BaseModel):
     max_benchmark_score: int
     benchmark_share: float  # benchmark_score / max_benchmark_score
     ltm_score: float
+    ltm_score_tests: int  # the perfectly answered tests the LTM score averages
     tests: int
     scored: int
     unscored: int
@@ -86,6 +90,7 @@ class AgentRow(BaseModel):
     llm_retries: int | None
     wall_seconds: float
     ltm_score_memory_distance: float | None = None  # the LTM score on memory distances (None: older results)
+    ltm_score_memory_distance_tests: int | None = None  # the tests it averages
 
 
 class DatasetRow(BaseModel):
@@ -102,6 +107,34 @@ class DatasetRow(BaseModel):
     target_gap: float | None
     achieved_gap: float | None
     memory_distance: float | None = None  # mean memory distance of its tests (None: older results)
+
+
+class BreakdownRow(BaseModel):
+    """The results of a dataset that carry one label value (e.g. category = temporal), for one agent."""
+
+    run: str
+    agent: str
+    label: str  # the agent's label in the report, as in the other tables
+    dataset: str
+    by: str  # the label's name: category, type, abstention, ...
+    value: str  # its value: temporal, knowledge-update, yes, ...
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float  # mean normalised score of the scored ones (errored as 0)
+    memory_distance: float | None  # their mean memory distance (None: not measured)
+
+
+class MetricRow(BaseModel):
+    """One of a dataset's own named numbers (e.g. LoCoMo's J, LongMemEval's task-averaged accuracy) for one agent."""
+
+    run: str
+    agent: str
+    label: str
+    dataset: str
+    metric: str
+    value: float
 
 
 class TestRow(BaseModel):
@@ -136,7 +169,7 @@ def agent_row(e: Entry) -> AgentRow:
         run=e.run.name, agent=e.agent.spec, label=e.label,
         benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
         benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
-        ltm_score=s.ltm_score,
+        ltm_score=s.ltm_score, ltm_score_tests=s.ltm_tests("gap"),
         tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
         unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
         turns=s.turns, filler_turns=s.filler_turns, conversation_tokens=s.conversation_tokens,
@@ -150,7 +183,21 @@ def agent_row(e: Entry) -> AgentRow:
         llm_retries=sum(c.retries for c in calls) if calls else None,
         wall_seconds=s.wall_seconds,
         ltm_score_memory_distance=s.ltm_score_memory_distance,
+        ltm_score_memory_distance_tests=None if s.ltm_score_memory_distance is None else s.ltm_tests("memory_distance"),
     )
+
+
+def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:
+    """One line saying what the LTM score is, when it ranks the agents (label, benchmark share, LTM score) against
+    their benchmark scores, as the reference's definition can: the oracle answers every test, short gaps included,
+    so `retrieval`, perfect only on some, can show the higher mean. None when the two rankings agree."""
+    for best, share, ltm in sorted(agents, key=lambda a: -a[1]):
+        above = [a for a in agents if a[1] < share and a[2] > ltm]
+        if above:
+            other = max(above, key=lambda a: a[2])[0]
+            return (f"LTM score (the reference's): the mean gap of an agent's perfectly answered tests, not a ranking: "
+                    f"{other} shows a higher one than {best}, which scores more.")
+    return None
 
 
 def dataset_rows(e: Entry) -> list[DatasetRow]:
@@ -158,6 +205,18 @@ def dataset_rows(e: Entry) -> list[DatasetRow]:
                        scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score, std=d.std,
                        target_gap=d.target_gap, achieved_gap=d.achieved_gap, memory_distance=d.memory_distance)
             for d in e.agent.summary.datasets]
+
+
+def breakdown_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[BreakdownRow]:
+    return [BreakdownRow(run=run, agent=agent, label=label, dataset=d.dataset, by=b.label, value=b.value, tests=b.tests,
+                         scored=b.scored, unscored=b.unscored, errored=b.errored, score=b.score,
+                         memory_distance=b.memory_distance)
+            for d in summary.datasets for b in d.breakdown or []]
+
+
+def metric_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[MetricRow]:
+    return [MetricRow(run=run, agent=agent, label=label, dataset=d.dataset, metric=name, value=value)
+            for d in summary.datasets for name, value in (d.metrics or {}).items()]
 
 
 def row_of_test(e: Entry, r: TestResult) -> TestRow:
@@ -181,6 +240,8 @@ class Tables:
     agents: list[AgentRow]
     datasets: list[DatasetRow]
     tests: list[TestRow]
+    breakdown: list[BreakdownRow]  # empty when no result carries labels
+    metrics: list[MetricRow]  # empty when no dataset names metrics of its own
 
 
 def build_tables(all_entries: Sequence[Entry]) -> Tables:
@@ -188,6 +249,9 @@ def build_tables(all_entries: Sequence[Entry]) -> Tables:
         agents=[agent_row(e) for e in all_entries],
         datasets=[row for e in all_entries for row in dataset_rows(e)],
         tests=[row_of_test(e, r) for e in all_entries for r in sorted_results(e)],
+        breakdown=[row for e in all_entries
+                   for row in breakdown_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
+        metrics=[row for e in all_entries for row in metric_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
     )
 
 
@@ -217,10 +281,14 @@ def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Pat
 
 
 def write_tables(tables: Tables, html_path: Path) -> list[Path]:
-    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file."""
+    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file, and `.breakdown.*` and
+    `.metrics.*` when they have rows (a run of benchmarks with labels or metrics of their own)."""
     written = []
     for name, rows, model in (("agents", tables.agents, AgentRow), ("datasets", tables.datasets, DatasetRow),
-                              ("tests", tables.tests, TestRow)):
+                              ("tests", tables.tests, TestRow), ("breakdown", tables.breakdown, BreakdownRow),
+                              ("metrics", tables.metrics, MetricRow)):
+        if not rows and name in ("breakdown", "metrics"):
+            continue
         csv_path = html_path.with_name(f"{html_path.stem}.{name}.csv")
         json_path = html_path.with_name(f"{html_path.stem}.{name}.json")
         write_table(rows, model, csv_path, json_path)

@@ -9,15 +9,16 @@ so the results of a run and those rebuilt from its logs are the same by construc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import BaseModel
 
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._tokens import get_tokenizer
-from ltm_harness._results.models import TestResult, measure_gaps
-from ltm_harness._store.events import SessionStart, TestEnd, TestStart, TurnEvent
+from ltm_harness._results.models import GapMeasure, TestResult, measure_gaps
+from ltm_harness._scoring.verdict import JudgeVerdict
+from ltm_harness._store.events import SessionStart, Status, TestEnd, TestStart, TurnEvent
 
 
 @dataclass(slots=True)
@@ -70,25 +71,37 @@ class ResultsBuilder:
         running = self._running.pop(e.test, None) or _Running(TestStart(  # never started: its session stopped first
             test=e.test, turn=e.turn, pos=e.pos, time=e.time, span=dataset.memory_span))
         began = running.start
-        self.results.append(TestResult(
-            dataset=example.dataset_name,
-            example_id=example.example_id,
-            status=e.status,
-            score=e.score,
-            max_score=e.max_score,
-            reasons=e.reasons,
-            verdicts=e.verdicts,
-            questions=[t.user for t in running.asked],
-            responses=[t.reply for t in running.asked],
-            expected=example.expected_responses,
-            memory_span=began.span,
-            gaps=measure_gaps(running.lines, dataset.answer_statement_idx(example), self._count, self._isolated,
-                              dataset.gap_questions(example), dataset.needed_lines(example)),
-            start_turn=began.turn,
-            end_turn=e.turn,
-            tokens=e.pos - began.pos,
-            raw_score=e.raw_score,
-        ))
+        gaps = measure_gaps(running.lines, dataset.answer_statement_idx(example), self._count, self._isolated,
+                            dataset.gap_questions(example), dataset.needed_lines(example),
+                            dataset.answer_statements(example))
+
+        def result(example_id: str, status: Status, score: float, max_score: float, reasons: list[str],
+                   verdicts: list[JudgeVerdict], asked: list[TurnEvent], expected: list[Any], gaps: list[GapMeasure],
+                   labels: dict[str, str], raw_score: float | None = None) -> TestResult:
+            return TestResult(dataset=example.dataset_name, example_id=example_id, status=status, score=score,
+                              max_score=max_score, reasons=reasons, verdicts=verdicts, questions=[t.user for t in asked],
+                              responses=[t.reply for t in asked], expected=expected, memory_span=began.span, gaps=gaps,
+                              start_turn=began.turn, end_turn=e.turn, tokens=e.pos - began.pos, raw_score=raw_score,
+                              labels=labels or None)
+
+        parts = dataset.result_parts(example)
+        if not parts:
+            self.results.append(result(example.example_id, e.status, e.score, e.max_score, e.reasons, e.verdicts,
+                                       running.asked, example.expected_responses, gaps,
+                                       dataset.result_labels(example), e.raw_score))
+            return
+        # A test scored question by question: one result per part, each with its question's gap; a test that ended
+        # without part scores (errored, or its session stopped) errors every part with its reasons.
+        question_lines = [i for i, line in enumerate(running.lines) if line.is_question]
+        for k, part in enumerate(parts):
+            q = part.question
+            end = e.parts[k] if e.parts is not None and k < len(e.parts) else None
+            line = question_lines[q] if q < len(question_lines) else None
+            self.results.append(result(
+                f"{example.example_id}.{part.id}", end.status if end else e.status, end.score if end else 0.0,
+                end.max_score if end else 1.0, end.reasons if end else e.reasons, end.verdicts if end else [],
+                running.asked[q:q + 1], example.expected_responses[q:q + 1], [g for g in gaps if g.line == line],
+                dict(part.labels)))
 
 
 def results_from_events(events: Iterable[BaseModel], examples: Mapping[str, TestExample],

@@ -43,29 +43,36 @@ class SaidLine(Protocol):
 
 def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, count: Callable[[str], int],
                  isolated: bool, only: set[int] | None = None,
-                 needs: Mapping[int, Sequence[int]] | None = None) -> list[GapMeasure]:
+                 needs: Mapping[int, Sequence[int]] | None = None,
+                 anchors: Mapping[int, tuple[int, int]] | None = None) -> list[GapMeasure]:
     """Tokens from the end of the answer statement (line, char) to every later question (or to the
     questions whose line numbers are in `only`), and the target; with `needs` (question line -> the lines its
-    answer depends on), each question's memory distance too."""
-    if answer_idx is None or answer_idx[0] >= len(lines):
-        return []
-    line, char = answer_idx
-    statement = lines[line]
-    cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
+    answer depends on), each question's memory distance too. `anchors` (question line -> its own answer statement)
+    replaces `answer_idx` for tests whose questions each draw on other lines (a benchmark conversation)."""
+    if anchors is None:
+        if answer_idx is None or answer_idx[0] >= len(lines):
+            return []
+        anchors = {i: answer_idx for i, m in enumerate(lines)
+                   if m.is_question and i > answer_idx[0] and (only is None or i in only)}
     gaps = []
     for index, m in enumerate(lines):
-        if m.is_question and index > line and (only is None or index in only):
-            target = None if isolated else m.planned - statement.planned - cut
-            needed = needs.get(index) if needs is not None else None
-            distance = memory_distance([s.pos for s in lines], needed, m.pos) if needed else None
-            gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut,
-                                   memory_distance=distance))
+        anchor = anchors.get(index)
+        if not m.is_question or anchor is None or not anchor[0] < index:
+            continue
+        line, char = anchor
+        statement = lines[line]
+        cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
+        target = None if isolated else m.planned - statement.planned - cut
+        needed = needs.get(index) if needs is not None else None
+        distance = memory_distance([s.pos for s in lines], needed, m.pos) if needed else None
+        gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut,
+                               memory_distance=distance))
     return gaps
 
 
 class TestResult(OmitWhenNone):
     __test__ = False
-    _omit_when_none = ("raw_score",)
+    _omit_when_none = ("raw_score", "labels")
 
     dataset: str
     example_id: str
@@ -84,6 +91,8 @@ class TestResult(OmitWhenNone):
     tokens: int  # conversation tokens from the test's first line to its end
     # the test's own score before normalisation, when it has one (an environment's episode score); AIQ averages it
     raw_score: float | None = None
+    # what the dataset says the result is about, e.g. {"category": "temporal"} (summed up per label in the summary)
+    labels: dict[str, str] | None = None
 
     @model_validator(mode="after")
     def _score_in_range(self) -> "TestResult":
@@ -161,7 +170,41 @@ def gap_curve(results: Sequence["TestResult"]) -> tuple[list[GapPoint], list[Gap
     return points, [GapBin(lo=lo, hi=hi, tests=len(v), mean_score=statistics.fmean(v)) for (lo, hi), v in sorted(bins.items())]
 
 
-class DatasetSummary(BaseModel):
+class LabelSummary(BaseModel):
+    """The results of a dataset that carry one label value (e.g. category = temporal)."""
+
+    label: str
+    value: str
+    tests: int
+    scored: int
+    unscored: int
+    errored: int
+    score: float  # mean normalised score of the scored ones (errored as 0)
+    memory_distance: float | None = None  # their mean memory distance (None: not measured)
+
+
+def label_breakdown(results: Sequence["TestResult"]) -> list[LabelSummary]:
+    """Per label and value, in order of first appearance: the share of results, scored as in the dataset's mean."""
+    groups: dict[tuple[str, str], list[TestResult]] = {}
+    for r in results:
+        for label, value in (r.labels or {}).items():
+            groups.setdefault((label, value), []).append(r)
+    out = []
+    for (label, value), rs in groups.items():
+        scored = [r for r in rs if r.status != "unscored"]
+        values = [r.normalized if r.status == "ok" else 0.0 for r in scored]
+        distances = [r.memory_distance for r in rs if r.memory_distance is not None]
+        out.append(LabelSummary(label=label, value=value, tests=len(rs), scored=len(scored),
+                                unscored=sum(r.status == "unscored" for r in rs),
+                                errored=sum(r.status == "errored" for r in rs),
+                                score=statistics.fmean(values) if values else 0.0,
+                                memory_distance=statistics.fmean(distances) if distances else None))
+    return out
+
+
+class DatasetSummary(OmitWhenNone):
+    _omit_when_none = ("breakdown", "metrics")
+
     dataset: str
     tests: int
     scored: int
@@ -174,6 +217,8 @@ class DatasetSummary(BaseModel):
     memory_distance: float | None = None  # mean memory distance of its tests (None: not measured)
     curve: list[GapPoint] = Field(default_factory=list)  # score vs achieved gap, one point per scored test
     curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
+    breakdown: list[LabelSummary] | None = None  # per label value (categories, question types), when results carry labels
+    metrics: dict[str, float] | None = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
 
 
 class AgentSummary(BaseModel):
@@ -188,6 +233,7 @@ class AgentSummary(BaseModel):
     datasets: list[DatasetSummary]
     turns: int
     filler_turns: int
+    observed_turns: int = 0  # turns of history that needed no reply (an OpenAI-compatible agent made no call)
     conversation_tokens: int
     agent_prompt_tokens: int
     agent_completion_tokens: int
@@ -201,6 +247,12 @@ class AgentSummary(BaseModel):
     def ltm_score_on(self, basis: DistanceBasis) -> float | None:
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
         return self.ltm_score if basis == "gap" else self.ltm_score_memory_distance
+
+    def ltm_tests(self, basis: DistanceBasis = "gap") -> int:
+        """How many tests the LTM score on `basis` averages: the perfectly answered ones with that distance (read
+        from the datasets' curves, which hold a point per scored test)."""
+        return sum(1 for d in self.datasets for p in d.curve
+                   if p.score >= 1.0 and (basis == "gap" or p.memory_distance is not None))
 
 
 class RunSummary(BaseModel):
@@ -221,7 +273,12 @@ def ltm_score(results: Sequence[TestResult], basis: DistanceBasis = "gap") -> fl
     return statistics.fmean(perfect) if perfect else 0.0
 
 
-def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> AgentSummary:
+DatasetMetrics = Callable[[str, list[TestResult]], dict[str, float]]
+
+
+def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetrics | None = None,
+                    **stats: Any) -> AgentSummary:
+    """An agent's summary; `metrics(dataset, its results)`: the dataset's own named numbers, if any."""
     by_dataset: dict[str, list[TestResult]] = {}
     for r in results:
         by_dataset.setdefault(r.dataset, []).append(r)
@@ -234,6 +291,7 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
         achieved = [r.achieved_gap for r in rs if r.achieved_gap is not None]
         distances = [r.memory_distance for r in rs if r.memory_distance is not None]
         curve, curve_bins = gap_curve(rs)
+        named = metrics(name, rs) if metrics is not None else {}
         datasets.append(DatasetSummary(
             dataset=name,
             tests=len(rs),
@@ -247,6 +305,8 @@ def summarize_agent(agent: str, results: list[TestResult], **stats: Any) -> Agen
             memory_distance=statistics.fmean(distances) if distances else None,
             curve=curve,
             curve_bins=curve_bins,
+            breakdown=label_breakdown(rs) or None,
+            metrics=named or None,
         ))
     return AgentSummary(
         agent=agent,

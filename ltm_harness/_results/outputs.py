@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from ltm_harness._errors import RunFolderError
+from ltm_harness._errors import RunFolderError, option
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._store.files import first_error, read_run_file, read_run_json, write_model, write_text
 from ltm_harness._store.layout import AgentFolder, RunFolder
@@ -113,8 +113,9 @@ def check_finished_run(folder: RunFolder) -> None:
     if folder.summary.is_file():
         return
     if folder.definitions.is_dir():
-        raise RunFolderError(f"{folder.path} has no summary.json: the run did not finish; finish it with `run --resume` "
-                             "(or run it again with --overwrite: its definitions are reused) to write summary.json")
+        raise RunFolderError(f"{folder.path} has no summary.json: the run did not finish; finish it by resuming it "
+                             f"({option('resume')}), or run it again ({option('overwrite')}: its definitions are "
+                             "reused), to write summary.json")
     runs = [RunFolder(p).name for p in sorted(folder.path.iterdir()) if p.is_dir() and RunFolder(p).is_run()] \
         if folder.path.is_dir() else []
     if runs:

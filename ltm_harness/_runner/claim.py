@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ltm_harness._errors import RunFolderError
+from ltm_harness._errors import RunFolderError, option
 from ltm_harness._results.outputs import finished_outputs, folder_state, free_run_name
 from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder
 from ltm_harness._store.lock import RunLock
@@ -53,13 +53,14 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
             if state.interrupted:
                 ended = f"; {_ended(lock)}" if lock.took_over else ""
                 raise RunFolderError(f"{folder.path} holds an interrupted run ({', '.join(state.interrupted)} did not "
-                                     f"finish{ended}); pass --resume to continue it, or --overwrite to discard it and "
-                                     "start again")
+                                     f"finish{ended}); pass {option('resume')} to continue it, or {option('overwrite')} "
+                                     "to discard it and start again")
             if state.finished:
                 lock.release()
                 name = free_run_name(results_root, run_name)
                 notes.append(f"{folder.path} holds a finished run, kept as it is; this run writes to "
-                             f"{RunFolder.named(results_root, name).path} (--overwrite replaces the finished run instead)")
+                             f"{RunFolder.named(results_root, name).path} ({option('overwrite')} replaces the finished run "
+                             "instead)")
                 folder, run_name = RunFolder.named(results_root, name), name
                 created = not folder.path.exists()
                 lock = folder.lock().acquire()
@@ -90,8 +91,8 @@ def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = Fals
             folder.clear()
         elif not resume and folder.agent.has_logs() and not folder.finished():
             ended = f" ({_ended(lock)})" if lock.took_over else ""
-            raise RunFolderError(f"{folder.path} holds an interrupted run{ended}; pass --resume to continue it, or "
-                                 "--overwrite to discard it and start again")
+            raise RunFolderError(f"{folder.path} holds an interrupted run{ended}; pass {option('resume')} to continue "
+                                 f"it, or {option('overwrite')} to discard it and start again")
         elif not resume and folder.finished():
             lock.release()
             n = 2
@@ -101,7 +102,7 @@ def claim_scenario(out: Path, syllabus: str, worker: str, *, resume: bool = Fals
             folder = ScenarioFolder(ScenarioFolder.of(out, syllabus, f"{worker}-{n}").path, worker)
             lock = folder.lock().acquire()
             notes.append(f"{kept} holds a finished run, kept as it is; this run writes to {folder.path} "
-                         "(--overwrite replaces the finished run instead)")
+                         f"({option('overwrite')} replaces the finished run instead)")
     except BaseException:
         lock.release()
         raise

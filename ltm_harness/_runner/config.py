@@ -6,15 +6,13 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-import yaml
 from pydantic import (BaseModel, ConfigDict, Field, SecretStr, SerializationInfo, SerializerFunctionWrapHandler,
                       ValidationError, field_validator, model_serializer)
 
-from ltm_harness._errors import ConfigError
-from ltm_harness._guard import yamlsafe
-from ltm_harness._guard.files import read_text
+from ltm_harness._errors import ConfigError, option, option_name
+from ltm_harness._guard.yamlsafe import read_yaml_mapping
 from ltm_harness._guard.limits import (MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_MESSAGE_TOKENS,
                                        MAX_REPLY_BYTES, MAX_SECONDS, MAX_SEED, clip)
 from ltm_harness._llm.client import LLMSettings
@@ -119,13 +117,35 @@ class TurnOptions(_Strict):
 
 
 class Selection(_Strict):
-    """Which of a config's datasets a run plays and how many examples of each: the command line's `--datasets`,
-    `--exclude` and `--limit`, applied by `select_datasets` and saved with the run (run_config.json) so that a
-    resume must give the same ones and a rescore plays the same tests."""
+    """Which of a config's datasets a run plays and how many examples of each: `run`'s `datasets`, `exclude` and
+    `limit` (the command line's `--datasets`, `--exclude` and `--limit`), applied by `select_datasets` and saved
+    with the run (run_config.json) so that a resume must give the same ones and a rescore plays the same tests."""
 
     datasets: list[str] | None = None  # only these (None: all of the config's)
     exclude: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1, le=MAX_EXAMPLES)  # at most this many examples per dataset
+
+    @classmethod
+    def given(cls, datasets: Sequence[str] | str | None = None, exclude: Sequence[str] | str | None = None,
+              limit: int | None = None) -> Selection:
+        """The selection a caller asks for, checked (one line naming the option when it is wrong): dataset names as
+        a list or as "a,b" (None: every dataset of the config), at most `limit` examples each (None: all)."""
+        for name, names in (("datasets", datasets), ("exclude", exclude)):
+            if names is not None and not (isinstance(names, str) or (isinstance(names, (list, tuple))
+                                                                     and all(isinstance(n, str) for n in names))):
+                raise ConfigError(f"{option_name(name)}: give dataset names, as a list or as \"a,b\", not "
+                                  f"{clip(names, 60)}")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise ConfigError(f"{option_name('limit')}: give a whole number of examples, not {clip(limit, 60)}")
+            if limit < 1:
+                raise ConfigError(f"{option('limit', limit)}: there must be at least 1 example per dataset; give "
+                                  f"{option('limit', 1)} or more")
+            if limit > MAX_EXAMPLES:
+                raise ConfigError(f"{option('limit', limit)}: at most {MAX_EXAMPLES:,} examples per dataset; give a "
+                                  f"smaller {option_name('limit')}")
+        return cls(datasets=split_names(datasets) if datasets is not None else None, exclude=split_names(exclude),
+                   limit=limit)
 
     def flags(self) -> list[str]:
         """The command-line options that make this selection (empty when it selects everything)."""
@@ -139,7 +159,12 @@ class Selection(_Strict):
         return out
 
     def describe(self) -> str:
-        return " ".join(self.flags()) or "no --datasets, --exclude or --limit"
+        """The selection as its reader gives it: `--datasets a,b --limit 1` or `datasets=['a', 'b'] limit=1`."""
+        given = [option(name, value) for name, value, on in (("datasets", self.datasets, self.datasets is not None),
+                                                             ("exclude", self.exclude, bool(self.exclude)),
+                                                             ("limit", self.limit, self.limit is not None)) if on]
+        return " ".join(given) or (f"no {option_name('datasets')}, {option_name('exclude')} or "
+                                   f"{option_name('limit')}")
 
 
 class RunSection(_Strict):
@@ -222,6 +247,13 @@ class DatasetsSection(_Strict):
     args: DatasetDefaults = Field(default_factory=DatasetDefaults)
     datasets: list[DatasetEntry]
 
+    def set_for(self, name: str, arg: str, value: object) -> int:
+        """`arg` for every entry of the dataset `name`; how many there are."""
+        entries = [e for e in self.datasets if e.name == name]
+        for entry in entries:
+            entry.args[arg] = value
+        return len(entries)
+
     def set_for_all(self, arg: str, value: int) -> None:
         """`arg` (memory_span or dataset_examples) for every dataset: the common value, and no dataset's own."""
         setattr(self.args, arg, value)
@@ -239,7 +271,7 @@ class RunConfig(_Strict):
         return any(a in pair and b in pair for pair in self.config.incompatibilities)
 
 
-def split_names(values: list[str] | str | None) -> list[str]:
+def split_names(values: Sequence[str] | str | None) -> list[str]:
     """Names given as `a,b` (possibly repeated: ["a,b", "c"]), in order, each once, blanks dropped."""
     if values is None:
         return []
@@ -259,13 +291,11 @@ def select_datasets(cfg: RunConfig, selection: Selection, source: str = "config"
     line that lists the names it does; a selection that leaves nothing is refused too. Used by `run`, `estimate`
     and grid studies alike."""
     listed = [entry.name for entry in cfg.datasets.datasets]
-    for flag, names in (("--datasets", selection.datasets or []), ("--exclude", selection.exclude)):
+    for name, names in (("datasets", selection.datasets or []), ("exclude", selection.exclude)):
         unknown = [n for n in names if n not in listed]
         if unknown:
-            raise ConfigError(f"{flag} {','.join(unknown)}: not {'a dataset' if len(unknown) == 1 else 'datasets'} "
+            raise ConfigError(f"{option(name, unknown)}: not {'a dataset' if len(unknown) == 1 else 'datasets'} "
                               f"of {source}, which lists {', '.join(listed) or 'none'}; give names from that list")
-    if selection.limit is not None and selection.limit < 1:
-        raise ConfigError(f"--limit {selection.limit}: there must be at least 1 example per dataset; give --limit 1 or more")
     keep = [entry for entry in cfg.datasets.datasets
             if (selection.datasets is None or entry.name in selection.datasets) and entry.name not in selection.exclude]
     if not keep:
@@ -329,26 +359,3 @@ def load_config(name: str | Path) -> RunConfig:
         return RunConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(str(path), exc)) from None
-
-
-def read_yaml_mapping(path: Path, what: str, expected: str) -> dict[str, Any]:
-    """A YAML file holding a mapping (a config, a study file), or a ConfigError naming the file and the fix;
-    `expected` says what the file should hold."""
-    try:
-        raw = yamlsafe.load(read_text(path))
-    except yamlsafe.YAMLProblem as exc:
-        at = f"line {exc.line}: " if exc.line else ""
-        raise ConfigError(f"{path}: {at}{exc.message}" + ("" if "; " in exc.message else "; fix the file")) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: not valid YAML{at}; fix the syntax") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML {what}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); give a readable {what} file") from None
-    if raw is None:
-        raise ConfigError(f"{path}: the file is empty; give {expected}")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the {what} must be a mapping, not a {type(raw).__name__}; give {expected}")
-    return raw

@@ -6,7 +6,9 @@ truncation is honoured) and answers as a typical model would:
 
 * filler (arithmetic, answered "as JSON"): a JSON answer such as {"answer": 42};
 * a statement (a message without a question mark): "Noted.";
-* a question: a short answer of `reply_tokens` tokens (default 8; give your agent's mean with --reply-tokens).
+* a question: a short answer of `reply_tokens` tokens (default 8; give your agent's mean with --reply-tokens);
+* history that needs no reply (a benchmark's earlier sessions): no call; its tokens join the history and are sent
+  with the next answered turn, as the `openai:` adapter does.
 
 Nothing is called. Reply lengths are the only guess; they shift the totals little, because every
 turn re-sends the whole history, which is dominated by the user's messages.
@@ -37,7 +39,8 @@ from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
 from ltm_harness._llm.contexts import ContextTable
 from ltm_harness._llm.pricing import PriceTable
 from ltm_harness._runner.prepare import PreparedRun, prepare
-from ltm_harness._runner.run import OnTurn, run_agent
+from ltm_harness._engine.progress import OnTurn
+from ltm_harness._runner.run import run_agent
 from ltm_harness._tokens import get_encoding, get_tokenizer
 
 DEFAULT_REPLY_TOKENS = 8
@@ -176,10 +179,19 @@ class SimulatedChatAgent(Agent):
             return '{"answer": %s}' % (numbers[-1] if numbers else "0")
         return self._reply if "?" in text else "Noted."
 
-    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+    def _counted(self, message: AgentMessage) -> tuple[str, int]:
+        """The user message as the adapter keeps it (timestamp prefix), and its count."""
         prefix = timestamp_prefix(message.timestamp)
-        user = prefix + message.text
-        counted = self._prefixed.count(prefix, message.text, message.tokens) + MESSAGE_OVERHEAD
+        return prefix + message.text, self._prefixed.count(prefix, message.text, message.tokens) + MESSAGE_OVERHEAD
+
+    async def observe(self, message: AgentMessage) -> None:
+        """History: joins every window's history, no call (it is sent with the next answered turn)."""
+        user, counted = self._counted(message)
+        for counter in self.counters.values():
+            counter._add("user", user, counted)
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        user, counted = self._counted(message)
         prompts = [counter.ask(user, counted) for counter in self.counters.values()]
         text = self.simulate(message.text)
         answer = self._tokenizer.count(text)
@@ -217,7 +229,7 @@ async def simulate(prepared: PreparedRun, windows: Sequence[int | None], reply_t
 
     run = await run_agent(prepared, SIMULATION, make, on_turn)
     s = run.summary
-    return {w: Simulation(agent_calls=s.turns, filler_calls=s.filler_turns, conversation_tokens=s.conversation_tokens,
+    return {w: Simulation(agent_calls=s.turns - s.observed_turns, filler_calls=s.filler_turns, conversation_tokens=s.conversation_tokens,
                           prompt_tokens=sum(a.counters[w].prompt_sum for a in agents),
                           completion_tokens=s.agent_completion_tokens,
                           cached_prompt_tokens=sum(a.counters[w].cached for a in agents),

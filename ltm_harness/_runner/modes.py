@@ -30,7 +30,7 @@ from ltm_harness._agents.replay import TurnReplay
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._results.outputs import AgentOutputs, finished_outputs
 from ltm_harness._store.eventlog import EventLog, MemoryLog, SessionRecord
-from ltm_harness._store.layout import AgentFolder
+from ltm_harness._store.layout import MAIN_SESSION, AgentFolder
 from ltm_harness._store.records import LLMCall
 
 
@@ -89,9 +89,10 @@ class RunMode(ABC):
     keeps_wall_time = False  # the agent did not run now: its summary keeps the recorded wall time
 
     @abstractmethod
-    def agent(self, folder: AgentFolder, per_session: bool) -> AgentPlan | AgentOutputs:
+    def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan | AgentOutputs:
         """The plan of an agent's sessions, or (resuming) the outputs of an agent that finished.
-        `per_session`: the agent's logs are one per session (isolated tests, suite cases)."""
+        `main_session`: the agent has one main conversation (its other sessions, if any, are isolated tests, suite
+        cases or a benchmark's conversations of their own)."""
 
     @abstractmethod
     def open(self, plan: AgentPlan, session_id: str, make_agent: Callable[[], Agent], on_event: OnEvent) -> SessionIO:
@@ -101,7 +102,7 @@ class RunMode(ABC):
 class Fresh(RunMode):
     name, verb = "fresh", "run"
 
-    def agent(self, folder: AgentFolder, per_session: bool) -> AgentPlan:
+    def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan:
         folder.clear()  # this agent's earlier outputs for the same definitions are replaced
         return AgentPlan(self, folder, folder)
 
@@ -116,14 +117,14 @@ class Resume(RunMode):
     def __init__(self, retry_errored: bool = False) -> None:
         self.retry_errored = retry_errored
 
-    def agent(self, folder: AgentFolder, per_session: bool) -> AgentPlan | AgentOutputs:
+    def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan | AgentOutputs:
         done = finished_outputs(folder)
         if done is not None and not (self.retry_errored and any(r.status == "errored" for r in done.results)):
             return done
         logs = folder.session_logs()
-        if logs and folder.per_session != per_session:
-            raise ConfigError(f"{folder.path}: the run was made with isolated: {not per_session}; resume it with the "
-                              "same config")
+        if logs and (MAIN_SESSION in logs) != main_session:
+            raise ConfigError(f"{folder.path}: the run was made with isolated: {MAIN_SESSION not in logs}; resume it "
+                              "with the same config")
         folder.forget_results()  # a damaged leftover, or the outputs of a stopped agent: made again at the end
         return AgentPlan(self, folder, folder, {sid: SessionRecord(path, resume=True, retry_errored=self.retry_errored)
                                                 for sid, path in logs.items()})
@@ -149,7 +150,7 @@ class Rescore(RunMode):
     every_turn_recorded = True
     keeps_wall_time = True
 
-    def agent(self, folder: AgentFolder, per_session: bool) -> AgentPlan:
+    def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan:
         records = {sid: SessionRecord(path) for sid, path in folder.session_logs().items()}
         if not records:
             raise RunFolderError(f"{folder.path}: no event log to re-score; run the agent first")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.definitions import definitions_match, load_or_generate
+from ltm_harness._authoring.definitions import LazyExamples, definitions_match, load_or_generate, read_definition
 from ltm_harness._authoring.example import TestExample
-from ltm_harness._errors import ConfigError, LTMError, RunFolderError
+from ltm_harness._errors import ConfigError, LTMError, RunFolderError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.files import read_text
 from ltm_harness._guard.redact import redact, redact_url
@@ -34,7 +34,9 @@ BuiltDatasets = list[tuple[DatasetInterface, int]]  # each dataset with its numb
 class PreparedRun:
     config: RunConfig
     datasets: BuiltDatasets
-    examples: dict[str, list[TestExample]]
+    # each dataset's tests; those of datasets whose examples are conversations of their own are read from the
+    # definitions when their session starts (LazyExamples), the others are held
+    examples: dict[str, Sequence[TestExample]]
     folder: RunFolder
     reused_definitions: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -44,15 +46,68 @@ class PreparedRun:
         return self.folder.path
 
     def interleaved(self) -> list[tuple[DatasetInterface, TestExample]]:
-        """Tests in start order: the first example of every dataset, then the second, and so on."""
+        """Tests in start order: the first example of every dataset, then the second, and so on (of the datasets
+        sharing a conversation or isolated; see `own_conversations` for the others)."""
         out = []
-        depth = max((len(v) for v in self.examples.values()), default=0)
+        shared = [d for d, _ in self.datasets if not d.conversation_per_example]
+        depth = max((len(self.examples[d.name]) for d in shared), default=0)
         for i in range(depth):
-            for dataset, _ in self.datasets:
+            for dataset in shared:
                 exs = self.examples[dataset.name]
                 if i < len(exs):
                     out.append((dataset, exs[i]))
         return out
+
+    def own_conversations(self) -> Iterator[tuple[DatasetInterface, str, int]]:
+        """The tests that are conversations of their own: dataset, unique id and index, each read only when its
+        session starts (`self.examples[dataset.name][index]`)."""
+        for dataset, _ in self.datasets:
+            if dataset.conversation_per_example:
+                exs = self.examples[dataset.name]
+                uids = exs.uids if isinstance(exs, LazyExamples) else [e.unique_id for e in exs]
+                for i, uid in enumerate(uids):
+                    yield dataset, uid, i
+
+    def results_total(self) -> int:
+        """How many results the run's tests give each agent: one per test, or one per question of a test scored
+        question by question (read from the definitions only for datasets that score so)."""
+        total = 0
+        for dataset, _ in self.datasets:
+            exs = self.examples[dataset.name]
+            if type(dataset).result_parts is DatasetInterface.result_parts:
+                total += len(exs)
+            else:
+                total += sum(max(len(dataset.result_parts(e)), 1) for e in exs)
+        return total
+
+    def example_index(self) -> "ExampleIndex":
+        """Every test by its unique id (those of conversations of their own read from the definitions when asked)."""
+        return ExampleIndex(self.examples)
+
+
+class ExampleIndex(Mapping[str, TestExample]):
+    """Tests by unique id: the held ones from a dict, those of datasets read lazily from their definitions."""
+
+    def __init__(self, examples: dict[str, Sequence[TestExample]]) -> None:
+        self._held = {e.unique_id: e for exs in examples.values() if not isinstance(exs, LazyExamples) for e in exs}
+        self._lazy = {name: exs for name, exs in examples.items() if isinstance(exs, LazyExamples)}
+
+    def __getitem__(self, uid: str) -> TestExample:
+        held = self._held.get(uid)
+        if held is not None:
+            return held
+        lazy = self._lazy.get(uid.partition("/")[0])
+        if lazy is None or uid not in lazy.uids:
+            raise KeyError(uid)
+        return read_definition(lazy.folder, uid)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._held
+        for exs in self._lazy.values():
+            yield from exs.uids
+
+    def __len__(self) -> int:
+        return len(self._held) + sum(len(exs) for exs in self._lazy.values())
 
 
 def config_base(source: str) -> Path:
@@ -174,7 +229,7 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     if (existing_only or resuming) and not definitions_match(folder.definitions, built):
         raise RunFolderError(f"{folder.definitions}: the datasets' code or settings changed since the run, so its "
                              f"answers cannot be {'resumed' if resuming else 're-scored'} with these definitions; "
-                             f"run it again {'with --overwrite' if resuming else 'instead'}")
+                             f"run it again {'with ' + option('overwrite') if resuming else 'instead'}")
     try:
         examples, reused = load_or_generate(folder.definitions, built)
         if not reused:
@@ -195,31 +250,34 @@ def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:
     path = folder.run_config
     if not path.is_file():
         if has_outputs:
-            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with --overwrite")
+            raise RunFolderError(f"{path}: missing, so the run cannot be resumed; run it again with "
+                                 f"{option('overwrite')}")
         return False
     try:
         before = jsonsafe.loads(read_text(path))
     except (OSError, ValueError):
-        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with --overwrite") from None
+        raise RunFolderError(f"{path}: cannot be read, so the run cannot be resumed; run it again with "
+                             f"{option('overwrite')}") from None
     _check_same_selection(path, before, saved.config.selection)
     differs = _config_difference(before if isinstance(before, dict) else {}, json.loads(saved.model_dump_json()))
     if differs:
         raise ConfigError(f"{path}: {differs} differs from the run being resumed; resume it with the config and "
-                          "options it was started with, or run it again with --overwrite")
+                          f"options it was started with, or run it again with {option('overwrite')}")
     return has_outputs
 
 
 def _check_same_selection(path: Path, before: Any, now: Selection | None) -> None:
-    """A run resumed with other --datasets/--exclude/--limit than it was started with is refused, naming them."""
+    """A run resumed with another selection (datasets, exclude, limit) than it was started with is refused, naming
+    both."""
     section = before.get("config") if isinstance(before, dict) else None
     raw = section.get("selection") if isinstance(section, dict) else None
     try:
         was = Selection.model_validate(raw) if raw is not None else None
     except ValidationError:
         raise RunFolderError(f"{path}: config.selection cannot be read, so the run cannot be resumed; run it again "
-                             "with --overwrite") from None
+                             f"with {option('overwrite')}") from None
     if (was.flags() if was else []) != (now.flags() if now else []):
-        started = " ".join(was.flags()) if was else "no --datasets, --exclude or --limit"
-        given = " ".join(now.flags()) if now else "none of them"
-        raise ConfigError(f"{path}: the run was started with {started} but is resumed with {given}; resume it with "
-                          "the options it was started with, or run it again with --overwrite")
+        given = now.describe() if now else "none of them"
+        raise ConfigError(f"{path}: the run was started with {(was or Selection()).describe()} but is resumed with "
+                          f"{given}; resume it with the options it was started with, or run it again with "
+                          f"{option('overwrite')}")

@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 from ltm_harness._agents.base import Agent
 from ltm_harness._agents.specs import AgentLike, agent_choices
@@ -15,6 +15,7 @@ from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.channel import TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestProgram
+from ltm_harness._engine.progress import OnTurn
 from ltm_harness._engine.session import Session, SessionSettings
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
@@ -23,7 +24,7 @@ from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._results.models import AgentSummary, RunSummary, TestResult, summarize_agent
+from ltm_harness._results.models import AgentSummary, DatasetMetrics, RunSummary, TestResult, summarize_agent
 from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
                                           write_run_summary)
 from ltm_harness._runner.config import RunConfig
@@ -32,9 +33,6 @@ from ltm_harness._runner.prepare import PreparedRun
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._store.layout import MAIN_SESSION, slug
 from ltm_harness._store.records import UsageTotals
-
-OnTurn = Callable[[Session], None]
-
 
 @dataclass
 class AgentRun:
@@ -122,8 +120,9 @@ async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: Se
     return session
 
 
-def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Session], wall: float) -> AgentSummary:
-    """An agent's summary from its sessions' results and numbers."""
+def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Session], wall: float,
+                       metrics: DatasetMetrics | None = None) -> AgentSummary:
+    """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers)."""
     usage = UsageTotals()
     for s in sessions:
         usage.merge(s.llm.usage)
@@ -134,9 +133,10 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
         if failures else None
     return summarize_agent(
-        spec, results,
+        spec, results, metrics,
         turns=sum(s.turns for s in stats),
         filler_turns=sum(s.filler_turns for s in stats),
+        observed_turns=sum(s.observed_turns for s in stats),
         failed_turns=sum(s.failed_turns for s in stats),
         conversation_tokens=sum(s.tokens for s in stats),
         agent_prompt_tokens=sum(s.prompt_tokens for s in stats),
@@ -151,44 +151,70 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
 
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent], on_turn: OnTurn | None = None,
                     llm: RunLLM | None = None, mode: RunMode | None = None, deadline: float | None = None) -> AgentRun:
-    """One agent's sessions in `mode` (default: a fresh run). `deadline` (event-loop time) is the run's watchdog."""
+    """One agent's sessions in `mode` (default: a fresh run). `deadline` (event-loop time) is the run's watchdog.
+
+    The tests share one conversation (the main session), or each has its own (`isolated`); the examples of a
+    dataset whose examples are conversations of their own (`conversation_per_example`: a benchmark's conversations)
+    each get a session of their own either way, with no opening message, starting at the benchmark's date."""
     mode = mode or Fresh()
     cfg = prepared.config.config
     tokenizer = get_tokenizer(cfg.tokenizer)
-    plan = mode.agent(prepared.folder.agent(spec), per_session=cfg.isolated)
+    shared = prepared.interleaved()
+    own = list(prepared.own_conversations())
+    plan = mode.agent(prepared.folder.agent(spec), main_session=bool(shared) and not cfg.isolated)
     if isinstance(plan, AgentOutputs):  # finished before: kept as it is
         return AgentRun(plan.summary.agent, plan.results, plan.summary)
-    examples = {e.unique_id: e for exs in prepared.examples.values() for e in exs}
+    examples = prepared.example_index()
     datasets = {d.name: d for d, _ in prepared.datasets}
     started = time.perf_counter()
     sessions: list[Session] = []
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
 
-    async def one_session(session_id: str, chosen: list[tuple[DatasetInterface, TestExample]],
-                          gate: asyncio.Semaphore | None = None) -> list[TestResult]:
+    Pairs = list[tuple[DatasetInterface, TestExample]]
+
+    async def one_session(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
+        """A session of `chosen()`'s tests; `own`: a dataset's conversation of its own (no opening message, its
+        waits honoured, starting at the benchmark's date)."""
+        tests = chosen()
         builder = ResultsBuilder(examples, datasets)
         io = plan.open(session_id, make, builder.add)
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
-        await play_session(io, [as_program(d, e) for d, e in chosen], session_settings(prepared.config, spec, session_id),
-                           tokenizer, filler, on_turn=on_turn, llm=llm, deadline=deadline, watchdog=cfg.watchdog,
-                           gate=gate, started=sessions)
+        override: dict[str, object] = {}
+        if own:
+            (dataset, example), = tests
+            override = {"intro": None, "isolated": False,
+                        "start_time": dataset.conversation_start(example) or cfg.start_time}
+        settings = session_settings(prepared.config, spec, session_id, **override)
+        await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
+                           llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
         return builder.results
 
-    tests = prepared.interleaved()
+    async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
+        """A session of its own, started when one of `isolated_concurrency` places is free: its agent, log and
+        tests (a conversation of its own read from the definitions then) exist only while it runs."""
+        async with limit:
+            return await one_session(session_id, chosen, own)
+
+    def own_session(d: DatasetInterface, uid: str, i: int) -> Awaitable[list[TestResult]]:
+        return gated(slug(uid.replace("/", "__", 1)), lambda: [(d, prepared.examples[d.name][i])], own=True)
+
+    jobs: list[Awaitable[list[TestResult]]] = []
+    if shared and not cfg.isolated:
+        jobs.append(one_session(MAIN_SESSION, lambda: shared))
+    elif shared:
+        jobs += [gated(slug(f"{d.name}__{e.example_id}"), lambda pair=(d, e): [pair])  # type: ignore[misc]
+                 for d, e in shared]
+    jobs += [own_session(d, uid, i) for d, uid, i in own]
+    tasks = [asyncio.ensure_future(job) for job in jobs]
     try:
-        if not cfg.isolated:
-            results = await one_session(MAIN_SESSION, tests)
-        else:
-            tasks = [asyncio.ensure_future(one_session(slug(f"{e.dataset_name}__{e.example_id}"), [(d, e)], limit))
-                     for d, e in tests]
-            try:
-                parts = await asyncio.gather(*tasks)
-            except BaseException:  # one session failed: stop the others before the folder is given up
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
-            results = [r for part in parts for r in part]
+        try:
+            parts = await asyncio.gather(*tasks)
+        except BaseException:  # one session failed: stop the others before the folder is given up
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        results = [r for part in parts for r in part]
     except BaseException:
         plan.abandon()
         raise
@@ -199,7 +225,12 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             wall = read_summary(plan.folder).wall_seconds
         except LTMError:
             pass
-    summary = summarize_sessions(spec, results, sessions, wall)
+
+    def metrics(name: str, rs: list[TestResult]) -> dict[str, float]:
+        return datasets[name].summary_metrics(prepared.examples.get(name, []), rs)
+
+
+    summary = summarize_sessions(spec, results, sessions, wall, metrics)
     write_agent_outputs(plan.out, results, summary)
     plan.commit()
     return AgentRun(spec, results, summary, summary.error)
@@ -224,7 +255,7 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
         else:
             uses_openai = any(c.uses_openai for c in choices)  # its key is only needed then
             options = {"openai": {**cfg.openai.agent_kwargs(), "runtime": llm.runtime} if uses_openai else {},
-                       "http": cfg.http.agent_kwargs()}
+                       "http": cfg.http.agent_kwargs(), "llm": {"runtime": llm.runtime}}
             factories = {c.name: c.factory(cfg.tokenizer, options) for c in choices}
         outcomes = await asyncio.gather(*(run_agent(prepared, c.name, factories[c.name], on_turn, llm, mode, deadline)
                                           for c in choices), return_exceptions=True)

@@ -7,9 +7,12 @@ user needs to trust or audit the score: the judge model, the hash of the prompt 
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltm_harness._scoring.judge_prompt import JudgePrompt
 
 
 class JudgeVerdict(BaseModel):
@@ -36,8 +39,10 @@ class JudgeUnparseable(Exception):
 class Judge(Protocol):
     model: str
 
-    async def grade(self, question: str, expected: str, response: str, *, context: str = "") -> JudgeVerdict:
-        """Grade `response` to `question` against `expected`; `context` adds dataset-specific instructions.
+    async def grade(self, question: str, expected: str, response: str, *, context: str = "",
+                    prompt: "JudgePrompt | None" = None) -> JudgeVerdict:
+        """Grade `response` to `question` against `expected`; `context` adds dataset-specific instructions;
+        `prompt`, a dataset's own judge prompt, replaces the run's (e.g. one per kind of question).
 
         Raises JudgeUnparseable when no valid verdict could be had."""
         ...

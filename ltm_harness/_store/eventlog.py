@@ -3,8 +3,10 @@ as a session's record to resume or re-score it.
 
 Events are the single source of truth of a session: results and reports are derived from them. They hold no
 wall-clock data and nothing that depends on the disk cache, so the same config, seed and agent replies give the same
-log, byte for byte. What does vary (each LLM call's latency, retries, and whether the cache answered it) goes to the
-log's side file (`<log>.wall`, one `WallFacts` line per `llm_call` event, keyed by its line number).
+log, byte for byte, whatever faults the turn policy and the LLM client overcame on the way. What does vary goes to the
+log's side file (`<log>.wall`), one line per event it concerns, keyed by the event's line number: each LLM call's
+latency, retries and whether the cache answered it (`WallFacts`), and each turn's failed tries with their errors and
+times (`TurnWallFacts`, only for turns that had any).
 
 Every write is one write call of a whole line: a write that fails (a full disk, a read-only folder) is taken back to
 the last whole line and raised as one `RunFolderWriteError` line, so the log stays resumable.
@@ -17,15 +19,19 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ltm_harness._errors import RunFolderError
+from ltm_harness._errors import RunFolderError, option
 from ltm_harness._store.events import (Event, SessionAborted, SessionStart, TestEnd, TurnEvent, event_adapter,
                                        parse_event)
 from ltm_harness._store.files import write_text, writing
-from ltm_harness._store.formats import EVENT_FORMAT, OLDEST_EVENT_FORMAT, RESUMABLE_EVENT_FORMAT, check_format
+from ltm_harness._store.formats import (EVENT_FORMAT, FAILED_TRIES_ASIDE, OLDEST_EVENT_FORMAT, RESUMABLE_EVENT_FORMAT,
+                                        check_format)
 from ltm_harness._store.layout import wall_log
-from ltm_harness._store.records import LLMCall, WallFacts
+from ltm_harness._store.records import FailedTry, LLMCall, TurnWallFacts, WallFacts
+
+WallEntry = WallFacts | TurnWallFacts  # one line of the side file
+_wall_entry: TypeAdapter[WallEntry] = TypeAdapter(WallEntry)
 
 
 class Recorder(Protocol):
@@ -132,7 +138,7 @@ class EventLog:
                 self._wall_path.unlink(missing_ok=True)
         else:
             self._file = _LineFile(path, keep_bytes)  # cut: a torn last line, or events to be made again
-            kept = [f for f in read_wall_facts(path).values() if f.line <= self._lines]
+            kept = [f for f in _read_wall(path).values() if f.line <= self._lines]
             if kept or self._wall_path.exists():
                 write_text(self._wall_path, "".join(f.model_dump_json() + "\n" for f in kept))
         self._wall: _LineFile | None = None
@@ -148,16 +154,18 @@ class EventLog:
                 raise ResumeMismatch(
                     f"{self.path}: event {self._cursor + 1} of the log differs from the one this harness makes now "
                     f"({_kind(self._recorded[self._cursor])} recorded, {_kind(line)} now); the config, the definitions "
-                    "or ltm-harness changed since the run, so it cannot be resumed; run it again with --overwrite")
+                    f"or ltm-harness changed since the run, so it cannot be resumed; run it again with "
+                    f"{option('overwrite')}")
             self._cursor += 1
         else:
             self._file.write(line.encode("utf-8") + b"\n")
             self._lines += 1
-            if isinstance(event, LLMCall):
+            facts = _wall_facts(event, self._lines)
+            if facts is not None:
                 if self._wall is None:
                     self._wall = _LineFile(self._wall_path, self._wall_path.stat().st_size
                                            if self._wall_path.exists() else 0)
-                self._wall.write(event.wall_facts(self._lines).model_dump_json().encode("utf-8") + b"\n")
+                self._wall.write(facts.model_dump_json().encode("utf-8") + b"\n")
         if self.on_event is not None:
             self.on_event(event)
 
@@ -167,21 +175,41 @@ class EventLog:
             self._wall.close()
 
 
-def read_wall_facts(event_log: Path) -> dict[int, WallFacts]:
-    """The wall-clock side file of an event log, by line number of the `llm_call` event (the last entry of a line
-    wins; unreadable lines, such as one torn by a crash, are skipped: these facts are only reported)."""
-    facts: dict[int, WallFacts] = {}
+def _wall_facts(event: BaseModel, line: int) -> WallEntry | None:
+    """The side-file line of the event written on line `line`, if it has one."""
+    if isinstance(event, LLMCall):
+        return event.wall_facts(line)
+    if isinstance(event, TurnEvent) and event.failed_tries:
+        return TurnWallFacts(line=line, failed_tries=event.failed_tries)
+    return None
+
+
+def _read_wall(event_log: Path) -> dict[int, WallEntry]:
+    """The wall-clock side file of an event log, by line number of the event (the last entry of a line wins;
+    unreadable lines, such as one torn by a crash, are skipped: these facts are only reported)."""
+    facts: dict[int, WallEntry] = {}
     try:
         raw = wall_log(event_log).read_bytes()
     except OSError:
         return facts
     for chunk in raw.splitlines():
         try:
-            entry = WallFacts.model_validate_json(chunk)
+            entry = _wall_entry.validate_json(chunk)
         except ValueError:
             continue
         facts[entry.line] = entry
     return facts
+
+
+def read_wall_facts(event_log: Path) -> dict[int, WallFacts]:
+    """The LLM calls' entries of an event log's side file, by line number of the `llm_call` event."""
+    return {n: f for n, f in _read_wall(event_log).items() if isinstance(f, WallFacts)}
+
+
+def read_failed_tries(event_log: Path) -> dict[int, list[FailedTry]]:
+    """The failed tries of the turns of an event log (from its side file), by line number of the `turn` event; turns
+    answered at their first try are not in it."""
+    return {n: f.failed_tries for n, f in _read_wall(event_log).items() if isinstance(f, TurnWallFacts)}
 
 
 def _kind(line: str) -> str:
@@ -217,7 +245,7 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
     lines: list[str] = []
     events: list[Event] = []
     offsets: list[int] = []  # the byte offset where each kept line ends
-    facts = read_wall_facts(path)
+    facts = _read_wall(path)
     at = 0
     for chunk in raw.splitlines(keepends=True):
         end = at + len(chunk)
@@ -232,11 +260,14 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
             if resume and not complete:  # the last line, cut short by a crash
                 break
             raise RunFolderError(f"{path}: line {len(lines) + 1} is not a valid event; the run folder is damaged "
-                                 "(run it again with --overwrite)") from None
+                                 f"(run it again with {option('overwrite')})") from None
         if not lines:
             check_session_start(path, event)
+        entry = facts.get(len(lines) + 1)
         if isinstance(event, LLMCall):
-            event = event.with_facts(facts.get(len(lines) + 1))
+            event = event.with_facts(entry if isinstance(entry, WallFacts) else None)
+        elif isinstance(event, TurnEvent) and isinstance(entry, TurnWallFacts):
+            event = event.model_copy(update={"failed_tries": entry.failed_tries})
         lines.append(text)
         events.append(event)
         offsets.append(end)
@@ -273,6 +304,8 @@ class SessionRecord:
             lines, events = lines[:n], events[:n]
         self.lines = lines
         self.keep_bytes = offsets[len(lines) - 1] if lines else 0
+        if events and getattr(events[0], "format", EVENT_FORMAT) < FAILED_TRIES_ASIDE:  # replayed as format 5 has them
+            events = [e.as_format_5() if isinstance(e, TurnEvent) else e for e in events]
         self.turns: list[tuple[TurnEvent, list[LLMCall]]] = []
         self.test_calls: dict[str, deque[LLMCall]] = {}
         self.judge_calls: dict[str, deque[LLMCall]] = {}

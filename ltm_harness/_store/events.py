@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ltm_harness._store.formats import EVENT_FORMAT
-from ltm_harness._store.records import LLMCall, OmitWhenNone
+from ltm_harness._store.records import FailedTry, LLMCall, OmitWhenNone
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 
@@ -25,7 +25,17 @@ class SessionStart(BaseModel):
     isolated: bool = False
 
 
-class TurnEvent(BaseModel):
+NOTE = "note: "  # how the harness's notes on a turn begin (in its `errors`), told apart from the agent's errors
+
+
+class TurnEvent(OmitWhenNone):
+    """One turn: the message, the reply, and for a turn the agent never answered (`failed`) why. The tries that failed
+    before a reply (or all of them) are wall-clock history: `failed_tries` is not part of the event's JSON but of the
+    log's side file (`TurnWallFacts`), so that a run whose faults the turn policy overcame writes the same log as a
+    run without them."""
+
+    _omit_when_none = ("tries", "observed")
+
     type: Literal["turn"] = "turn"
     i: int
     time: datetime
@@ -42,7 +52,29 @@ class TurnEvent(BaseModel):
     completion_tokens: int | None = None
     cost_usd: float | None = None
     failed: bool = False  # the agent gave no reply within the turn policy; `reply` is empty
-    errors: list[str] = Field(default_factory=list)  # why each failed attempt of this turn failed
+    tries: int | None = None  # a failed turn: how many tries it was given, all failed (format 5; left out otherwise)
+    # Format 5: a failed turn's last error first, then the harness's notes on the turn (lone surrogates replaced, a
+    # cost that is not a number). Formats 2 to 4: the error of every failed try (answered turns too), then the notes.
+    errors: list[str] = Field(default_factory=list)
+    failed_tries: list[FailedTry] = Field(default_factory=list, exclude=True)  # in the side file (format 5)
+    # history that needs no reply, handed to the agent's `observe` (its `reply` then: what an agent without one said,
+    # never scored); left out of the JSON for every other turn
+    observed: bool | None = None
+
+    def failure(self) -> tuple[int, str]:
+        """A failed turn's number of tries and why the last one failed (format 5; see `as_format_5`)."""
+        if self.tries is None:  # not recorded: every try's error is in `errors` (a log of an early format 5)
+            return len(self.errors), self.errors[-1] if self.errors else "no reply"
+        return self.tries, self.errors[0] if self.tries and self.errors else "no reply"
+
+    def as_format_5(self) -> "TurnEvent":
+        """This turn of a format 2 to 4 log as format 5 records it: the failed tries' errors left out of `errors`, a
+        failed turn keeping how many tries it had and the last one's error (the harness's notes stay)."""
+        notes = [e for e in self.errors if e.startswith(NOTE)]
+        tried = [e for e in self.errors if not e.startswith(NOTE)]
+        if not self.failed:
+            return self.model_copy(update={"errors": notes})
+        return self.model_copy(update={"tries": len(tried), "errors": tried[-1:] + notes})
 
 
 class _TestMoment(BaseModel):
@@ -61,16 +93,32 @@ class TestStart(_TestMoment):
     span: int  # the memory span the test's waits refer to
 
 
+Status = Literal["ok", "unscored", "errored"]
+
+
+class PartEnd(BaseModel):
+    """The score of one result part of a test that scores its questions one by one (see `TestEnd.parts`)."""
+
+    score: float
+    max_score: float
+    status: Status
+    reasons: list[str]
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)
+
+
 class TestEnd(_TestMoment, OmitWhenNone):
-    _omit_when_none = ("raw_score",)
+    _omit_when_none = ("raw_score", "parts")
 
     type: Literal["test_end"] = "test_end"
     score: float
     max_score: float
-    status: Literal["ok", "unscored", "errored"]
+    status: Status
     reasons: list[str]
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
     raw_score: float | None = None  # the test's own score before normalisation, when it has one (environments)
+    # a test scored question by question (a benchmark conversation): each part's score, in the order of the dataset's
+    # `result_parts`; the test's own score is their sum. None (left out of the JSON): scored as a whole, or errored
+    parts: list[PartEnd] | None = None
 
 
 class EnvStep(BaseModel):

@@ -22,7 +22,7 @@ from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError
+from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.files import read_text
 from ltm_harness._store.formats import check_summary_format
@@ -42,8 +42,8 @@ def write_failure(path: Path, exc: OSError) -> RunFolderWriteError:
         fix = f"make {path.parent} writable (or give another results folder)"
     else:
         fix = "fix the cause"
-    return RunFolderWriteError(f"cannot write {path}: {why}; {fix}, then continue with --resume (what was written "
-                               "before is kept whole)")
+    return RunFolderWriteError(f"cannot write {path}: {why}; {fix}, then continue with {option('resume')} (what was "
+                               "written before is kept whole)")
 
 
 @contextmanager
@@ -58,12 +58,17 @@ def writing(path: Path) -> Iterator[None]:
 def write_text(path: Path, text: str) -> None:
     """Write a whole file or nothing: a crash or a failed write (full disk, read-only folder: one
     RunFolderWriteError) leaves the previous file (or none), never half of one."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """`write_text` for bytes (a compressed file): whole or nothing."""
     tmp = path.with_name(f".{path.name}.tmp")
     with writing(path):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            with tmp.open("wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -92,8 +97,8 @@ def read_run_json(path: Path) -> Any:
     try:
         text = read_text(path)
     except FileNotFoundError:
-        raise RunFolderError(f"{path} is missing: the run did not finish; finish it with `run --resume` "
-                             "(or run it again)") from None
+        raise RunFolderError(f"{path} is missing: the run did not finish; finish it by resuming it "
+                             f"({option('resume')}), or run it again") from None
     except OSError as exc:
         raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
     except UnicodeDecodeError:

@@ -6,12 +6,21 @@
   `env_step` event, and suites and syllabi write event logs too. 4: nothing in an event varies between otherwise
   identical runs: an `llm_call`'s `latency_ms`, `retries` and `cached` go to the log's wall-clock side file
   (`<log>.wall`), its `cost_usd` is the price of its tokens even when the disk cache answered it, and judge verdicts
-  no longer say `cached`. Formats 1 to 3 are still read (report, rescore); only format 4 logs can be resumed, since
-  a resume checks every event it makes against the recorded one.
+  no longer say `cached`. 5: history that needs no reply: a turn the agent only took in says `observed: true`
+  (left out otherwise); a test scored question by question (a benchmark conversation) ends with `parts`, each
+  question's score (left out otherwise). And a turn's failed tries are wall-clock history too: they go to the side
+  file, each with its error, start time and latency (`TurnWallFacts`), so that a run whose faults the turn policy
+  overcame writes the same log as a run without them; a turn's `errors` keeps the harness's notes on it (lone
+  surrogates replaced, a bad cost), and a turn that failed every try keeps `tries` (how many, left out otherwise) and
+  its last error first in `errors`, which is what its test's result says. Formats 1 to 4 are still read (report,
+  rescore: their turns are replayed as format 5 records them, `TurnEvent.as_format_5`); only format 5 logs can be
+  resumed, since a resume checks every event it makes against the recorded one.
 * `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
   1: the first format. 2: memory distances (`memory_distance` on each gap of results.json and each curve point,
-  per dataset in the summary, and `ltm_score_memory_distance`). Format 1 files are still read (those fields
-  missing: None).
+  per dataset in the summary, and `ltm_score_memory_distance`). 3: results of benchmarks scored question by
+  question (LoCoMo, LongMemEval): `labels` on a result (its category or type), per dataset a `breakdown` by label
+  and the benchmark's own `metrics`, and `observed_turns` (history that needed no reply) in each agent's summary.
+  Formats 1 and 2 are still read (the new fields missing: None, or 0).
 
 The layout and every field are described in docs/run-format.md.
 """
@@ -22,10 +31,11 @@ from pathlib import Path
 
 from ltm_harness._errors import RunFolderError
 
-EVENT_FORMAT = 4
+EVENT_FORMAT = 5
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
-RESUMABLE_EVENT_FORMAT = 4  # the oldest event format a run can be resumed from
-RESULTS_FORMAT = 2
+RESUMABLE_EVENT_FORMAT = 5  # the oldest event format a run can be resumed from
+FAILED_TRIES_ASIDE = 5  # the first event format whose turns keep their failed tries in the side file
+RESULTS_FORMAT = 3
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

@@ -4,7 +4,7 @@
         .lock                              held while a process writes here (its pid inside)
         run_config.json                    the config the run was made with (secrets masked)
         config.yml                         an imported run's config (import-goodai)
-        definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each
+        definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
         report.html, report.*              the report and its tables
         aiq.json                           an AIQ run's scores
@@ -47,6 +47,7 @@ IMPORTED_CONFIG = "config.yml"
 DEFINITIONS = "definitions"
 MANIFEST = "manifest.json"
 DEFINITION_SUFFIX = ".def.json"
+COMPRESSED_SUFFIX = ".zst"  # <id>.def.json.zst: a definition too big to keep as plain JSON (a benchmark's haystack)
 SUMMARY = "summary.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
@@ -122,6 +123,11 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     return path
 
 
+def compressed(path: Path) -> Path:
+    """The zstd-compressed form of a file's name (`<id>.def.json` -> `<id>.def.json.zst`)."""
+    return path.with_name(path.name + COMPRESSED_SUFFIX)
+
+
 @dataclass(frozen=True)
 class _Folder:
     path: Path
@@ -153,15 +159,11 @@ class AgentFolder(_Folder):
         return self.path / STATE_DIR / slug(session_id)
 
     def session_logs(self) -> dict[str, Path]:
-        """Session id -> its event log, for the logs that exist."""
-        if (self.path / EVENTS).is_file():
-            return {MAIN_SESSION: self.path / EVENTS}
-        return {p.stem: p for p in sorted((self.path / EVENTS_DIR).glob("*.jsonl"))}
-
-    @property
-    def per_session(self) -> bool:
-        """The logs are one per session (isolated tests, suite cases) rather than one conversation."""
-        return (self.path / EVENTS_DIR).is_dir()
+        """Session id -> its event log, for the logs that exist: the one conversation's (`main`), and those of the
+        sessions of their own (isolated tests, suite cases, a benchmark's conversations)."""
+        logs = {MAIN_SESSION: self.path / EVENTS} if (self.path / EVENTS).is_file() else {}
+        logs.update({p.stem: p for p in sorted((self.path / EVENTS_DIR).glob("*.jsonl"))})
+        return logs
 
     def has_logs(self) -> bool:
         return (self.path / EVENTS).is_file() or (self.path / EVENTS_DIR).is_dir()

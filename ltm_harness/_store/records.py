@@ -1,8 +1,10 @@
 """What every LLM call leaves behind: an `llm_call` event with tokens and cost, and (in the event log's wall-clock
-side file) its latency, retries and whether the disk cache answered it."""
+side file) its latency, retries and whether the disk cache answered it; and what a turn's failed tries leave: their
+errors and times, in the same side file."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
@@ -58,6 +60,24 @@ class WallFacts(BaseModel):
     latency_ms: float
     retries: int = 0
     cached: bool = False
+
+
+class FailedTry(BaseModel):
+    """One try of a turn that got no reply from the agent: why, when it began (wall clock, UTC) and how long it
+    took. A fact of this one run (a network fault, a slow agent), so it goes to the side file, never the event."""
+
+    error: str
+    started: datetime
+    latency_ms: float
+
+
+class TurnWallFacts(BaseModel):
+    """One line of an event log's wall-clock side file for the `turn` event on line `line` (from 1): the tries that
+    failed before the agent answered (all of them, for a turn that failed). Turns answered at the first try have
+    none."""
+
+    line: int
+    failed_tries: list[FailedTry]
 
 
 class UsageTotals(BaseModel):

@@ -86,4 +86,4 @@ async def test_an_agent_without_restore_is_not_resumed_and_says_how_to_go_on(tmp
         summary = await run_all(prepare(CFG, tmp_path, resume=True), [spec], mode=Resume())
     error = summary.errors[spec]
     assert "cannot be resumed: it answered HTTP status 400 to the restore request: unknown request" in error
-    assert "run it again with --overwrite" in error
+    assert "run it again with overwrite=True" in error  # said to a caller of the library

@@ -106,7 +106,7 @@ def test_a_chat_agent_plays_a_case_as_one_recorded_conversation(tmp_path: Path):
     env = make_env("keydoor", env_name="5x5")
     assert isinstance(env, ActiveEnv)
     chat = Talker(["Let me think about it.", '{"action": "up"}', "left or right?"])
-    plan = Fresh().agent(AgentFolder(tmp_path / "talker"), per_session=True)
+    plan = Fresh().agent(AgentFolder(tmp_path / "talker"), main_session=False)
     case = ReinforcementLearningTestCase("k", 10.0, 2, {"ignored": True}, env, StepCountEvaluator(), t_max=6, seeds=[3, 4])
     result = case.run(ChatAgents("talker", lambda: chat, plan=plan))
     assert result.error is None and result.value == 6.0 and chat.closed
@@ -200,7 +200,7 @@ def test_suite_command_errors(tmp_path: Path, capsys):
 
         suite = TestSuite("down", [ReinforcementLearningTestCase("c", 5.0, 1, {}, Down(), StepCountEvaluator(), t_max=2)])
     """), encoding="utf-8")
-    assert main(["suite", f"{path}:suite", "--results", str(tmp_path), "--quiet"]) == 1
+    assert main(["suite", f"{path}:suite", "--results", str(tmp_path), "--quiet"]) == 3  # finished, a case errored
     captured = capsys.readouterr()
     assert "text interface" in captured.out and "1 case result(s) have an error" in captured.err
     error = json.loads((tmp_path / "suites" / "down" / "retrieval.json").read_text())["results"][0]["result"]["error"]

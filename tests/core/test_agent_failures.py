@@ -83,8 +83,11 @@ async def test_a_turn_that_fails_once_is_retried_and_nothing_changes(tmp_path, m
     summary = await run_all(prepare(config(), tmp_path), ["retrieval"])
     assert results(tmp_path / "t") == ref
     turns = [e for e in read_events(tmp_path / "t" / "retrieval" / "events.jsonl") if isinstance(e, TurnEvent)]
-    retried = [t for t in turns if t.errors]
-    assert retried and all(not t.failed and t.errors == ["ConnectionError: the agent's backend went away"] for t in retried)
+    retried = [t for t in turns if t.failed_tries]  # read back from the side file
+    assert retried and all(not t.failed and not t.errors and [f.error for f in t.failed_tries] ==
+                           ["ConnectionError: the agent's backend went away"] for t in retried)
+    log, clean = (root / "t" / "retrieval" / "events.jsonl" for root in (tmp_path, tmp_path / "ref"))
+    assert log.read_bytes() == clean.read_bytes()  # the retries left no trace in the log
     assert summary.agents[0].failed_turns == 0 and not summary.errors
 
 
@@ -108,7 +111,8 @@ async def test_a_question_that_always_fails_errors_only_its_test(tmp_path, monke
             assert (r["status"], r["score"]) == (ref[name]["status"], ref[name]["score"]), name
     assert agents[0].failures == {next(iter(agents[0].failures)): 3}  # tried 3 times, then left
     failed = [e for e in read_events(tmp_path / "t" / "retrieval" / "events.jsonl") if isinstance(e, TurnEvent) and e.failed]
-    assert len(failed) == 1 and failed[0].reply == "" and len(failed[0].errors) == 3
+    assert len(failed) == 1 and failed[0].reply == "" and failed[0].tries == 3 and len(failed[0].failed_tries) == 3
+    assert failed[0].errors == ["ConnectionError: the agent's backend went away"]
     assert summary.agents[0].failed_turns == 1 and not summary.errors
     assert summary.agents[0].datasets[0].errored == 1
     derived_equals_written(config(), tmp_path)

@@ -34,7 +34,7 @@ from ltm_harness.testing import serve_local
 
 # The "what to do" part of a message: a clause that starts with one of these verbs.
 HINT = re.compile(r"(?:^|[;:(]\s*|\bor\s+|,\s+)(?:fix|remove|give|run|set|use|check|add|delete|write|pass|rename|"
-                  r"export|upgrade|list|put|renumber|number|start|close|see|replace|vary|validate|make)\b")
+                  r"export|upgrade|list|put|renumber|number|start|close|see|replace|vary|validate|make|return)\b")
 
 GOOD = """\
 config: {run_name: x}
@@ -449,6 +449,24 @@ class Mine(DatasetInterface):
 
 SYS_EXIT = "import sys\nsys.exit(0)\n"
 
+# a user dataset whose generate_examples returns `body` (n: the number of tests asked for)
+DATASET_RETURNS = '''
+from ltm_harness import DatasetInterface
+class Mine(DatasetInterface):
+    name = "mine"
+    def generate_examples(self, n):
+        {body}
+    def evaluate_correct(self, q, r, e):
+        return 1.0, 1.0, []
+'''
+
+
+def dataset_returning(body: str) -> Callable[[Path], list[str]]:
+    return lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_RETURNS.format(body=body)), *RUN]
+
+
+LONG_INT = "9" * 5000  # more digits than Python turns into an int from text (4,300)
+
 HARDENING_CASES = [
     # limits on every count, size and time (refused in one line, never a hang or an overflow)
     Case("limit-dataset-examples-huge", args_with("memory_span: 1000, dataset_examples: 1000000000000"),
@@ -575,7 +593,90 @@ HARDENING_CASES = [
                       ["run", "-c", user_dataset(tmp, DATASET_NAMED.format(name="mine", eid="0")), *RUN])[1],
          ("mine", "rename one")),
 ]
-CASES += HARDENING_CASES
+
+# issue 22: inputs that still ended in a traceback, and their siblings
+ISSUE_22_CASES = [
+    Case("dataset-returns-dicts", dataset_returning("return [{'script': ['Hi.'], 'is_question': [False]}] * n"),
+         ("mine.py", "dataset 'mine'", "a dict as test 0", "make_example")),
+    Case("dataset-returns-none", dataset_returning("return None"),
+         ("mine.py", "generate_examples returned None", "make_example")),
+    Case("dataset-empty-script", dataset_returning("return [self.make_example(i, [], [], []) for i in range(n)]"),
+         ("mine.py", "script is empty")),
+    Case("prompt-stored-sets-huge-int",
+         lambda tmp: ["run", "-c", prompt_dataset(tmp, PROMPT, '{"sets": [{"content": ["c"], "questions": ["q?"], '
+                                                               f'"answers": [{LONG_INT}]}}]}}'), *RUN],
+         ("facts.examples.json", "line 1", "5,000 digits")),
+    Case("agent-http-unclosed-ipv6", lambda tmp: ["run", "-c", config(tmp), "-a", "http://[::1/chat", *RUN],
+         ("http://[::1/chat", "IPv6")),
+    # siblings: what user code returns or raises, integers too long to read, URLs that do not parse
+    Case("dataset-generator-raises",
+         dataset_returning("return (self.make_example(i, ['Hi.'], [False], []) if i == 0 else 1 / 0 for i in range(n + 1))"),
+         ("mine.py", "ZeroDivisionError")),
+    Case("dataset-returns-a-number", dataset_returning("return 7"), ("mine.py", "returned an int", "not a list")),
+    Case("dataset-returns-too-few", dataset_returning("return []"), ("mine.py", "0 tests instead of 1")),
+    Case("dataset-generate-raises", dataset_returning("return 1 / 0"), ("mine.py", "ZeroDivisionError: division by zero")),
+    Case("dataset-example-mutated",
+         dataset_returning("e = [self.make_example(i, ['Hi.'], [False], []) for i in range(n)]; e[0].script = 'Hi.'; "
+                           "return e"), ("mine.py", "test 0", "script")),
+    Case("dataset-example-not-json",
+         dataset_returning("return [self.make_example(i, ['Hi.'], [True], [object()]) for i in range(n)]"),
+         ("mine.py", "test 0", "JSON")),
+    Case("dataset-example-huge-int",
+         dataset_returning("import sys; sys.set_int_max_str_digits(0); big = int('9' * 5000); "
+                           "sys.set_int_max_str_digits(4300); "
+                           "return [self.make_example(i, ['Hi.'], [True], [big]) for i in range(n)]"),
+         ("mine.py", "test 0", "4,300 digits")),
+    Case("dataset-example-other-dataset",
+         dataset_returning("return [self.make_example(i, ['Hi.'], [False], []).model_copy(update={'dataset_name': "
+                           "'other'}) for i in range(n)]"),
+         ("mine.py", "'other'", "dataset_name")),
+    Case("dataset-duplicate-ids",
+         lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_RETURNS.format(
+             body="return [self.make_example(0, ['Hi.'], [False], []) for i in range(n)]")), "--examples", "2", *RUN],
+         ("mine.py", "tests 0 and 1", "'0'")),
+    Case("dataset-source-files-not-a-list",
+         lambda tmp: ["run", "-c", user_dataset(tmp, DATASET_RETURNS.format(body="return []") +
+                                                "    def source_files(self):\n        return 'data.txt'\n"), *RUN],
+         ("mine.py", "source_files()", "a str")),
+    Case("yaml-huge-int", with_config(GOOD.replace("{run_name: x}", "{run_name: x, seed: " + LONG_INT + "}")),
+         ("c.yml", "line 1", "5,000 digits")),
+    Case("prompt-file-huge-int", lambda tmp: ["run", "-c", prompt_dataset(tmp, '{"content": ' + LONG_INT + "}"), *RUN],
+         ("facts.json", "5,000 digits")),
+    Case("agent-http-ipv6-not-an-address", lambda tmp: ["run", "-c", config(tmp), "-a", "http://[zz]/chat", *RUN],
+         ("http://[zz]/chat", "IPv6")),
+    Case("agent-http-unclosed-ipv6-secret-hidden",
+         lambda tmp: ["run", "-c", config(tmp), "-a", "http://me:hunter22@[::1/chat?key=hunter33", *RUN],
+         ("[::1/chat", "IPv6")),
+    Case("openai-base-url-unclosed-ipv6",
+         lambda tmp: ["run", "-c", config(tmp, GOOD.replace("{run_name: x}", "{run_name: x, openai: {base_url: "
+                                                                              "'http://[::1/v1'}}")),
+                      "-a", "openai:gpt-4o-mini", *RUN],
+         ("openai:gpt-4o-mini", "http://[::1/v1", "IPv6")),
+    Case("judge-base-url-bad-port",
+         with_config(GOOD.replace("{run_name: x}", "{run_name: x, judge: {model: mock-judge, base_url: "
+                                                   "'http://127.0.0.1:99999/v1'}}")),
+         ("judge", "127.0.0.1:99999", "port")),
+]
+CASES += HARDENING_CASES + ISSUE_22_CASES
+
+
+ISSUE_22_INPUTS = ["dataset-returns-dicts", "dataset-returns-none", "dataset-empty-script", "prompt-stored-sets-huge-int",
+                   "agent-http-unclosed-ipv6", "agent-http-unclosed-ipv6-secret-hidden"]
+
+
+@pytest.mark.parametrize("case_id", ISSUE_22_INPUTS)
+def test_issue_22_inputs_exit_2_in_one_line_from_a_shell(case_id: str, tmp_path: Path) -> None:
+    """The inputs of issue 22 as a user meets them (`python -m ltm_harness` in a shell): exit status 2, as every config
+    or definition error, one line on stderr, nothing else, no secret of the URL."""
+    case = next(c for c in CASES if c.id == case_id)
+    argv = case.setup(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "LTM_HTTP"))}
+    done = subprocess.run([sys.executable, "-m", "ltm_harness", *argv], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and not done.stdout.strip(), (done.returncode, done.stdout, done.stderr)
+    line = error_line(done.stderr)
+    assert all(name in line for name in case.names), line
+    assert "hunter" not in done.stderr  # the password and the key of the URL are never shown
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -67,8 +67,11 @@ async def test_a_turn_is_retried_recorded_with_its_failed_tries_and_counted():
     answer = await ch.send(turn(0))
     assert answer.ok and answer.reply == "echo hello there" and answer.tokens == 3
     (event,) = rec.events
-    assert isinstance(event, TurnEvent) and not event.failed
-    assert event.errors == ["RuntimeError: boom", "RuntimeError: boom"]
+    assert isinstance(event, TurnEvent) and not event.failed and event.tries is None
+    assert event.errors == []  # the failed tries are wall-clock history: the side file's, not the event's
+    assert [t.error for t in event.failed_tries] == ["RuntimeError: boom", "RuntimeError: boom"]
+    assert all(t.started.tzinfo is not None and t.latency_ms >= 0 for t in event.failed_tries)
+    assert "boom" not in event.model_dump_json()
     assert (ch.cost_usd, ch.prompt_tokens, ch.completion_tokens, ch.failed_turns) == (0.5, 3, 2, 0)
 
 
@@ -77,7 +80,10 @@ async def test_a_turn_that_fails_every_try_is_recorded_failed_and_a_failed_first
     answer = await ch.send(turn(0))
     assert not answer.ok and answer.reply == ""
     (event,) = rec.events
-    assert event.failed and event.errors == ["agent x: cannot be reached; check it"] * 3  # the user error's own words
+    # the turn keeps what its test's result says: how many tries, and why the last failed (the user error's own words)
+    assert event.failed and event.tries == 3 and event.errors == ["agent x: cannot be reached; check it"]
+    assert [t.error for t in event.failed_tries] == ["agent x: cannot be reached; check it"] * 3
+    assert ch.failed_reason == "the agent failed turn 0 after 3 attempts: agent x: cannot be reached; check it"
     with pytest.raises(AgentDown, match="failed its first turn"):
         ch.check_down()
 
@@ -98,7 +104,10 @@ async def test_give_up_after_failed_turns_in_a_row():
 async def test_a_try_that_takes_too_long_is_abandoned():
     ch, rec = channel(Flaky(delay=1.0), TurnPolicy(attempts=2, timeout=0.05, backoff=0.0))
     answer = await ch.send(turn(0))
-    assert not answer.ok and rec.events[0].errors == ["no reply within 0.05 s"] * 2
+    (event,) = rec.events
+    assert not answer.ok and event.tries == 2 and event.errors == ["no reply within 0.05 s"]
+    assert [t.error for t in event.failed_tries] == ["no reply within 0.05 s"] * 2
+    assert all(t.latency_ms >= 45 for t in event.failed_tries)  # each try waited for its timeout
 
 
 async def test_a_fatal_error_stops_the_agent_without_retries():

@@ -155,6 +155,15 @@ def test_main_command_with_no_arguments_runs_the_offline_default(tmp_path):
     scores = {a["agent"]: a["benchmark_score"] for a in summary["agents"]}
     assert scores["oracle"] == len(summary["agents"][0]["datasets"])
     assert scores["oracle"] > scores["retrieval"] > scores["recent:500"] >= scores["null"] == 0
+    # the first-run table says what the LTM score averages, and why it ranks retrieval above the oracle here
+    ltm = {a["agent"]: a["ltm_score"] for a in summary["agents"]}
+    assert ltm["retrieval"] > ltm["oracle"] > 0
+    out = " ".join(done.stdout.split())  # the table's caption wraps at the terminal's width
+    tests = sum(len(d["curve"]) for d in summary["agents"][0]["datasets"])  # the oracle answers every test perfectly
+    assert f"LTM score {ltm['oracle']:,.0f} tokens over {tests} perfect tests" in out
+    assert f"LTM score │ {ltm['oracle']:,.0f} │" in out and f"tests it averages │ {tests} │" in out
+    assert ("LTM score (the reference's): the mean gap of an agent's perfectly answered tests, not a ranking: "
+            "retrieval shows a higher one than oracle, which scores more.") in out
 
 
 def test_huggingface_datasets_and_our_datasets_load_in_one_process():

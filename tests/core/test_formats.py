@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -10,6 +11,11 @@ import pytest
 from ltm_harness import read_run
 from ltm_harness._cli.main import main
 from ltm_harness._store.formats import EVENT_FORMAT, RESULTS_FORMAT
+import ltm_harness._agents.specs as specs
+from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.baselines import RetrievalAgent
+from ltm_harness._store.eventlog import read_failed_tries
+from ltm_harness._store.layout import wall_log
 from ltm_harness.testing import make_config, run_config
 
 
@@ -38,7 +44,7 @@ def test_every_output_names_its_format(run_dir):
     assert json.loads((run_dir / "summary.json").read_text())["format"] == RESULTS_FORMAT
     assert json.loads((run_dir / "retrieval" / "summary.json").read_text())["format"] == RESULTS_FORMAT
     first = json.loads((run_dir / "retrieval" / "events.jsonl").read_text().splitlines()[0])
-    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 4
+    assert first["type"] == "session_start" and first["format"] == EVENT_FORMAT == 5
 
 
 def test_a_newer_event_log_is_refused_by_rescore_and_resume(run_dir, capsys):
@@ -92,11 +98,12 @@ def test_results_format_1_without_memory_distances_is_still_reported(run_dir, ca
     assert results and all(r.memory_distance is None for r in results) and any(r.gaps for r in results)
 
 
-@pytest.mark.parametrize("older", [1, 2, 3])
+@pytest.mark.parametrize("older", [1, 2, 3, 4])
 def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
     """Formats 1 (before turns recorded failures and judge calls their replies), 2 (before environment steps were
-    events) and 3 (before wall-clock and cache facts left the events) are still re-scored and reported; resuming
-    needs format 4, and says so."""
+    events), 3 (before wall-clock and cache facts left the events) and 4 (before history that needs no reply,
+    results per question, and failed tries out of the turns) are still re-scored and reported; resuming needs format
+    5, and says so."""
     log = run_dir / "retrieval" / "events.jsonl"
     set_event_format(log, older)
     assert main(["rescore", str(run_dir)]) == 0
@@ -112,4 +119,61 @@ def test_an_older_event_log_is_read_but_not_resumed(run_dir, capsys, older):
 def test_a_format_0_run_is_refused_everywhere(run_dir, capsys):
     set_event_format(run_dir / "retrieval" / "events.jsonl", 0)
     assert main(["rescore", str(run_dir)]) == 2
-    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 4)" in one_error_line(capsys)
+    assert "written by an older ltm-harness (format 0; this version reads formats 1 to 5)" in one_error_line(capsys)
+
+
+class Failing(Agent):
+    """Retrieval, except that it fails every try at the colour question, and the first try at each of the others."""
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        self.inner, self.tried = RetrievalAgent(spec), set()
+
+    async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+        if "favourite colour?" in message.text:
+            raise ConnectionError("the backend went away")
+        if message.text.rstrip().endswith("?") and message.text not in self.tried:
+            self.tried.add(message.text)
+            raise TimeoutError("slow")
+        return await self.inner.reply(message, oracle_hint)
+
+
+async def test_a_format_4_log_with_failed_tries_is_rescored_as_format_5_records_them(tmp_path, monkeypatch, capsys):
+    """Format 4 kept every failed try's error in its turn (and had no side-file lines for turns); re-scored, its turns
+    are recorded as format 5 has them: an answered turn keeps only the harness's notes, a failed turn its number of
+    tries and its last error, which its test's result names as the original run did."""
+    monkeypatch.setattr(specs, "agent_factory", lambda spec, tok, options=None: lambda: Failing(spec))
+    cfg = make_config(["colours", "kv"], span=1000, turns={"attempts": 3, "backoff": 0.0})
+    await run_config(cfg, tmp_path, ["retrieval"])
+    run_dir = tmp_path / "t"
+    log = run_dir / "retrieval" / "events.jsonl"
+    expected = (run_dir / "retrieval" / "results.json").read_bytes()
+    format_5 = log.read_bytes()
+    # the log as format 4 wrote it: every failed try's error in its turn, then the notes; no `tries`; no side file
+    tries = read_failed_tries(log)
+    events = [json.loads(line) for line in format_5.splitlines()]
+    events[0]["format"] = 4
+    for n, event in enumerate(events, 1):
+        if event["type"] == "turn":
+            notes = event["errors"][1:] if event.get("tries") else event["errors"]
+            event.pop("tries", None)
+            event["errors"] = [t.error for t in tries.get(n, [])] + notes
+    answered = next(e for e in events if e["type"] == "turn" and e["errors"] and not e["failed"])
+    answered["errors"].append("note: the reply held 1 lone surrogate (invalid Unicode), replaced by U+FFFD")
+    (failed,) = [e for e in events if e["type"] == "turn" and e["failed"]]
+    assert failed["errors"] == ["ConnectionError: the backend went away"] * 3
+    log.write_text("".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events))
+    wall_log(log).unlink()
+    assert await asyncio.to_thread(main, ["rescore", str(run_dir)]) == 0
+    capsys.readouterr()
+    rescored = [json.loads(line) for line in log.read_text().splitlines()]
+    by_turn = {e["i"]: e for e in rescored if e["type"] == "turn"}
+    assert by_turn[answered["i"]]["errors"] == answered["errors"][-1:] and "tries" not in by_turn[answered["i"]]
+    assert by_turn[failed["i"]]["tries"] == 3 and by_turn[failed["i"]]["errors"] == ["ConnectionError: the backend went away"]
+    assert (run_dir / "retrieval" / "results.json").read_bytes() == expected  # the same reasons as the original run
+    result = next(r for r in json.loads(expected) if r["dataset"] == "colours")
+    assert result["reasons"] == [f"the agent failed turn {failed['i']} after 3 attempts: ConnectionError: the backend "
+                                 "went away"]
+    written = [json.loads(line) for line in format_5.splitlines()]
+    next(e for e in written if e["type"] == "turn" and e["i"] == answered["i"])["errors"] = answered["errors"][-1:]
+    assert rescored == written  # otherwise the format 5 log the run wrote, event for event

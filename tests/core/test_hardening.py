@@ -289,6 +289,29 @@ def test_lone_surrogates_and_odd_costs_are_recorded_safely(cost: str, tmp_path: 
     assert cli(["report", "results/x"]) == 0
 
 
+WRONG_TYPE_AGENT = '''
+from ltm_harness import Agent, Reply
+class Odd(Agent):
+    async def reply(self, message, oracle_hint=None):
+        return {value}
+'''
+
+
+@pytest.mark.parametrize("value", ["5", "{'reply': 'Red'}", "Reply.model_construct(text=5)"])
+def test_a_reply_of_the_wrong_type_fails_the_turn_with_the_reason(value: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent's reply() returning something else than text, a Reply or None fails its tries, saying what it returned;
+    the agent's first turn failing, the session stops, in one line."""
+    agent = put(tmp_path / "odd.py", WRONG_TYPE_AGENT.format(value=value))
+    cfg = put(tmp_path / "c.yml", GOOD.replace("{run_name: x}", "{run_name: x, turns: {attempts: 2, backoff: 0}}"))
+    code = cli(["run", "-c", str(cfg), "-a", f"{agent}:Odd", *RUN])
+    out = capsys.readouterr()
+    assert code == 1 and "Traceback" not in out.out + out.err, out.err
+    kind = {"5": "an int", "{'reply': 'Red'}": "a dict", "Reply.model_construct(text=5)": "a Reply whose text is an int"}[value]
+    lines = [line for line in out.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"the agent returned {kind}, not a Reply, a string or None" in lines[0], out.err
+
+
 def test_sanitize_and_csv_cells() -> None:
     assert sanitize("plain") == ("plain", 0)
     assert sanitize("a\ud83d b\udc00") == ("a\ufffd b\ufffd", 2)

@@ -34,9 +34,13 @@ class Server:
 
     down: Callable[[str], bool] = lambda message: False  # which messages get HTTP 503
     memory: dict[str, list[str]] = field(default_factory=dict)
-    messages: int = 0  # messages answered
+    answered: list[str] = field(default_factory=list)  # the messages answered, in order
     refused: int = 0  # messages answered 503
     restores: int = 0
+
+    @property
+    def messages(self) -> int:
+        return len(self.answered)
 
     async def chat(self, request: web.Request) -> web.Response:
         data: dict[str, Any] = await request.json()
@@ -52,7 +56,7 @@ class Server:
         words = _words(message)
         reply = next((m for m in reversed(said) if words & _words(m)), "OK.")
         said.append(message)
-        self.messages += 1
+        self.answered.append(message)
         return web.json_response({"reply": reply})
 
 
@@ -78,7 +82,8 @@ async def reference(tmp_path: Path, server: Server, spec: str) -> dict[str, byte
     output = await run_async(config(), [spec], results=tmp_path / "ref")
     assert not output.summary.errors
     server.memory.clear()
-    server.messages = server.refused = 0
+    server.refused = 0
+    server.answered.clear()
     return files(output.path)
 
 
@@ -142,6 +147,7 @@ async def test_retry_errored_does_the_errored_tests_again_as_if_they_had_never_f
                         if isinstance(e, TurnEvent) and question in e.user)
     turns = sum(isinstance(e, TurnEvent) for e in events)
     assert server.messages - before == turns - first_failed  # only from the failed turn on, asked live
+    assert question in server.answered[before]  # the first asked live: the turn that failed
     assert server.restores == 1
 
     # a finished run without errored tests: --retry-errored asks the agent nothing and keeps every file as it is

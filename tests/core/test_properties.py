@@ -28,7 +28,7 @@ from ltm_harness._guard.limits import clip
 from ltm_harness._guard.names import UnsafeName, check_name
 from ltm_harness._guard.redact import redact, redact_url
 from ltm_harness._guard.text import sanitize
-from ltm_harness._llm.judge import parse_verdict
+from ltm_harness._scoring.judge_prompt import parse_verdict
 from ltm_harness._runner.config import load_config
 from ltm_harness._scoring.rules import extract_json
 from ltm_harness._store.files import read_run_json, read_user_json

@@ -12,7 +12,7 @@ import pytest
 import ltm_harness
 
 TOP = {
-    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig",
+    "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict",
     "Agent", "AgentMessage", "Reply",
@@ -66,3 +66,16 @@ def test_the_errors_share_one_base_and_say_what_is_wrong_by_their_type() -> None
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         ltm_harness.nothing  # noqa: B018
+
+
+def test_what_on_turn_hears_and_what_run_takes_are_pinned() -> None:
+    import dataclasses
+    import inspect
+
+    assert [f.name for f in dataclasses.fields(ltm_harness.TurnProgress)] == [
+        "agent", "session", "turn", "tokens", "tests_done", "tests_total", "scored", "score_sum", "cost_usd",
+        "failed_turns", "fraction", "ended"]
+    assert ltm_harness.TurnProgress.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert list(inspect.signature(ltm_harness.run_async).parameters) == [
+        "config", "agents", "datasets", "exclude", "limit", "results", "run_name", "resume", "overwrite",
+        "retry_errored", "judge", "reference_prompts", "on_turn", "on_prepared", "source"]

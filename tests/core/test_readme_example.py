@@ -1,4 +1,4 @@
-"""The README's "Writing a dataset" example works as written."""
+"""The README's first agent, and the dataset of docs/datasets.md, work as written."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from pathlib import Path
 
 from ltm_harness.testing import make_config, run_config
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DATASETS_PAGE = ROOT / "docs" / "datasets.md"
 
 
-async def test_readme_dataset_example_runs(tmp_path):
-    text = README.read_text()
-    section = text[text.index("## Writing a dataset"):]
+async def test_the_docs_dataset_example_runs(tmp_path):
+    text = DATASETS_PAGE.read_text()
+    section = text[text.index("## A complete dataset"):]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     folder = tmp_path / "my_datasets"
     folder.mkdir()
@@ -31,7 +33,8 @@ def test_readme_short_path_agent_runs_as_written(tmp_path, monkeypatch):
     from ltm_harness._cli.main import main
 
     text = README.read_text()
-    section = text[text.index("## Testing your memory agent"):text.index("## Set-up")]
+    start = text.index("## Your agent in Python")
+    section = text[start:text.index("\n## ", start + 1)]
     code = textwrap.dedent(re.search(r"```python\n(.*?)```", section, re.S).group(1))
     command = re.search(r"\./ltm run (-a mine=mem\.py:Mem -a retrieval -a null)", section).group(1).split()
     monkeypatch.chdir(tmp_path)

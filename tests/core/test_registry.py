@@ -100,7 +100,7 @@ def test_installed_packages_add_agents_datasets_prompts_and_suites(installed: Pa
     listed = cli(["list"], tmp_path, installed)
     assert listed.returncode == 0, listed.stderr
     for name in ("echoer", "packaged_facts", "strict", "packaged-suite"):
-        line = next(line for line in listed.stdout.splitlines() if f" {name} " in line)
+        line = next(line for line in listed.stdout.splitlines() if line.lstrip("│┃| ").startswith(f"{name} "))
         assert "package fakepkg" in line
     (tmp_path / "c.yml").write_text("datasets:\n  args: {memory_span: 1000}\n  datasets:\n    - name: packaged_facts\n")
     ran = cli(["run", "-c", "c.yml", "--quiet", "--no-report", "-a", "echoer", "-a", "named=echoer:hello",
@@ -170,7 +170,7 @@ def test_names_belong_to_one_thing_and_unknown_names_list_the_known(tmp_path: Pa
         ltm_harness.run(cfg, agents=["null"], results=tmp_path / "r")
     with pytest.raises(ltm_harness.ConfigError, match="unknown dataset 'colour'; known datasets: .*colours"):
         ltm_harness.run(make_config(["colour"]), agents=["null"], results=tmp_path / "r")
-    with pytest.raises(ltm_harness.AgentError, match="unknown agent 'orcale'; known agents: http, null, openai, oracle"):
+    with pytest.raises(ltm_harness.AgentError, match="unknown agent 'orcale'; known agents: http, langgraph, letta, mem0, null, openai, openai-agents, oracle"):
         ltm_harness.run(make_config(["kv"]), agents=["orcale"], results=tmp_path / "r")
     with pytest.raises(ltm_harness.ConfigError, match="nowhere.py does not exist"):
         ltm_harness.run(make_config(["kv"]), agents=[f"{tmp_path / 'nowhere.py'}:Agent"], results=tmp_path / "r")

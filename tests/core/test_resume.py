@@ -161,7 +161,7 @@ async def test_a_changed_config_or_harness_is_refused(tmp_path, counting):
     before = before[: before.rindex(b"\n") + 1]  # only the torn last line may go
     summary = await run_all(prepare(cfg, tmp_path / "ref", resume=True), AGENTS, mode=Resume())
     assert "differs from the one this harness makes now" in summary.errors["retrieval"]
-    assert "--overwrite" in summary.errors["retrieval"]
+    assert "overwrite=True" in summary.errors["retrieval"]  # said to a caller of the library
     assert log.read_bytes() == before  # nothing was written over the recorded events
 
 

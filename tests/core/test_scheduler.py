@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta, timezone
 
 import pytest
-from datetime import datetime, timedelta, timezone
 
 from ltm_harness._engine.filler_landing import landing_filler
 from ltm_harness._engine.scheduler import MAX_LOAD, Pause, Scheduler, Slot, TestShape
@@ -711,3 +711,29 @@ def test_filler_gives_up_on_a_turn_landing_late_only_for_a_good_chance():
     # eleven empty replies and one of 200: aimed with the shortest, 11 of 12 land in the band; a size that lands the
     # long one leaves eleven short, each landing later at most 9 times in 10: worse
     assert landing_filler(500, 0, [0] * 11 + [200], 0, 1250) == 500
+
+
+# -- history that needs no reply, dated sessions --------------------------------------------------------------------
+
+
+def test_a_line_of_history_is_planned_without_a_reply_and_teaches_nothing():
+    s = sched()
+    plan = s.plan(shape(lines=(40, 10, 10), observed=(True, False, False)))
+    assert plan == [0, 40, 40 + 10 + 16]  # the observed line takes its own tokens only; the next one its reply too
+    s.turn_done("test", 40, 0, "a", question=True, observed=True)
+    s.turn_done("intro", 30, 300)
+    assert (s._reply_est, s._answer_replies, s.pos) == (16.0, {}, 40 + 330)
+
+
+def test_a_wait_until_a_date_ends_when_the_clock_reaches_it_or_the_time_waited_if_later():
+    s = sched()
+    slot = s.start(shape(span=100_000))
+    say_line(s, slot, 10, 2)
+    said = slot.lines[0].time
+    later, earlier = said + timedelta(days=2), said + timedelta(seconds=30)
+    s.asks_to_wait(slot, Pause(until=later))
+    assert slot.wake_time == later and s.clock_target() == later
+    s.asks_to_wait(slot, Pause(time=3600, until=later))
+    assert slot.wake_time == later
+    s.asks_to_wait(slot, Pause(time=3600, until=earlier))
+    assert slot.wake_time == said + timedelta(seconds=3600)

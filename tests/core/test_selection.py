@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ltm_harness._cli.main import main
-from ltm_harness._errors import ConfigError
+from ltm_harness._errors import ConfigError, speaking_to
 from ltm_harness._runner.config import RunConfig, Selection, load_config, select_datasets, split_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,16 +62,21 @@ def test_no_selection_leaves_the_config_and_its_saved_form_unchanged(tmp_path):
     assert RunConfig.model_validate_json(after.model_dump_json()) == after
 
 
-@pytest.mark.parametrize("selection, message", [
-    (Selection(exclude=["chapterbrake"]), "--exclude chapterbrake: not a dataset of c, which lists colours, jokes, kv;"),
-    (Selection(datasets=["colours", "nope", "nada"]), "--datasets nope,nada: not datasets of c, which lists colours, jokes, kv;"),
-    (Selection(exclude=["colours", "jokes", "kv"]), "leaves none of the datasets of c"),
+@pytest.mark.parametrize("selection, cli, library", [
+    (Selection(exclude=["chapterbrake"]), "--exclude chapterbrake: not a dataset of c, which lists colours, jokes, kv;",
+     "exclude=['chapterbrake']: not a dataset of c, which lists colours, jokes, kv;"),
+    (Selection(datasets=["colours", "nope", "nada"]), "--datasets nope,nada: not datasets of c, which lists colours, jokes, kv;",
+     "datasets=['nope', 'nada']: not datasets of c"),
+    (Selection(exclude=["colours", "jokes", "kv"]), "--exclude colours,jokes,kv: leaves none of the datasets of c",
+     "exclude=['colours', 'jokes', 'kv']: leaves none of the datasets of c"),
 ])
-def test_bad_selections_are_one_line_naming_the_known_datasets(tmp_path, selection, message):
-    with pytest.raises(ConfigError) as err:
-        select_datasets(load_config(config(tmp_path)), selection, "c")
-    assert message in str(err.value)
-    assert "\n" not in str(err.value)
+def test_bad_selections_are_one_line_naming_the_known_datasets(tmp_path, selection, cli, library):
+    """Said with the command line's flags to its users, with `run`'s arguments to the library's callers."""
+    for audience, message in (("command line", cli), ("library", library)):
+        with speaking_to(audience), pytest.raises(ConfigError) as err:
+            select_datasets(load_config(config(tmp_path)), selection, "c")
+        assert message in str(err.value)
+        assert "\n" not in str(err.value)
 
 
 def test_cli_refuses_an_unknown_name_before_any_folder_is_made(tmp_path, capsys):

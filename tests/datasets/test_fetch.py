@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +17,7 @@ from ltm_harness._authoring.catalog import known_datasets
 from ltm_harness._authoring.datafiles import RemoteFile, fetch_json
 from ltm_harness._cli.main import main
 from ltm_harness._errors import DefinitionError
+from ltm_harness.testing import FileServer
 
 ChapterBreak = known_datasets()["chapterbreak"]
 mod = sys.modules[ChapterBreak.__module__]
@@ -29,43 +28,9 @@ GOOD = zstandard.ZstdCompressor().compress(json.dumps(DATA).encode())
 STREAMED = zstandard.ZstdCompressor(write_content_size=False).compress(json.dumps(DATA).encode())
 
 
-class Server:
-    """Paths to (status, body, declared length); counts requests per path."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, tuple[int, bytes, int | None]] = {}
-        self.hits: dict[str, int] = {}
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                server.hits[self.path] = server.hits.get(self.path, 0) + 1
-                if self.path == "/redirect.zst":
-                    self.send_response(302)
-                    self.send_header("Location", "/good.zst")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                status, body, declared = server.routes.get(self.path, (404, b"not found", None))
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body) if declared is None else declared))
-                self.end_headers()
-                self.wfile.write(body)
-                self.wfile.flush()
-                self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    s = Server()
-    s.routes = {
+def server() -> Iterator[FileServer]:
+    routes = {
         "/good.zst": (200, GOOD, None),
         "/streamed.zst": (200, STREAMED, None),
         "/frames.zst": (200, zstandard.ZstdCompressor().compress(json.dumps(DATA).encode()[:1000])
@@ -79,8 +44,8 @@ def server() -> Iterator[Server]:
         "/badsample.zst": (200, zstandard.ZstdCompressor().compress(
             json.dumps({"ao3": {"b": [{"ctx": "x", "pos": "y"}]}, "pg19": {}}).encode()), None),
     }
-    yield s
-    s.httpd.shutdown()
+    with FileServer(routes, redirects={"/redirect.zst": "/good.zst"}).serving() as s:
+        yield s
 
 
 @pytest.fixture
@@ -90,7 +55,7 @@ def cache(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache"
 
 
-def use(monkeypatch, server: Server, path: str) -> str:
+def use(monkeypatch, server: FileServer, path: str) -> str:
     url = server.url + path
     monkeypatch.setenv("LTM_CHAPTERBREAK_URL", url)
     return url
@@ -154,7 +119,7 @@ def test_a_failed_fetch_says_what_to_do_and_leaves_nothing(server, cache, monkey
     text = str(err.value)
     assert message in text and url in text and "\n" not in text
     assert f"put it at {cache / 'chapterbreak' / 'chapterbreak_ctx_8192.zst'}" in text
-    assert "--exclude chapterbreak" in text
+    assert "exclude=['chapterbreak']" in text  # said to a caller of the library (--exclude on the command line)
     assert leftovers(cache) == []
 
 

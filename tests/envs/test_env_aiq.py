@@ -52,7 +52,7 @@ async def test_aiq_errors(tmp_path: Path):
         await run_aiq(["maze"], ["oracle"], results_root=tmp_path)
     with pytest.raises(LTMError, match="have the same name; give each test once"):
         await run_aiq(["guess", "guess"], ["oracle"], results_root=tmp_path)
-    with pytest.raises(LTMError, match="--trials must be at least 1"):
+    with pytest.raises(LTMError, match="trials=0: there must be at least 1 trial; give trials=1 or more"):
         await run_aiq(["guess"], ["oracle"], trials=0, results_root=tmp_path)
 
 

@@ -80,6 +80,15 @@ def test_bandit_scores_expected_payoff_not_luck():
     assert half.normalised == pytest.approx(0.5)
 
 
+def test_a_bandit_whose_arms_pay_alike_scores_every_policy_the_same_and_says_it_teaches_nothing():
+    env = make_env("bandit", probabilities=[0.5, 0.5], horizon=4)
+    assert isinstance(env, ActiveEnv)
+    h = env.header
+    assert (h.min_score, h.max_score) == (0.0, 4.0) and "teaches nothing" in h.warnings[0]
+    assert {play_policy(env, policy, seed=1).normalised for policy in (lambda e, o: 1, lambda e, o: 2)} == {0.5}
+    assert make_env("bandit", probabilities=[0.2, 0.8]).header.warnings == ()
+
+
 def test_bandit_shows_only_the_last_pull():
     env = make_env("bandit", probabilities=[0.0, 1.0], horizon=3)
     assert isinstance(env, ActiveEnv)
@@ -99,7 +108,6 @@ def test_bandit_draws_distinct_arms_per_seed():
 
 
 @pytest.mark.parametrize("params,message", [
-    ({"probabilities": [0.5, 0.5]}, "must not all be equal"),
     ({"probabilities": [0.5, 1.5]}, "between 0 and 1"),
     ({"probabilities": [0.5]}, "2 to 20 probabilities"),
     ({"arms": 3, "probabilities": [0.1, 0.2]}, "arms is 3 but 2 probabilities"),

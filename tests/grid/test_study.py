@@ -13,9 +13,9 @@ from rich.console import Console
 
 from ltm_harness._cli.main import main
 from ltm_harness._cli.progress import StudyProgress
-from ltm_harness._errors import ConfigError
+from ltm_harness._errors import ConfigError, speaking_to
 from ltm_harness._grid.cell import CellOutcome
-from ltm_harness._grid.executors import CellTick
+from ltm_harness._grid.ticks import CellTick
 from ltm_harness._grid.results import t_interval, t_quantile
 from ltm_harness._grid.study import load_study
 
@@ -200,11 +200,11 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path: Path):
     assert progress.counts() == "2/3 cells done, 0 running, 1 failed, 0 waiting"
 
 
-def test_the_readme_study_is_a_valid_study_of_27_cells(tmp_path: Path):
+def test_the_docs_first_study_is_a_valid_study_of_27_cells(tmp_path: Path):
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Studies"):]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "grid.md").read_text()
+    section = page[page.index("## A first study"):]
     text = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     path = tmp_path / "study.yml"
     path.write_text(text)
@@ -268,7 +268,8 @@ def test_datasets_exclude_and_limit_apply_to_every_cell_as_in_run(tmp_path: Path
     cfg, _ = study.cell_config(study.cells[0])
     assert [e.name for e in cfg.datasets.datasets] == ["colours", "kv"]
     assert cfg.config.selection == Selection(exclude=["names"], limit=2)  # saved with the cell, as by `run`
-    with pytest.raises(ConfigError, match=r"--datasets nope: not a dataset of .*base.yml, which lists colours, names, kv"):
+    with speaking_to("command line"), pytest.raises(ConfigError, match=r"--datasets nope: not a dataset of .*base.yml, "
+                                                                      "which lists colours, names, kv"):
         load_study(path, Selection(datasets=["nope"]))
     # A study crossing datasets: --datasets/--exclude choose among the crossed ones, --limit reaches every cell.
     crossed = write_study(tmp_path / "x", "base: base.yml\nagents: [oracle]\ndatasets: [colours, names, kv]\n", base)
@@ -276,7 +277,8 @@ def test_datasets_exclude_and_limit_apply_to_every_cell_as_in_run(tmp_path: Path
     assert [c.dataset for c in study.cells] == ["colours", "names"]
     cfg, _ = study.cell_config(study.cells[1])
     assert [e.name for e in cfg.datasets.datasets] == ["names"] and cfg.config.selection == Selection(limit=1)
-    with pytest.raises(ConfigError, match=r"--exclude jokes: not crossed by .*study.yml, which crosses colours, names, kv"):
+    with speaking_to("command line"), pytest.raises(ConfigError, match=r"--exclude jokes: not crossed by .*study.yml, "
+                                                                      "which crosses colours, names, kv"):
         load_study(crossed, Selection(exclude=["jokes"]))
 
 

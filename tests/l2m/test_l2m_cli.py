@@ -57,6 +57,30 @@ def test_validate_refuses_an_unknown_task_as_run_does(tmp_path: Path, capsys: py
     assert "unknown environment 'pong'" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+def test_a_bandit_whose_arms_pay_alike_is_accepted_with_a_warning(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Equal probabilities are a legal task that teaches nothing (l2metrics and the reference tools take it)."""
+    path = tmp_path / "flat.json"
+    path.write_text(json.dumps([{"$phase": "1.train"},
+                                {"$repeat": {"$episode": "bandit", "probabilities": [0.5, 0.5], "horizon": 4},
+                                 "count": 2}, {"$phase": "1.test"}, {"$info": {"disable_updates": True}},
+                                {"$repeat": {"$episode": "bandit", "probabilities": [0.5, 0.5], "horizon": 4},
+                                 "count": 1}, {"$info": {}}]))
+    assert main(["syllabus", "validate", str(path), "--type", "CL"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{path}: warning: instruction 1: task 'bandit': every arm pays with the same chance "
+                               "(0.5)") and lines[0].endswith("teaches nothing; give the arms different probabilities [task]")
+    assert lines[1].startswith(f"{path}: valid (CL): 2 blocks") and len(lines) == 2
+    out = tmp_path / "out"
+    assert main(["syllabus", "run", str(path), "-a", "oracle", "-a", "null", "--out", str(out)]) == 0
+    assert "teaches nothing" in capsys.readouterr().err
+    # the score column is the expected payoff: 4 pulls x 0.5 for any arm pulled; "I don't know." pulls nothing
+    scores = {agent: [float(line.split("\t")[-1]) for line in
+                      (out / f"flat-{agent}" / agent / "data-log.tsv").read_text().splitlines()[1:]]
+              for agent in ("oracle", "null")}
+    assert scores["oracle"] == [2.0, 2.0, 2.0] and scores["null"] == [0.0, 0.0, 0.0]
+
+
 def test_malformed_syllabus_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "m.json"
     path.write_text('[{"$phase": "1.train"}, {"$repeat": {"$episode": "a"}, "count": -1}]')

@@ -16,7 +16,7 @@ import yaml
 
 from ltm_harness._cli.main import main as cli
 from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer
-from ltm_harness._store.eventlog import read_wall_facts
+from ltm_harness._store.eventlog import read_failed_tries, read_wall_facts
 
 RUN = "faults"
 AGENT_DIR = "openai_mock"
@@ -193,6 +193,10 @@ async def test_an_agent_failing_past_its_retries_errors_that_test_only(tmp_path,
     assert status["colours"]["status"] == status["kv"]["status"] == "ok"
     log = [e for e in events(tmp_path / "failing") if e["type"] == "turn"]
     failed = log[target["i"]]
-    assert failed["failed"] and len(failed["errors"]) == 2 and all("HTTP 500" in e for e in failed["errors"])
+    assert failed["failed"] and failed["tries"] == 2 and len(failed["errors"]) == 1 and "HTTP 500" in failed["errors"][0]
+    path = tmp_path / "failing" / RUN / AGENT_DIR / "events.jsonl"
+    tries = read_failed_tries(path)  # both tries, with their times, in the side file
+    (line,) = [n for n, e in enumerate(events(tmp_path / "failing"), 1) if e["type"] == "turn" and e["failed"]]
+    assert list(tries) == [line] and len(tries[line]) == 2 and all("HTTP 500" in t.error for t in tries[line])
     calls = [e for e in events(tmp_path / "failing") if e["type"] == "llm_call"]
     assert [c["retries"] for c in calls].count(1) == 1  # the next turn's call, retried once

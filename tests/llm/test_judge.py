@@ -9,7 +9,8 @@ import pytest
 from ltm_harness._errors import LTMError
 from ltm_harness._llm.client import LLMClient, LLMSettings
 from ltm_harness._llm.endpoint import resolve_endpoint
-from ltm_harness._llm.judge import LLMJudge, load_judge_prompt, parse_verdict
+from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness._scoring.judge_prompt import parse_verdict
 from ltm_harness.testing import make_config, run_config
 from ltm_harness._scoring.verdict import JudgeUnparseable
 

@@ -7,8 +7,11 @@ import json
 import sys
 
 import aiohttp
+import pytest
 
-from ltm_harness._llm.mock_server import FaultSettings, MockLLMServer, judge_reply, retrieval_reply
+from ltm_harness._llm.mock_server import (EMBED_DIMENSIONS, FaultSettings, MockLLMServer, embed, judge_reply,
+                                          memory_reply, retrieval_reply)
+from ltm_harness._tokens import get_tokenizer
 
 
 async def post(url: str, model: str, messages: list[dict]) -> tuple[int, dict]:
@@ -82,3 +85,101 @@ async def test_the_mock_llm_command_rejects_bad_rates():
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     _, err = await proc.communicate()
     assert proc.returncode == 2 and err.decode().startswith("error: --rate-429:") and "Traceback" not in err.decode()
+
+
+# -- what memory layers need: embeddings and mock-memory -------------------------------------------------------
+async def embed_request(url: str, body: dict) -> tuple[int, dict]:
+    async with aiohttp.ClientSession() as s:
+        async with s.post(f"{url}/embeddings", json=body) as r:
+            return r.status, await r.json()
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b))
+
+
+async def test_embeddings_are_deterministic_unit_vectors_near_for_texts_sharing_words(mock_llm):
+    texts = ["My favourite colour is blue.", "[2024-01-01 09:00 UTC] What is my favourite colour?",
+             "The cat is called Tom.", "", "My favourite colour is blue."]
+    status, body = await embed_request(mock_llm.url, {"model": "mock-embed", "input": texts})
+    assert status == 200 and [d["index"] for d in body["data"]] == [0, 1, 2, 3, 4]
+    vectors = [d["embedding"] for d in body["data"]]
+    assert all(len(v) == EMBED_DIMENSIONS and abs(cosine(v, v) - 1) < 1e-9 for v in vectors)
+    assert vectors[0] == vectors[4] == embed(texts[0])  # the same text, the same vector, in every request
+    colour, question, cat = vectors[:3]
+    assert cosine(colour, question) > 0.7 > abs(cosine(colour, cat))  # the date prefix and stop words do not count
+    assert body["usage"]["prompt_tokens"] == sum(get_tokenizer().count(t) for t in texts) > 0
+    assert mock_llm.stats["model:mock-embed"] == 1
+
+
+async def test_embeddings_as_the_openai_sdk_asks_for_them(mock_llm):
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=mock_llm.url, api_key="x")
+    got = await client.embeddings.create(model="mock-embed", input="Tom is a cat.", dimensions=32)  # base64
+    assert got.data[0].embedding == pytest.approx(embed("Tom is a cat.", 32), abs=1e-6)
+    assert (await client.embeddings.create(model="mock-embed", input=["a cat"], encoding_format="float")
+            ).data[0].embedding == embed("a cat")
+    await client.close()
+
+
+@pytest.mark.parametrize("body,status", [({"model": "text-embedding-3-small", "input": "x"}, 404),
+                                         ({"model": "mock-embed", "input": [1, 2]}, 400),
+                                         ({"model": "mock-embed", "input": "x", "dimensions": 0}, 400)])
+async def test_bad_embedding_requests_are_refused(mock_llm, body, status):
+    got, answer = await embed_request(mock_llm.url, body)
+    assert got == status and answer["error"]["message"]
+
+
+MEM0_STYLE = """## Summary
+
+## Last k Messages
+user: [2024-01-01 08:00 UTC] hello
+
+## Recently Extracted Memories
+[]
+
+## Existing Memories
+[{"id": "0", "text": "[2024-01-01 09:00 UTC] I live in Oslo."}]
+
+## New Messages
+user: [2024-01-01 09:00 UTC] I live in Oslo.
+assistant: Noted.
+user: [2024-01-01 09:05 UTC] My favourite colour is blue. What is yours?
+user: [2024-01-01 09:06 UTC] What is my name?
+user: [2024-01-01 09:07 UTC] Arithmetic practice. Answer as JSON.
+What is 2 plus 40?
+user: [2024-01-01 09:08 UTC] Remember this list:
+eggs, milk.
+assistant: I will remember that my name is Bot.
+
+## Observation Date
+2026-01-01
+
+# Output:"""
+
+
+def test_mock_memory_extracts_the_user_statements_as_mem0_asks():
+    reply = json.loads(memory_reply([{"role": "system", "content": "You are a Memory Extractor."},
+                                     {"role": "user", "content": MEM0_STYLE}]))
+    assert reply == {"memory": [
+        {"id": "0", "text": "[2024-01-01 09:05 UTC] My favourite colour is blue.", "attributed_to": "user"},
+        {"id": "1", "text": "[2024-01-01 09:08 UTC] Remember this list: eggs, milk.", "attributed_to": "user"}]}
+    nothing = MEM0_STYLE.split("## New Messages")[0] + "## New Messages\nuser: What is my name?\n\n# Output:"
+    assert json.loads(memory_reply([{"role": "user", "content": nothing}])) == {"memory": []}
+
+
+def test_mock_memory_answers_from_the_memories_it_is_given_the_latest_winning_a_tie():
+    system = ("You answer from memories.\nWhat you remember:\n- [2024-01-01 09:00 UTC] My favourite colour is blue.\n"
+              "- [2024-01-02 09:00 UTC] My favourite colour is red.\n- The cat is called Tom.")
+    ask = [{"role": "system", "content": system}, {"role": "user", "content": "[2024-01-03 09:00 UTC] What is my "
+                                                                             "favourite colour?"}]
+    assert memory_reply(ask) == "My favourite colour is red."
+    assert memory_reply([{"role": "system", "content": "Remember your favourite colour."}, ask[1]]) == "I don't know."
+    assert memory_reply([ask[0], {"role": "user", "content": "I like tea."}]) == "Noted."
+
+
+async def test_mock_memory_json_mode_through_the_server(mock_llm):
+    status, body = await post(mock_llm.url, "mock-memory", [{"role": "user", "content": MEM0_STYLE}])
+    assert status == 200 and len(json.loads(body["choices"][0]["message"]["content"])["memory"]) == 2
+    assert mock_llm.stats["model:mock-memory"] == 1

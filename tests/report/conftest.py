@@ -98,3 +98,21 @@ def wide_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         asyncio.run(run_config(cfg, root, agents))
         made.append(root / name)
     return made
+
+
+@pytest.fixture(scope="session")
+def quiz_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two runs of a small benchmark with labels and metrics of its own (bench_fixture.Quiz: 2 conversations of 6
+    questions, one category unscored without a judge) beside `colours` (no labels), in one results folder: `quiz`
+    (oracle, retrieval, null) and `quiz-more` on the same tests (recent:500)."""
+    from .bench_fixture import register, unregister
+
+    root = tmp_path_factory.mktemp("quiz") / "results"
+    register()
+    try:
+        for name, agents in (("quiz", ["oracle", "retrieval", "null"]), ("quiz-more", ["recent:500"])):
+            cfg = make_config([{"name": "quiz_bench"}, "colours"], span=1500, examples=2, run_name=name)
+            asyncio.run(run_config(cfg, root, agents))
+    finally:
+        unregister()
+    return [root / "quiz", root / "quiz-more"]

@@ -286,6 +286,20 @@ def test_report_comparison_and_index_fit_the_screen(driver: Any, wide_runs: list
     _check_fits(driver, write_index(root), "index", out)
 
 
+def test_the_category_section_renders_and_fits_the_screen(driver: Any, quiz_runs: list[Path], tmp_path: Path):
+    out = _screens() or tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    for name, folders in (("categories", quiz_runs[:1]), ("categories-compare", quiz_runs)):
+        page = write_report(folders, tmp_path / f"{name}.html").html
+        _open(driver, page)
+        _check_charts(driver)  # every panel (one per scored category, one for abstention) has its marks
+        panels = driver.execute_script(
+            "return [...document.querySelectorAll('#breakdown svg.chart')].map(s => s.getAttribute('aria-label'))")
+        assert panels == ["quiz_bench · category " + c for c in ("single-hop", "multi-hop", "temporal", "adversarial")] \
+            + ["quiz_bench · abstention yes"]
+        _check_fits(driver, page, name, out)
+
+
 def _swatches(driver: Any) -> dict[str, str]:
     """Label -> colour of the legend's swatch."""
     pairs = driver.execute_script("""
@@ -295,7 +309,7 @@ def _swatches(driver: Any) -> dict[str, str]:
 
 
 def test_agents_keep_their_colours_from_report_to_report(driver: Any, wide_runs: list[Path], tmp_path: Path):
-    from ltm_harness._report.colours import PALETTE, agent_slots
+    from ltm_harness._report.colours import page_slots, slot_colour
 
     def rgb(hex_colour: str) -> str:
         return "rgb({}, {}, {})".format(*(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)))
@@ -310,16 +324,23 @@ def test_agents_keep_their_colours_from_report_to_report(driver: Any, wide_runs:
     # retrieval is the second agent of one run and the first of the other: the same colour, by its name.
     assert list(second)[0] == "retrieval" and first["retrieval"] == second["retrieval"]
     assert first["oracle"] == third["oracle"] and first["recent:1000"] == third["recent:1000"]
-    assert first == {name: rgb(PALETTE[slot]) for name, slot in zip(first, agent_slots(list(first)))}
-    # A comparison: every agent its own colour, the charts in the legend's colours.
+    assert first == {name: rgb(slot_colour(slot)) for name, slot in page_slots(first).items()}
+    # A comparison: one colour per agent name (so retrieval of both runs alike), the charts in the legend's colours;
+    # the agent's second appearance is striped in the legend and drawn lighter.
     _open(driver, write_report([more, wide], tmp_path / "both.html").html)
     both = _swatches(driver)
-    assert len(both) == 7 and len(set(both.values())) == 7
-    assert both["oracle · wide"] == first["oracle"]
+    assert len(both) == 7 and len(set(both.values())) == 6  # six names
+    assert both["oracle · wide"] == first["oracle"] and both["retrieval · wide"] == both["retrieval · wide-more"]
+    striped = driver.execute_script("""
+        return [...document.querySelectorAll('#charts .legend .item')].filter(item =>
+          getComputedStyle(item.querySelector('.swatch')).backgroundImage !== 'none').map(item => item.textContent.trim());""")
+    assert striped == ["retrieval · wide"]
     fills = driver.execute_script("""
         return [...document.querySelectorAll('svg.chart[aria-label="colours"] g.bar')].map(g =>
-          { const t = g.querySelector('title').textContent; return [t.slice(0, t.lastIndexOf(': ')), getComputedStyle(g.querySelector('rect')).fill]; });""")
-    assert len(fills) == 7 and all(both[label] == fill for label, fill in fills)
+          { const t = g.querySelector('title').textContent; const r = g.querySelector('rect');
+            return [t.slice(0, t.lastIndexOf(': ')), getComputedStyle(r).fill, getComputedStyle(r).fillOpacity]; });""")
+    assert len(fills) == 7 and all(both[label] == fill for label, fill, _ in fills)
+    assert {label for label, _, opacity in fills if opacity != "1"} == {"retrieval · wide"}
 
 
 def test_cost_chart_labels_do_not_overlap_in_the_browser(driver: Any, evil_run: tuple[Path, str], tmp_path: Path):

@@ -9,6 +9,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from ltm_harness._store.eventlog import read_events
 
 from ltm_harness._store.events import TurnEvent
@@ -202,3 +204,23 @@ def test_score_panels_against_memory_distance_once_the_results_hold_it(small_run
             d.curve = [p.model_copy(update={"memory_distance": None}) for p in d.curve]
     html = build_page("t", [run], all_entries, build_tables(all_entries))
     assert not any("distance" in c for c in re.findall(r'<svg class="chart"[^>]*aria-label="([^"]*)"', html))
+
+
+def test_the_ltm_score_shows_the_tests_it_averages_and_says_when_it_ranks_against_the_benchmark(small_run: Path):
+    from ltm_harness._report.load import load_run
+    from ltm_harness._report.tables import ltm_caution
+
+    assert ltm_caution([("oracle", 1.0, 3000.0), ("retrieval", 0.4, 2000.0), ("null", 0.0, 0.0)]) is None
+    line = ltm_caution([("oracle", 1.0, 1502.0), ("recent", 0.1, 1800.0), ("retrieval", 0.4, 1987.0)])
+    assert line == ("LTM score (the reference's): the mean gap of an agent's perfectly answered tests, not a ranking: "
+                    "retrieval shows a higher one than oracle, which scores more.")
+    html = write_report([small_run]).html.read_text()
+    for agent in load_run(small_run).agents:
+        results = agent.results
+        perfect = [r for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
+        assert agent.summary.ltm_tests("gap") == len(perfect)
+        assert agent.summary.ltm_score == pytest.approx(sum(r.achieved_gap for r in perfect) / len(perfect) if perfect else 0.0)
+        assert f'tokens<br><span class="std">over {len(perfect)} tests</span>' in html
+    table = json.loads((small_run / "report.agents.json").read_text())
+    assert {row["agent"]: row["ltm_score_tests"] for row in table} == \
+        {a.spec: a.summary.ltm_tests("gap") for a in load_run(small_run).agents}

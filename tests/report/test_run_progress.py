@@ -11,6 +11,7 @@ from rich.console import Console
 from ltm_harness._cli import progress as progress_module
 from ltm_harness._cli.main import main
 from ltm_harness._cli.progress import AgentProgress, RunProgress, describe, measure
+from ltm_harness._engine.progress import TurnProgress
 from ltm_harness._runner.prepare import prepare
 from ltm_harness._runner.run import run_all
 from ltm_harness.testing import make_config
@@ -52,19 +53,22 @@ async def test_live_display_counts_each_agents_tests_score_and_span(tmp_path, mo
 async def test_measure_follows_running_tests_through_their_plan(tmp_path):
     prepared = prepare(make_config(["colours"], span=3000, examples=1), tmp_path)
     seen: list[AgentProgress] = []
-    sessions = []
+    heard: list[TurnProgress] = []
 
-    def on_turn(session):
-        sessions.append(session)
-        seen.append(measure("oracle", [session], 1, elapsed=10.0))
+    def on_turn(turn):
+        heard.append(turn)
+        seen.append(measure("oracle", [turn], 1, elapsed=10.0))
 
     await run_all(prepared, ["oracle"], on_turn)
+    assert [t.ended for t in heard] == [False] * (len(heard) - 1) + [True]  # every turn, then the session's end
     fractions = [p.fraction for p in seen]
-    assert fractions == sorted(fractions) and fractions[-1] == 0.99  # the last turn comes before the test's end
+    assert fractions == sorted(fractions) and fractions[-2] == 0.99  # the last turn comes before the test's end
     assert 0.2 < fractions[len(fractions) // 2] < 0.9  # moves while the only test runs, not just at its end
     assert seen[0].eta is None and 0 < seen[len(seen) // 2].eta < 40
-    done = measure("oracle", sessions[-1:], 1, elapsed=10.0)
+    done = seen[-1]
     assert (done.fraction, done.eta, done.tests_done, done.score) == (1.0, 0.0, 1, 1.0)
+    assert (heard[-1].agent, heard[-1].session, heard[-1].tests_total, heard[-1].turn) == ("oracle", "main", 1,
+                                                                                        len(heard) - 1)
 
 
 async def test_log_lines_are_throttled_per_agent_and_end_with_a_last_line(tmp_path):
@@ -103,7 +107,7 @@ async def test_a_short_run_prints_no_log_lines_and_updates_are_throttled(tmp_pat
         await run_all(prepared, ["oracle"], progress.on_turn)
     took = time.perf_counter() - started
     assert out.getvalue() == "" and took < progress_module.LOG_MIN_GAP
-    turns = progress._sessions["oracle"]["main"].stats().turns
+    turns = progress._sessions["oracle"]["main"].turn
     assert turns > 80 and len(calls) <= took / progress_module.UPDATE_EVERY + 2  # not once per turn
 
 

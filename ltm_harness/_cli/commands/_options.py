@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ltm_harness._runner.config import RunConfig, Selection, select_datasets, split_names
+from ltm_harness._runner.config import RunConfig, Selection
 from ltm_harness._errors import ConfigError
 
 
@@ -54,16 +54,14 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
-    """The selection the command line asks for (nothing selected: every dataset, every example)."""
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError(f"--limit {args.limit}: there must be at least 1 example per dataset; give --limit 1 or more")
-    return Selection(datasets=split_names(args.datasets) if args.datasets is not None else None,
-                     exclude=split_names(args.exclude), limit=args.limit)
+    """The selection the command line asks for (nothing selected: every dataset, every example), checked as the
+    library checks `run`'s datasets, exclude and limit."""
+    return Selection.given(args.datasets, args.exclude, args.limit)
 
 
 def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
-    """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config,
-    then its --datasets, --exclude and --limit."""
+    """The command line's --span, --examples, --seed, --isolated (and --run-name, --judge if present) over the config
+    (its --datasets, --exclude and --limit are applied after these, by `run_async` or `select_datasets`)."""
     from ltm_harness._guard.limits import MAX_EXAMPLES, MAX_MEMORY_SPAN, MAX_SEED
 
     if args.span is not None:
@@ -90,8 +88,6 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
         cfg.config.isolated = True
     if getattr(args, "judge", None):
         cfg.config.judge.model = args.judge
-    if hasattr(args, "limit"):
-        select_datasets(cfg, selection_of(args), getattr(args, "config", None) or "config")
 
 
 def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments, refresh_results_index
+from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 from ltm_harness._errors import ConfigError
 
 NAME = "aiq"
@@ -15,7 +16,8 @@ ORDER = 35
 HELP = "play AIQ-style tests (environments, problem sets) and report the AIQ score"
 DESCRIPTION = ("Play named tests with params, each trial in a fresh session, and report per test the mean "
                "normalised score and the AIQ score (the mean over tests). Example: "
-               "aiq -a retrieval --test bandit,horizon=20 --test keydoor,env_name=6x6 --trials 10")
+               "aiq -a retrieval --test bandit,horizon=20 --test keydoor,env_name=6x6 --trials 10. An errored "
+               "trial counts as the test's minimum score. " + describe())
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_results_arguments(p, "results/<run-name>/")
     p.add_argument("--list", action="store_true", help="list the tests, their sub-tests and params, and exit")
     p.add_argument("--quiet", action="store_true", help="print only the final table")
+    add_allow_errored_argument(p, "trials")
 
 
 def _list_tests() -> int:
@@ -55,7 +58,8 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ltm_harness._protocols.aiq import run_aiq
-    from ltm_harness._store.layout import slug
+    from ltm_harness._store.layout import RunFolder, slug
+    from ltm_harness._tokens import plural
 
     from ltm_harness._guard.limits import MAX_COUNT, MAX_SEED
 
@@ -100,6 +104,14 @@ def main(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"results in {escape(str(Path(args.results) / slug(report.run_name)))}/ (aiq.json)")
     refresh_results_index(args.results)
+    any_errored = False
+    for a in report.agents:
+        errored = sum(t.errored for t in a.tests)
+        if errored and a.agent not in report.errors:
+            any_errored = True
+            print(f"warning: agent {a.agent}: {plural(errored, 'trial')} errored, each counted as its test's minimum "
+                  f"(the reasons are in {RunFolder.named(Path(args.results), report.run_name).agent(a.agent).results})",
+                  file=sys.stderr)
     for error in report.errors.values():
         print(f"error: {error}", file=sys.stderr)
-    return 1 if report.errors else 0
+    return exit_status(bool(report.errors), any_errored, args.allow_errored)

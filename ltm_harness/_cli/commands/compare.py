@@ -45,7 +45,8 @@ def main(args: argparse.Namespace) -> int:
             for row in files.tables_data.agents:
                 if row.run == d.run.name:
                     marks[row.label] = ", ".join(filter(None, [marks.get(row.label), f"{d.what} differ"]))
-        console.print(report_table("mean score per dataset", files.tables_data.agents,
-                                   files.tables_data.datasets, marks, plain=not terminal))
+        tables = files.tables_data
+        console.print(report_table("mean score per dataset", tables.agents, tables.datasets, marks, plain=not terminal,
+                                   breakdown=tables.breakdown, metrics=tables.metrics))
     print_written(files)
     return 0

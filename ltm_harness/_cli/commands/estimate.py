@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 
-from ltm_harness._cli.commands._options import add_config_arguments, apply_overrides
+from ltm_harness._cli.commands._options import add_config_arguments, apply_overrides, selection_of
 
 NAME = "estimate"
 ORDER = 15
@@ -32,14 +32,16 @@ def main(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ltm_harness._cli.progress import RunProgress
+    from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._errors import ConfigError
-    from ltm_harness._runner.config import load_config, resolve_config_path
+    from ltm_harness._runner.config import load_config, resolve_config_path, select_datasets
     from ltm_harness._runner.estimate import SIMULATION, estimate_many
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._tokens import short_count
 
     cfg = load_config(args.config)
     apply_overrides(cfg, args)
+    select_datasets(cfg, selection_of(args), args.config)
     agents = args.agents or cfg.config.agents
     if not agents:
         raise ConfigError("estimate needs an agent: pass -a openai:MODEL[@MAX_CONTEXT] (the model sets the price)")
@@ -58,14 +60,14 @@ def main(args: argparse.Namespace) -> int:
         nonlocal progress
         if args.json:
             return
-        n = sum(len(v) for v in prepared.examples.values())
+        n = prepared.results_total()
         span = max(d.memory_span for d, _ in prepared.datasets)
         progress = RunProgress(errors, [SIMULATION], n, span, scores=False)
         progress.__enter__()
 
-    def on_turn(session: object) -> None:
+    def on_turn(turn: TurnProgress) -> None:
         if progress is not None:
-            progress.on_turn(session)  # type: ignore[arg-type]
+            progress.on_turn(turn)
 
     try:
         rows = asyncio.run(estimate_many(cfg, agents, str(resolve_config_path(args.config)), args.max_context,

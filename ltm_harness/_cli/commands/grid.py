@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ltm_harness._cli.commands._options import add_selection_arguments, selection_of
+from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 
 if TYPE_CHECKING:
     from ltm_harness._grid.results import ScoreRow
@@ -21,7 +22,9 @@ DESCRIPTION = ("Run every cell of a study file (a base config crossed with lists
                "or configs; see docs/grid.md), each cell an ordinary run folder under results/<study>/cells/. Run it "
                "again to go on: finished cells are skipped, interrupted ones resumed from their event logs, the "
                "rest started. Cells run concurrently on this process (default) or as Ray tasks (--ray). At the end "
-               "the study's report (score against span, per agent) is written to results/<study>/report.html.")
+               "the study's report (score against span, per agent) is written to results/<study>/report.html. A "
+               "cell that failed or was interrupted counts as an agent that failed, its errored tests as errored "
+               "tests. " + describe(again="running the study again resumes it"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                                  "`concurrency`)")
     p.add_argument("--no-report", action="store_true", help="do not write the study's report")
     p.add_argument("--quiet", action="store_true", help="print only the final table")
+    add_allow_errored_argument(p, "tests of the cells")
     add_selection_arguments(p)
 
 
@@ -50,6 +54,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._grid.executors import check_reachable, import_ray
     from ltm_harness._grid.report import write_study_report
     from ltm_harness._grid.study import load_study
+    from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     use_ray = args.ray or bool(args.ray_address)
@@ -111,10 +116,14 @@ def main(args: argparse.Namespace) -> int:
     console.print(f"study {escape(study.name)}: {counts['finished']}/{len(index.cells)} cells finished, "
                   f"{counts['failed']} failed ({time.perf_counter() - started:.1f} s); cells in "
                   f"{escape(str(run.folder.cells))}/", soft_wrap=True)
+    errored = [e for e in index.cells if e.state == "finished" and e.errored]
+    for entry in errored:
+        print(f"warning: cell {entry.cell.id}: {plural(entry.errored, 'test')} errored (the reasons are in "
+              f"{run.folder.cell(entry.cell.id).path}/)", file=sys.stderr)
     for entry in index.cells:
         if entry.state == "failed":
             print(f"error: cell {entry.cell.id}: {entry.error}", file=sys.stderr)
-    return 1 if counts["failed"] or counts["interrupted"] else 0
+    return exit_status(bool(counts["failed"] or counts["interrupted"]), bool(errored), args.allow_errored)
 
 
 def _cell(row: "ScoreRow | None") -> str:

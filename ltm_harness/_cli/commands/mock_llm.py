@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ltm_harness._errors import ConfigError
-    from ltm_harness._llm.mock_server import MODELS, FaultSettings, MockLLMServer
+    from ltm_harness._llm.mock_server import EMBEDDING_MODELS, MODELS, FaultSettings, MockLLMServer
 
     try:
         faults = FaultSettings(rate_429=args.rate_429, retry_after=args.retry_after, rate_500=args.rate_500,
@@ -44,7 +44,8 @@ def main(args: argparse.Namespace) -> int:
             url = await server.start(args.host, args.port)
         except OSError as exc:
             raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; pick another --port") from None
-        print(f"mock LLM serving at {url}  (models: {', '.join(MODELS)})", flush=True)
+        print(f"mock LLM serving at {url}  (models: {', '.join(MODELS)}; embeddings: {', '.join(EMBEDDING_MODELS)})",
+              flush=True)
         print(f"try: OPENAI_BASE_URL={url} python -m ltm_harness run -a openai:mock", flush=True)
         try:
             await asyncio.Event().wait()

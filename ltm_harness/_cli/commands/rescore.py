@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", metavar="RUN", help="a run folder, or the name of a run under --results")
     p.add_argument("--judge", metavar="MODEL", help="judge model (default: the run's config.judge.model)")
     p.add_argument("--no-judge", action="store_true", help="score by rules only, even if the run had a judge")
+    p.add_argument("--reference-prompts", metavar="PATH",
+                   help="a LongMemEval checkout: judge the run's longmemeval datasets with the reference's own prompt "
+                        "texts (parsed, never run)")
     p.add_argument("--results", default="results", help="folder of runs, for RUN given by name (default: results)")
     p.add_argument("-c", "--config", metavar="CONFIG",
                    help="a config whose dataset_dirs and dataset specs may be loaded (dataset code is never taken from "
@@ -37,7 +40,8 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._report import resolve_run
 
     output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
-                                       no_judge=args.no_judge, config=args.config, dataset_dirs=args.dataset_dir))
+                                       no_judge=args.no_judge, reference_prompts=args.reference_prompts,
+                                       config=args.config, dataset_dirs=args.dataset_dir))
     summary = output.summary
     console = Console(width=None if sys.stdout.isatty() else 120)
     for note in output.notes:  # where dataset code came from

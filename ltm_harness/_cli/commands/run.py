@@ -8,12 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, apply_overrides
-from ltm_harness._errors import ConfigError, LTMError
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ltm_harness._runner.config import RunConfig
+from ltm_harness._cli.commands._options import (add_config_arguments, add_results_arguments, apply_overrides,
+                                               selection_of)
+from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
+from ltm_harness._errors import LTMError
 
 NAME = "run"
 ORDER = 10
@@ -21,9 +19,7 @@ HELP = "run a benchmark against one or more agents"
 DESCRIPTION = ("Run a benchmark config against agents. With no arguments: the built-in offline benchmark "
                "against the baseline agents. If results/<run-name>/ already holds a finished run, the new run goes to "
                "results/<run-name>-2/ (and so on); if it holds an interrupted one, pass --resume to continue it or "
-               "--overwrite to start again. Exit status: 0 done; 1 an agent failed or stopped early (resume with "
-               "--resume); 2 an error (one line says which); 3 done, but some tests errored (--retry-errored does them "
-               "again; --allow-errored exits 0 then).")
+               "--overwrite to start again. " + describe(retry="--retry-errored does them again"))
 DEFAULT_AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 
 
@@ -34,12 +30,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
+    run.add_argument("--reference-prompts", metavar="PATH",
+                     help="a LongMemEval checkout: its longmemeval datasets are judged with the reference's own prompt "
+                          "texts, read from src/evaluation/evaluate_qa.py there (parsed, never run)")
     run.add_argument("--retry-errored", action="store_true",
                      help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
                           "session with one is replayed from its event log up to its first failed turn or errored "
                           "test and goes on live from there; an interrupted run is resumed as with --resume")
-    run.add_argument("--allow-errored", action="store_true",
-                     help="exit 0, not 3, when the run finished but some tests errored")
+    add_allow_errored_argument(run)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -49,15 +47,13 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._agents.specs import agent_choices
     from ltm_harness._api import load, run_async
     from ltm_harness._cli.tables import print_run
+    from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._runner.claim import Claim
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._store.layout import RunFolder
     from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    if args.retry_errored and args.overwrite:
-        raise ConfigError("--retry-errored and --overwrite exclude each other (--retry-errored keeps the run and does "
-                          "its errored tests again); give one of them")
     cfg, source = load(args.config)
     apply_overrides(cfg, args)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
@@ -75,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: {warning}", file=sys.stderr)
         if args.quiet:
             return
-        n = sum(len(v) for v in prepared.examples.values())
+        n = prepared.results_total()
         where = "reused from" if prepared.reused_definitions else "generated in"
         console.print(f"run [b]{escape(prepared.config.config.run_name)}[/b]: {plural(n, 'test')} from "
                       f"{plural(len(prepared.datasets), 'dataset')} ({where} {escape(str(prepared.folder.definitions))}), agents "
@@ -88,13 +84,16 @@ def main(args: argparse.Namespace) -> int:
         progress = RunProgress(console, names, n, span)  # live on a terminal, else log lines
         progress.__enter__()
 
-    def on_turn(session: object) -> None:
+    def on_turn(turn: TurnProgress) -> None:
         if progress is not None:
-            progress.on_turn(session)  # type: ignore[arg-type]
+            progress.on_turn(turn)
 
     try:
-        output = asyncio.run(run_async(cfg, agents, results=args.results, resume=args.resume, overwrite=args.overwrite,
-                                       retry_errored=args.retry_errored, on_turn=on_turn, on_prepared=prepared_now, source=source))
+        output = asyncio.run(run_async(cfg, agents, datasets=args.datasets, exclude=args.exclude, limit=args.limit,
+                                       results=args.results, resume=args.resume, overwrite=args.overwrite,
+                                       retry_errored=args.retry_errored, reference_prompts=args.reference_prompts,
+                                       on_turn=on_turn, on_prepared=prepared_now,
+                                       source=source))
     except KeyboardInterrupt:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -104,8 +103,8 @@ def main(args: argparse.Namespace) -> int:
         else:
             folder = RunFolder.named(Path(args.results), claimed[-1]).path
             print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
-                  f"{resume_command(args, cfg, claimed[-1])}", file=sys.stderr)
-        return 130
+                  f"{resume_command(args, claimed[-1])}", file=sys.stderr)
+        return INTERRUPTED
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -134,25 +133,12 @@ def main(args: argparse.Namespace) -> int:
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
-EXIT_OK, EXIT_AGENT_FAILED, EXIT_ERROR, EXIT_ERRORED_TESTS = 0, 1, 2, 3
-
-
-def exit_status(agent_failed: bool, tests_errored: bool, allow_errored: bool) -> int:
-    """0 done; 1 an agent failed or stopped early; 3 done with errored tests (0 with --allow-errored). (2: an error,
-    said in one line, is the command line's own: ltm_harness._cli.main.)"""
-    if agent_failed:
-        return EXIT_AGENT_FAILED
-    if tests_errored and not allow_errored:
-        return EXIT_ERRORED_TESTS
-    return EXIT_OK
-
-
 def program() -> str:
     """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
     return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
 
 
-def resume_command(args: argparse.Namespace, cfg: "RunConfig", run_name: str) -> str:
+def resume_command(args: argparse.Namespace, run_name: str) -> str:
     """The exact command that resumes this run: its own options, the folder it claimed, and --resume."""
     import shlex
 
@@ -165,7 +151,7 @@ def resume_command(args: argparse.Namespace, cfg: "RunConfig", run_name: str) ->
             words += [flag, str(value)]
     if args.isolated:
         words.append("--isolated")
-    words += cfg.config.selection.flags() if cfg.config.selection else []
+    words += selection_of(args).flags()
     words += ["--run-name", run_name]
     if args.results != "results":
         words += ["--results", args.results]

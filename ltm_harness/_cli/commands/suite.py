@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments, refresh_results_index
+from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,7 +24,9 @@ ORDER = 40
 HELP = "run an aiVLE-style test suite (MODULE:SUITE) against chat agents"
 DESCRIPTION = ("Load a TestSuite (or a function returning one) from an importable module or a .py file, run it "
                "with every agent, print a table and write the results as JSON in the aiVLE schema. "
-               "Example: suite ltm_harness.aivle.examples:suite -a retrieval")
+               "Example: suite ltm_harness.aivle.examples:suite -a retrieval. A case whose result has an error "
+               "(a time-out, an agent that failed its turns, a broken case) is an errored test. "
+               + describe(again="no results written for it; --resume continues it"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_agent_arguments(p, default="retrieval")
     add_results_arguments(p, "<results>/suites/<suite-id>/")
     p.add_argument("--quiet", action="store_true", help="print only the tables")
+    add_allow_errored_argument(p, "cases")
 
 
 def _table(suite_id: str, spec: str, outcome: "SuiteResult") -> "Table":
@@ -84,5 +88,5 @@ def main(args: argparse.Namespace) -> int:
     for spec, why in run.failed.items():
         print(f"error: {why} (no results written for {spec}; --resume continues it)", file=sys.stderr)
     if n_errors:
-        print(f"error: {n_errors} case result(s) have an error (see the tables)", file=sys.stderr)
-    return 1 if n_errors or run.failed else 0
+        print(f"warning: {n_errors} case result(s) have an error (see the tables)", file=sys.stderr)
+    return exit_status(bool(run.failed), bool(n_errors), args.allow_errored)

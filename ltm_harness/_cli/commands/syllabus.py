@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
+from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 from ltm_harness._errors import ConfigError, DefinitionError, LTMError
 from ltm_harness._tokens import plural
 
@@ -44,7 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     r = sub.add_parser("run", help="run a syllabus against agents; writes logs and metrics",
                        description="Play a syllabus to each agent (one conversation per agent), write l2logger "
-                                   "logs and metrics.json, and print a summary.")
+                                   "logs and metrics.json, and print a summary. A turn the agent fails after every "
+                                   "retry stops its syllabus (exit 1), so a finished syllabus has no errored "
+                                   "episodes and 3 is never given. " + describe())
     _syllabus_arguments(r)
     add_agent_arguments(r, required=True)
     add_results_arguments(r, "<out>/<syllabus>-<agent>/", option="--out", default="results/l2m",
@@ -58,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--perf-measure", choices=("reward", "score"), default="reward",
                    help="metric column the metrics use: reward (sum of rewards) or score (the task's own "
                         "episode score); default: reward")
+    add_allow_errored_argument(r, "episodes")
 
     m = sub.add_parser("metrics", help="compute metrics from l2logger logs",
                        description="Compute the lifelong-learning metrics of every scenario log under LOGDIR "
@@ -97,11 +101,12 @@ def _load(args: argparse.Namespace) -> tuple[Syllabus, SyllabusType | None, list
 def _validate(args: argparse.Namespace) -> int:
     from ltm_harness._protocols.l2m.syllabus import expand
 
-    syllabus, kind, violations = _load(args)
+    syllabus, kind, found = _load(args)
     label = kind.value if kind else "general rules only; give --type for CL or ANT rules"
+    for violation in found:
+        print(f"{syllabus.source}: {violation}")
+    violations = [v for v in found if not v.warning]
     if violations:
-        for violation in violations:
-            print(f"{syllabus.source}: {violation}")
         print(f"{len(violations)} problem{'s' if len(violations) != 1 else ''} ({label})", file=sys.stderr)
         return 1
     regimes = expand(syllabus)
@@ -128,7 +133,10 @@ def _run(args: argparse.Namespace) -> int:
     from ltm_harness._store.layout import ScenarioFolder
     from ltm_harness._store.lock import RunLock
 
-    syllabus, kind, violations = _load(args)
+    syllabus, kind, found = _load(args)
+    for warning in (v for v in found if v.warning):
+        print(f"{syllabus.source}: {warning}", file=sys.stderr)
+    violations = [v for v in found if not v.warning]
     if violations:
         lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
         raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
@@ -209,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     failed = [run for run in runs if run.error]
     for run in failed:
         print(f"error: {run.error}", file=sys.stderr)
-    return 1 if failed else 0
+    return exit_status(bool(failed), False, args.allow_errored)  # a syllabus that finished has no errored episode
 
 
 @dataclass

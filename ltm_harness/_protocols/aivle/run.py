@@ -55,7 +55,7 @@ async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: 
                 continue
             with writing(path):
                 path.unlink(missing_ok=True)
-            plan = mode.agent(folder.agent(spec), per_session=True)
+            plan = mode.agent(folder.agent(spec), main_session=False)
             assert isinstance(plan, AgentPlan), "a suite's agent folder holds no results.json, so it is never finished"
             chat = ChatAgents(spec, factories[spec], plan=plan)
 

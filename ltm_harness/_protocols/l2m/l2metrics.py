@@ -7,6 +7,12 @@ from the harness's rules, each as l2metrics does it:
 
 - Rows: only `complete` experiences with a value of the performance column count; task names are lower-cased; a
   *regime* changes with block_num, block_type, block_subtype or task_name (not with task_params).
+- The block table: a row per regime and parameter set (so more rows than regimes when a regime changes
+  parameters). l2metrics keeps each per-regime value at the row whose position is the regime's number, and reads
+  a task's values from the task's rows: a task's lists, the regime table (its last rows empty) and, in multi-task
+  logs, which task a value is filed under all follow from that, and are reproduced (`_blocks`). A log on which
+  l2metrics itself fails (it looks up a regime numbered like a row position past the last regime, or finds two
+  expert values for one task) is refused in one line.
 - Smoothing comes first: every train regime (and every regime of an expert's log) is smoothed with a flat window
   of min(floor(0.2 n), 100) over the signal padded by reflection at both ends; a window below 3 leaves it as is.
 - Normalisation comes after smoothing: per task, lo/hi are the smallest/largest smoothed value of the task in the
@@ -16,7 +22,8 @@ from the harness's rules, each as l2metrics does it:
   test regime.
 - Recovery time: for each train regime of a task after its first, the first index where the curve reaches the
   terminal performance of the task's previous train regime (n + 1 when never). Performance recovery: minus the
-  Theil-Sen slope of a task's recovery times (computed only when the log has two or more recovery times).
+  Theil-Sen slope of a task's recovery times. Both only when the log has two or more recovery times: with fewer,
+  every task's `recovery_times` is empty.
 - Performance maintenance, MRLEP: the reference of a test is the first test of the task after its last training;
   each later test of the task gives test - reference. MRTLP: the same tests, minus the terminal performance of the
   task's last train regime before the test. A task's value is the mean.
@@ -24,15 +31,15 @@ from the harness's rules, each as l2metrics does it:
   and (tp2 - tp1) / (tp1 + tp2) (contrast), forward when A is trained before B first is, backward when after; the
   lifetime value takes only the first value of each (A, B) pair.
 - Average train/eval performance: the mean over a task's regimes of each regime's mean p.
-- Against single-task experts (`ste_averaging_method` "metrics": each expert run gives its own value and the
-  task's value is their mean; "time": the runs' curves are averaged first, cut to the shortest): relative
+- Against single-task experts, newest run first (`ste_averaging_method` "metrics": each expert run gives its own
+  value and the task's value is their mean; "time": the runs' curves are averaged first, cut to the shortest): relative
   performance sum(x[:m]) / sum(y[:m]); sample efficiency (sat / sat_ste) * (e_ste / e) from the saturations of
   the task's concatenated train rows and of the expert's, 0 when the task's least-squares slope is negative or
   its saturation is below 0.2 x the expert's; a task (or expert run) whose saturation comes at index 0 is left out.
 - Lifetime values: the mean (or median) over the tasks that have one.
 
-The result has the shape of l2metrics' `<run>_metrics.json` (`L2MetricsResult.to_json_data()`), plus the
-per-regime table of its `<run>_regime.tsv` (`regimes`). The rows, regimes and per-curve numbers are in
+The result has the shape of l2metrics' `<run>_metrics.json` (`L2MetricsResult.to_json_data()`; NaN written as
+null), plus the rows of its `<run>_regime.tsv` (`regimes`). The rows, regimes and per-curve numbers are in
 `l2metrics_regimes.py`, the recovery, maintenance, transfer and expert rules in `l2metrics_rules.py`.
 """
 
@@ -43,20 +50,22 @@ import math
 from datetime import datetime
 from pathlib import Path
 from statistics import fmean, median
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from ltm_harness._errors import ConfigError, RunFolderError
-from ltm_harness._protocols.l2m.l2metrics_regimes import (_regimes, _Row, _rows, block_saturation, reflect_smooth,
-                                                          terminal)
-from ltm_harness._protocols.l2m.l2metrics_rules import _experts, _maintenance, _recovery, _transfer
+from ltm_harness._guard import jsonsafe
+from ltm_harness._protocols.l2m.l2metrics_regimes import (_blocks, _regimes, _Row, _rows, block_saturation,
+                                                          reflect_smooth, terminal)
+from ltm_harness._protocols.l2m.l2metrics_rules import Unreproducible, _experts, _maintenance, _recovery, _transfer
 from ltm_harness._protocols.l2m.logger import ScenarioLog
 
 NAME = "l2metrics"  # the value of --compat
 VERSION = "3.1.0"  # the l2metrics version reproduced
 SCALE = 100
 OFFSET = 1
+_T = TypeVar("_T")
 
 
 class L2MetricsSettings(BaseModel):
@@ -85,10 +94,10 @@ _IGNORED = {"log_dir", "output_dir", "output", "do_plot", "do_save", "do_save_se
 def load_settings(path: Path) -> L2MetricsSettings:
     """l2metrics settings from a JSON file (its `--load-settings` file or the `_settings.json` it saves)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = jsonsafe.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the settings file ({exc.strerror}); give an l2metrics settings JSON") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, jsonsafe.TooDeep, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}); give an l2metrics settings JSON") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: an l2metrics settings file is a JSON object of settings")
@@ -114,7 +123,8 @@ def load_settings(path: Path) -> L2MetricsSettings:
 
 
 class RegimeRow(BaseModel):
-    """One line of l2metrics' `<run>_regime.tsv`."""
+    """One line of l2metrics' `<run>_regime.tsv`: a regime and one of its parameter sets, with the numbers l2metrics
+    puts on that line (those of the regime numbered like the line's position; none past the last regime)."""
 
     block_num: int
     block_type: str
@@ -172,7 +182,13 @@ def _clumps(values: list[float | None]) -> list[list[float]]:
 def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = None,
                       ste: dict[str, list[list[_Row]]] | None = None) -> L2MetricsResult:
     """The metrics of one scenario log as l2metrics 3.1.0 computes them; `ste` from `load_ste_runs`."""
-    settings = settings or L2MetricsSettings()
+    try:
+        return _compute(log, settings or L2MetricsSettings(), ste)
+    except Unreproducible as exc:
+        raise RunFolderError(f"{log.scenario_dir}: l2metrics 3.1.0 computes nothing on this log: {exc}") from None
+
+
+def _compute(log: ScenarioLog, settings: L2MetricsSettings, ste: dict[str, list[list[_Row]]] | None) -> L2MetricsResult:
     measure = settings.perf_measure
     if measure not in log.metrics_columns:
         raise RunFolderError(f"{log.scenario_dir}: no metric column {measure!r} (columns: "
@@ -181,6 +197,7 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
     if not rows:
         raise RunFolderError(f"{log.scenario_dir}: the log has no complete experience with a {measure} value")
     regimes = _regimes(rows)
+    blocks = _blocks(regimes)
     order = sorted(regimes, key=lambda r: (r.block_type != "train", r.block_num))
     tasks = list(dict.fromkeys(r.task for r in order))
     # copies: the values are smoothed and normalised in place, and the same expert runs may serve several logs
@@ -226,10 +243,10 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
     tp = {num: value for num, (value, _) in term.items()}
     avg: dict[int, float] = {r.num: fmean(x.value for x in r.rows) for r in counted}
 
-    recovery_time, perf_recovery = _recovery(regimes, tp)
-    maintenance = _maintenance(counted, tp, settings.maintenance_method)
     kinds = {"ratio": ["ratio"], "contrast": ["contrast"], "both": ["ratio", "contrast"]}[settings.transfer_method]
-    pairs = _transfer(regimes, counted, tp, kinds)
+    recovery_time, perf_recovery = _recovery(blocks, by_num, tp)
+    maintenance = _maintenance(counted, tp, settings.maintenance_method)
+    pairs = _transfer(blocks, counted, tp, kinds)
     rel_perf, se = _experts(regimes, tasks, experts, settings.ste_averaging_method)
 
     # per task
@@ -239,27 +256,29 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
     names += ["ste_rel_perf", "sample_efficiency"]
     task_metrics: dict[str, dict[str, Any]] = {}
     for task in tasks:
-        mine = [r for r in regimes if r.task == task]
+        mine = [b.label for b in blocks if b.task == task]  # the task's rows of the block table
         t: dict[str, Any] = {name: None for name in names}
-        t["perf_recovery"] = perf_recovery.get(task)
-        train_avgs = [avg[r.num] for r in mine if r.num in avg and r.block_type == "train"]
-        eval_avgs = [avg[r.num] for r in mine if r.num in avg and r.block_type == "test"]
+        t["perf_recovery"] = next((perf_recovery[x] for x in mine if x in perf_recovery), None)
+        train_avgs = [avg[x] for x in mine if x in avg and by_num[x].block_type == "train"]
+        eval_avgs = [avg[x] for x in mine if x in avg and by_num[x].block_type == "test"]
         t["avg_train_perf"] = fmean(train_avgs) if train_avgs else None
         t["avg_eval_perf"] = fmean(eval_avgs) if eval_avgs else None
         for method, by_regime in maintenance.items():
-            mv = [by_regime[r.num] for r in mine if r.num in by_regime]
+            mv = [by_regime[x] for x in mine if x in by_regime]
             t[f"perf_maintenance_{method}"] = fmean(mv) if mv else None
         for (direction, kind), table in pairs.items():
             t[f"{direction}_transfer_{kind}"] = table.get(task, {})
-        rp = rel_perf.get(task)
+        rp = _one(task, "relative performance", [rel_perf[x] for x in mine if x in rel_perf])
         t["ste_rel_perf"] = fmean(rp) if rp else None
-        eff = se.get(task)
+        eff = _one(task, "sample efficiency", [se[x] for x in mine if x in se])
         t["sample_efficiency"] = fmean(eff.se) if eff and eff.se else None
-        t["recovery_times"] = [float(recovery_time[r.num]) for r in mine if r.num in recovery_time]
+        # l2metrics lists recovery times only when the log has two or more (else it computes no performance recovery)
+        t["recovery_times"] = [float(recovery_time[x]) for x in mine if x in recovery_time] \
+            if len(recovery_time) > 1 else []
         t["avg_train_perf_vals"] = train_avgs
         t["avg_eval_perf_vals"] = eval_avgs
         for method, by_regime in maintenance.items():
-            t[f"maintenance_val_{method}"] = _clumps([by_regime.get(r.num) for r in mine])
+            t[f"maintenance_val_{method}"] = _clumps([by_regime.get(x) for x in mine])
         t["ste_rel_perf_vals"] = rp if rp is not None else []
         t["ste_saturation_vals"] = eff.ste_saturation if eff else []
         t["ste_exp_to_sat_vals"] = eff.ste_exp_to_sat if eff else []
@@ -303,13 +322,24 @@ def compute_l2metrics(log: ScenarioLog, settings: L2MetricsSettings | None = Non
         "normalization_data_range": {t: {"min": lo, "max": hi} for t, (lo, hi) in data_range.items()},
         "task_metrics": task_metrics,
     }
-    regime_rows = [RegimeRow(
-        block_num=r.block_num, block_type=r.block_type, block_subtype=r.block_subtype, task_name=r.task,
-        regime_num=r.num, task_params=dict(r.params),
-        saturation=None if sat[r.num] is None else sat[r.num][0],  # type: ignore[index]
-        exp_to_sat=None if sat[r.num] is None else sat[r.num][1],  # type: ignore[index]
-        term_perf=tp[r.num], exp_to_term_perf=term[r.num][1], avg_perf=avg.get(r.num)) for r in regimes]
+    # the block table, each row with the numbers of the regime whose number is its position (as l2metrics fills it)
+    regime_rows = []
+    for b in blocks:
+        at = sat.get(b.label)
+        regime_rows.append(RegimeRow(
+            block_num=b.block_num, block_type=b.block_type, block_subtype=b.block_subtype, task_name=b.task,
+            regime_num=b.regime, task_params=dict(b.params), saturation=None if at is None else at[0],
+            exp_to_sat=None if at is None else at[1], term_perf=tp.get(b.label),
+            exp_to_term_perf=term[b.label][1] if b.label in term else None, avg_perf=avg.get(b.label)))
     return L2MetricsResult(settings=settings, metrics=_json(metrics), regimes=regime_rows)
+
+
+def _one(task: str, what: str, found: list[_T]) -> _T | None:
+    """The value of a task kept at one of its rows; l2metrics stops when it finds several."""
+    if len(found) > 1:
+        raise Unreproducible(f"it finds {len(found)} {what} values among the rows of task {task} (\"Unexpected "
+                             "size\"), as regimes that change parameters give its block table more rows than regimes")
+    return found[0] if found else None
 
 
 def _json(value: Any) -> Any:

@@ -1,12 +1,16 @@
 """l2metrics compatibility, its rows and curves: the experiences of a log grouped into regimes as l2metrics
-groups them, the numbers of one curve (smoothing, saturation, terminal performance, recovery, slope), and the
-single-task-expert logs read into rows. The rules are described in `l2metrics.py`."""
+groups them, its table of blocks (a row per regime and parameter set), the numbers of one curve (smoothing,
+saturation, terminal performance, recovery, slope), and the single-task-expert logs read into rows. The rules are
+described in `l2metrics.py`."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from statistics import fmean
+
+from pydantic import JsonValue
 
 from ltm_harness._errors import RunFolderError
 from ltm_harness._protocols.l2m.logger import LogRecord, read_scenario
@@ -139,8 +143,39 @@ def _regimes(rows: list[_Row]) -> list[_Regime]:
     return [_Regime(num, group) for num, group in sorted(groups.items())]
 
 
+class _Block:
+    """One row of l2metrics' block table: a regime and one parameter set of its experiences, at position `label`."""
+
+    __slots__ = ("label", "regime", "block_num", "block_type", "block_subtype", "task", "params")
+
+    def __init__(self, label: int, regime: _Regime, params: dict[str, JsonValue]) -> None:
+        self.label = label
+        self.regime = regime.num
+        self.block_num = regime.block_num
+        self.block_type = regime.block_type
+        self.block_subtype = regime.block_subtype
+        self.task = regime.task
+        self.params = params
+
+
+def _blocks(regimes: list[_Regime]) -> list[_Block]:
+    """l2metrics' block table: a row per regime and distinct `task_params` of its experiences, ordered by regime and
+    then by the parameters' JSON text (its group-by of the log). A regime whose experiences change parameters has
+    several rows, so the table has more rows than there are regimes. l2metrics then keeps each per-regime value at
+    the row whose position is the regime's number (not at the regime's own rows): the rules reproduce that."""
+    keyed: list[tuple[int, str, dict[str, JsonValue]]] = []
+    for regime in regimes:
+        texts = {json.dumps(r.params): r.params for r in regime.rows}
+        keyed += [(regime.num, text, params) for text, params in texts.items()]
+    keyed.sort(key=lambda k: (k[0], k[1]))
+    by_num = {r.num: r for r in regimes}
+    return [_Block(label, by_num[num], params) for label, (num, _, params) in enumerate(keyed)]
+
+
 def load_ste_runs(path: Path, perf_measure: str) -> dict[str, list[list[_Row]]]:
-    """The expert runs per (lower-cased) task from the scenario logs under `path`, each training one task."""
+    """The expert runs per (lower-cased) task from the scenario logs under `path`, each training one task, newest
+    first: l2metrics stores each expert run in front of the earlier ones (`-s a`), so its per-run lists start with
+    the run stored last. The runs are taken as stored in the order of their folder names (run1, run2, ...)."""
     out: dict[str, list[list[_Row]]] = {}
     for folder in scenario_dirs(path):
         log = read_scenario(folder)
@@ -151,5 +186,5 @@ def load_ste_runs(path: Path, perf_measure: str) -> dict[str, list[list[_Row]]]:
         if len(trained) != 1:
             raise RunFolderError(f"{folder}: a single-task-expert log trains exactly one task, but this one trains "
                                  f"{len(trained)} ({', '.join(trained) or 'none'}); give one log folder per task")
-        out.setdefault(trained[0], []).append(_rows(complete, perf_measure))
+        out.setdefault(trained[0], []).insert(0, _rows(complete, perf_measure))
     return out

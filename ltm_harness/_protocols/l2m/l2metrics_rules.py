@@ -1,6 +1,6 @@
 """l2metrics compatibility, its metric rules: recovery, maintenance, transfer and the comparison with single-task
-experts, each computed over the regimes of one log as l2metrics 3.1.0 does (the rules are described in
-`l2metrics.py`)."""
+experts, each computed over the regimes of one log as l2metrics 3.1.0 does, and kept at the labels (positions in
+its block table) where it keeps them (the rules are described in `l2metrics.py`)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,37 @@ from statistics import fmean
 from pydantic import BaseModel, Field
 
 from ltm_harness._protocols.l2m import curves
-from ltm_harness._protocols.l2m.l2metrics_regimes import _Regime, _Row, block_saturation, ls_slope, recovery
+from ltm_harness._protocols.l2m.l2metrics_regimes import _Block, _Regime, _Row, block_saturation, ls_slope, recovery
 
 
-def _recovery(regimes: list[_Regime], tp: dict[int, float]) -> tuple[dict[int, int], dict[str, float]]:
-    """Recovery time per train regime (after a task's first) and performance recovery per task."""
+class Unreproducible(ValueError):
+    """A log on which l2metrics 3.1.0 itself stops with an error, so there is no number to reproduce."""
+
+
+def _recovery(blocks: list[_Block], by_num: dict[int, _Regime],
+              tp: dict[int, float]) -> tuple[dict[int, int], dict[int, float]]:
+    """Recovery time per train row of the block table (after a task's first) and performance recovery per task, at
+    the labels where l2metrics keeps them.
+
+    As l2metrics: each pair of consecutive train rows (prev, cur) of a task compares the curve of the regime
+    numbered `cur` with the terminal performance kept at `prev`; performance recovery is computed only when the
+    log has two or more recovery times, and kept at the task's highest regime number."""
     recovery_time: dict[int, int] = {}
-    for task in dict.fromkeys(r.task for r in regimes):
-        trains = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
+    tasks = list(dict.fromkeys(b.task for b in blocks))
+    for task in tasks:
+        trains = [b.label for b in blocks if b.task == task and b.block_type == "train" and b.block_subtype == "wake"]
         for prev, cur in zip(trains, trains[1:]):
-            recovery_time[cur.num] = recovery(cur.points(), tp[prev.num])
-    perf_recovery: dict[str, float] = {}
+            if cur not in by_num:
+                raise Unreproducible(f"its block table has a train row at position {cur} but there are only {len(by_num)} "
+                                     "regimes (regimes that change parameters have several rows), and it reads that "
+                                     "position as a regime number and fails (KeyError)")
+            recovery_time[cur] = recovery(by_num[cur].points(), tp.get(prev, math.nan))
+    perf_recovery: dict[int, float] = {}
     if len(recovery_time) > 1:
-        for task in dict.fromkeys(r.task for r in regimes):
-            times = [float(recovery_time[r.num]) for r in regimes if r.task == task and r.num in recovery_time]
+        for task in tasks:
+            times = [float(recovery_time[b.label]) for b in blocks if b.task == task and b.label in recovery_time]
             if len(times) > 1:
-                perf_recovery[task] = -curves.theil_sen_slope(times)
+                perf_recovery[max(b.regime for b in blocks if b.task == task)] = -curves.theil_sen_slope(times)
     return recovery_time, perf_recovery
 
 
@@ -47,13 +62,22 @@ def _maintenance(counted: list[_Regime], tp: dict[int, float], method: str) -> d
     return out
 
 
-Pairs = dict[str, dict[str, list[float]]]  # {trained task: {tested task: values in regime order}}
+Pairs = dict[str, dict[str, list[float]]]  # {trained task: {tested task: values in label order}}
 
 
-def _transfer(regimes: list[_Regime], counted: list[_Regime], tp: dict[int, float],
+def _transfer(blocks: list[_Block], counted: list[_Regime], tp: dict[int, float],
               kinds: list[str]) -> dict[tuple[str, str], Pairs]:
-    """Transfer values per (direction, kind). A value is keyed by the second test: a later pair writing to the
-    same test replaces an earlier one, as in l2metrics."""
+    """Transfer values per (direction, kind). A value is kept at the label of the second test's regime number: a
+    later pair writing to the same test replaces an earlier one, and the value is filed under the task of the block
+    row at that label, as in l2metrics. A test's terminal performance is the one kept at the first row of its
+    regime."""
+    first_row: dict[int, int] = {}
+    for b in blocks:
+        first_row.setdefault(b.regime, b.label)
+
+    def tp_of(regime: int) -> float:
+        return tp.get(first_row[regime], math.nan)
+
     by_test: dict[tuple[str, str], dict[int, tuple[str, float]]] = {
         (d, k): {} for d in ("forward", "backward") for k in kinds}
     for task, other in permutations(list(dict.fromkeys(r.task for r in counted)), 2):
@@ -69,7 +93,7 @@ def _transfer(regimes: list[_Regime], counted: list[_Regime], tp: dict[int, floa
             for x in train_regs:
                 for t1, t2 in zip(other_tests, other_tests[1:]):
                     if t1 < x < t2:
-                        tp1, tp2 = tp[t1], tp[t2]
+                        tp1, tp2 = tp_of(t1), tp_of(t2)
                         if "ratio" in kinds and tp1 != 0:
                             by_test[(direction, "ratio")][t2] = (task, tp2 / tp1)
                         if "contrast" in kinds and tp1 + tp2 != 0:
@@ -77,10 +101,10 @@ def _transfer(regimes: list[_Regime], counted: list[_Regime], tp: dict[int, floa
     out: dict[tuple[str, str], Pairs] = {}
     for key, found in by_test.items():
         table: Pairs = {}
-        for regime in regimes:
-            if regime.num in found:
-                trained, value = found[regime.num]
-                table.setdefault(trained, {}).setdefault(regime.task, []).append(value)
+        for b in blocks:
+            if b.label in found:
+                trained, value = found[b.label]
+                table.setdefault(trained, {}).setdefault(b.task, []).append(value)
         out[key] = table
     return out
 
@@ -96,24 +120,26 @@ class _Efficiency(BaseModel):
 
 
 def _experts(regimes: list[_Regime], tasks: list[str], experts: dict[str, list[list[_Row]]],
-             averaging: str) -> tuple[dict[str, list[float]], dict[str, _Efficiency]]:
-    """Relative performance values and sample efficiency per task against its expert runs."""
-    rel_perf: dict[str, list[float]] = {}
-    se: dict[str, _Efficiency] = {}
+             averaging: str) -> tuple[dict[int, list[float]], dict[int, _Efficiency]]:
+    """Relative performance values and sample efficiency of each task against its expert runs, kept (as l2metrics
+    keeps them) at the label of the task's last trained regime number."""
+    rel_perf: dict[int, list[float]] = {}
+    se: dict[int, _Efficiency] = {}
     for task in tasks:
         runs = experts.get(task)
         trained = [r for r in regimes if r.task == task and r.block_type == "train" and r.block_subtype == "wake"]
         data = [x for r in trained for x in r.rows]
         if not runs or not data:
             continue
+        label = trained[-1].num
         ste_curves = [[x.value for x in run if x.block_type == "train"] for run in runs]
         shortest = min(len(c) for c in ste_curves)
         averaged = [fmean(c[i] for c in ste_curves) for i in range(shortest)]
         if averaging == "time":
             m = min(len(data), len(averaged))
-            rel_perf[task] = [math.fsum(x.value for x in data[:m]) / math.fsum(averaged[:m])]
+            rel_perf[label] = [math.fsum(x.value for x in data[:m]) / math.fsum(averaged[:m])]
         else:
-            rel_perf[task] = [math.fsum(x.value for x in data[:min(len(data), len(c))]) /
+            rel_perf[label] = [math.fsum(x.value for x in data[:min(len(data), len(c))]) /
                               math.fsum(c[:min(len(data), len(c))]) for c in ste_curves]
         slope = ls_slope([float(x.exp_num) for x in data], [x.value for x in data])
         task_sat = block_saturation([(x.exp_num, x.value) for x in data])
@@ -137,5 +163,5 @@ def _experts(regimes: list[_Regime], tasks: list[str], experts: dict[str, list[l
             entry.se.append(0 if violates else (entry.task_saturation / ste_sat) * (ste_exp / entry.task_exp_to_sat))
         if averaging == "time" and not entry.se:
             continue
-        se[task] = entry
+        se[label] = entry
     return rel_perf, se

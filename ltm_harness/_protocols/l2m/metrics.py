@@ -48,7 +48,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
-from ltm_harness._errors import RunFolderError
+from ltm_harness._errors import RunFolderError, option_name
 from ltm_harness._protocols.l2m import curves
 from ltm_harness._protocols.l2m.logger import LogRecord, ScenarioLog, read_scenario
 from ltm_harness._protocols.l2m.metrics_report import (LifetimeMetrics, MetricsReport, PairTransfer, RegimeMetrics,
@@ -130,7 +130,7 @@ def compute_metrics(log: ScenarioLog, perf_measure: str = "reward",
     """The metrics of one scenario log; `ste` maps a task to its STE runs (raw train performance per experience)."""
     if perf_measure not in log.metrics_columns:
         raise RunFolderError(f"{log.scenario_dir}: no metric column {perf_measure!r} (columns: "
-                        f"{', '.join(log.metrics_columns) or 'none'}); choose one with --perf-measure")
+                        f"{', '.join(log.metrics_columns) or 'none'}); choose one with {option_name('perf_measure')}")
     regimes = _regimes(log.records, perf_measure)
     if not regimes:
         raise RunFolderError(f"{log.scenario_dir}: the log has no {perf_measure} values to compute metrics from")

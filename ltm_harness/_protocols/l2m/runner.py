@@ -224,7 +224,7 @@ async def _run_syllabus(syllabus: Syllabus, agent: Agent, scenario_dir: Path | S
     info = ScenarioInfo(scenario_type=scenario_type, syllabus=syllabus.name, agent=name, seed=settings.seed,
                         ranges={"score": score_ranges})
     program = _Syllabus(syllabus, regimes, tasks, folder.worker, settings, on_experience)
-    plan = (mode or Fresh()).agent(folder.agent, per_session=False)
+    plan = (mode or Fresh()).agent(folder.agent, main_session=True)
     assert isinstance(plan, AgentPlan), "a syllabus worker folder holds no results.json, so it is never finished"
     io = plan.open(MAIN_SESSION, lambda: agent, lambda event: None)
     test = TestProgram(id=f"syllabus/{syllabus.name}", group="syllabus", span=0, script=("",), pauses=(Pause(),),

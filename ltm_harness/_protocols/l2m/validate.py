@@ -10,7 +10,9 @@ Rules for every syllabus (the phase annotations the metrics rely on):
 - `updates-left-disabled`: `{"$info": {"disable_updates": true}}` is closed with `{"$info": {}}` before
   the next train phase starts (otherwise that training would give no feedback).
 - `task`: every task is a known environment (built-in, registered, installed, or `file.py:Class`) and its params
-  are ones the environment takes (checked by making it, as the run does).
+  are ones the environment takes (checked by making it, as the run does). Params that are legal but likely a
+  mistake (a bandit whose arms all pay alike: it teaches nothing) give a *warning* of this rule, which neither
+  fails `syllabus validate` nor stops a run.
 
 Rules by type:
 
@@ -39,10 +41,11 @@ class Violation(BaseModel):
     rule: str
     message: str
     instruction: int | None = None
+    warning: bool = False  # legal but likely a mistake: shown, never refused
 
     def __str__(self) -> str:
         where = f"instruction {self.instruction}: " if self.instruction is not None else ""
-        return f"{where}{self.message} [{self.rule}]"
+        return f"{'warning: ' if self.warning else ''}{where}{self.message} [{self.rule}]"
 
 
 def _general(syllabus: Syllabus) -> list[Violation]:
@@ -162,16 +165,21 @@ def _tasks(syllabus: Syllabus, factory: TaskFactory) -> list[Violation]:
             continue
         checked.add((task, params))
         try:
-            factory(task, json.loads(params), 0)
+            made = factory(task, json.loads(params), 0)
         except LTMError as exc:
             out.append(Violation(rule="task", instruction=index, message=str(exc)))
+            continue
+        env = getattr(made, "env", None)
+        header = getattr(env, "header", None)
+        for warning in getattr(header, "warnings", ()):
+            out.append(Violation(rule="task", instruction=index, message=f"task {task!r}: {warning}", warning=True))
     return out
 
 
 def validate(syllabus: Syllabus, kind: SyllabusType | None = None,
              tasks: TaskFactory | None = env_task_factory) -> list[Violation]:
-    """Every rule the syllabus breaks (general rules, and those of `kind` when given), in file order; `tasks` makes
-    each task variant once to check its name and params (None: the structure only)."""
+    """Every rule the syllabus breaks (general rules, and those of `kind` when given), in file order, and the warnings
+    (`warning` set); `tasks` makes each task variant once to check its name and params (None: the structure only)."""
     found = (_general(syllabus) + (_by_type(syllabus, kind) if kind is not None else [])
              + (_tasks(syllabus, tasks) if tasks is not None else []))
     return sorted(found, key=lambda v: (v.instruction is None, v.instruction or 0))

@@ -1,0 +1,207 @@
+"""LangGraph graphs and LangChain Runnables as agents: `-a langgraph:FILE.py:NAME` or `-a langgraph:MODULE:NAME`.
+
+NAME is a compiled graph (`builder.compile()`; an uncompiled `StateGraph` is compiled here) or any Runnable. Each
+conversation is one thread of the graph (`thread_id`: the harness's session), kept by the graph's checkpointer:
+
+* a graph compiled without one is given an `AsyncSqliteSaver` (langgraph-checkpoint-sqlite) on the file
+  `langgraph.sqlite` in the conversation's `state_dir` (an `InMemorySaver` when the run keeps no folder); a graph with
+  its own checkpointer keeps it (it must keep threads across processes for `--resume`: an `InMemorySaver` does not);
+* a Runnable that is not a graph (a chat model, `prompt | model`) becomes the one node of a `MessagesState` graph:
+  it is handed the thread's messages and its output (a message, a string, or `{"messages": [...]}`) is the reply.
+
+A user message goes in as `{"messages": [message]}`, or as `[message]` for a graph whose state is a list of
+messages; which one is read from the graph's input schema, or set with `?input=dict` / `?input=messages` (for a
+plain Runnable it says what the Runnable is handed: `{"messages": history}` or the list). The reply is the last AI
+message the turn added (its content a string or a list of content blocks); its usage from the messages'
+`usage_metadata`, priced by their `response_metadata["model_name"]`.
+
+History that needs no reply (`observe`) goes into the thread without running the graph: `aupdate_state` as the
+graph's input, then its pending tasks cleared, so no node and no model is called. Every checkpoint a turn writes
+carries the turn's number in its metadata (`ltm_harness_turn`); rolling back to turn N (`--resume`, or after a
+failed turn) makes a copy of the latest checkpoint of turn N the thread's head (LangGraph's own fork, `__copy__`),
+so the thread is the graph's memory after exactly those turns, read from the checkpointer, not rebuilt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.pregel import Pregel
+
+from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text, load_target
+from ltm_harness._errors import AgentError
+from ltm_harness._tokens import DEFAULT_ENCODING
+
+TURN_KEY = "ltm_harness_turn"  # checkpoint metadata: the harness's turn that wrote it
+STATE_FILE = "langgraph.sqlite"
+
+
+class LangGraphAgent(FrameworkAgent):
+    description = "a LangGraph graph or LangChain Runnable (langgraph:FILE.py:NAME), one thread per conversation"
+    kind = "langgraph"
+    params = {"input": ("auto", "dict", "messages")}
+
+    def __init__(self, spec: str, *, tokenizer: str = DEFAULT_ENCODING, runtime: Any = None) -> None:
+        super().__init__(spec, tokenizer=tokenizer, runtime=runtime)
+        self.graph, self.input_form = as_graph(load_target(spec, self.target), self.options["input"], spec)
+        self._conn: Any = None  # the sqlite connection of the saver made here
+
+    @property
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        saver = self.graph.checkpointer
+        assert isinstance(saver, BaseCheckpointSaver), "opened: the graph has a checkpointer"
+        return saver
+
+    @property
+    def thread(self) -> RunnableConfig:
+        """The config naming this conversation's thread (its root graph: subgraphs keep their own namespaces)."""
+        return {"configurable": {"thread_id": self.session_name, "checkpoint_ns": ""}}
+
+    def _config(self, turn: int) -> RunnableConfig:
+        return {"configurable": {"thread_id": self.session_name}, "metadata": {TURN_KEY: turn}}
+
+    def _input(self, message: BaseMessage) -> Any:
+        return [message] if self.input_form == "messages" else {"messages": [message]}
+
+    @staticmethod
+    def _message(text: str, turn: int) -> HumanMessage:
+        """The user message of a turn, with an id of its own: the reply is what the graph added after it."""
+        return HumanMessage(content=text, id=f"ltm-harness-{turn}")
+
+    async def _open(self) -> None:
+        if isinstance(self.graph.checkpointer, BaseCheckpointSaver):
+            return  # the graph's own
+        path = self.state_file(STATE_FILE)
+        saver: BaseCheckpointSaver[Any]
+        if path is None:
+            saver = InMemorySaver()
+        else:
+            import aiosqlite
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            self._conn = await aiosqlite.connect(str(path))
+            saver = AsyncSqliteSaver(self._conn)
+        self.graph = self.graph.copy(update={"checkpointer": saver})
+
+    async def _answer(self, text: str, turn: int) -> Answer:
+        message = self._message(text, turn)
+        out = await self.graph.ainvoke(self._input(message), self._config(turn))
+        messages = out.get("messages") if isinstance(out, dict) else out
+        if not isinstance(messages, list) or not messages or not isinstance(messages[-1], BaseMessage):
+            raise AgentError(f"agent {self.spec!r}: the graph returned {type(out).__name__} without a list of messages; "
+                             "keep the conversation in a `messages` key (MessagesState)")
+        new = _after(messages, message.id)
+        said = [m for m in new if isinstance(m, AIMessage)]
+        if not said:
+            raise AgentError(f"agent {self.spec!r}: the graph added no reply to the thread; end it with a node that "
+                             "returns an AI message")
+        return Answer(content_text(said[-1].content), [usage for m in new if (usage := _usage(m)) is not None])
+
+    async def _ingest(self, text: str, turn: int) -> None:
+        config = self._config(turn)
+        await self.graph.aupdate_state(config, self._input(self._message(text, turn)), as_node=START)
+        await self.graph.aupdate_state(config, None, as_node=END)  # nothing left to run: no node is called
+
+    async def _rollback(self, turns: int) -> None:
+        saver = self.checkpointer
+        head = await saver.aget_tuple(self.thread)
+        if turns == 0:
+            if head is not None:
+                await saver.adelete_thread(self.session_name)
+            return
+        target = None
+        async for found in saver.alist(self.thread, filter={TURN_KEY: turns}, limit=1):
+            target = found
+        if target is None:
+            raise AgentError(f"agent {self.spec!r}: cannot be resumed: the checkpointer ({type(saver).__name__}) holds "
+                             f"no state of thread {self.session_name!r} after turn {turns}; compile the graph without "
+                             "a checkpointer (the harness then keeps one in the run folder), or run it again with "
+                             "--overwrite")
+        if head is not None and head.checkpoint["id"] == target.checkpoint["id"]:
+            return
+        await self.graph.aupdate_state(target.config, None, as_node="__copy__")
+
+    async def _close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await conn.close()
+
+
+def _after(messages: list[BaseMessage], sent: str | None) -> list[BaseMessage]:
+    """The messages the turn added: those after the one it sent (searched from the end: the thread may be long), or
+    the last one when the graph did not keep it."""
+    for k in range(len(messages) - 1, -1, -1):
+        if messages[k].id == sent:
+            return messages[k + 1:]
+    return messages[-1:]
+
+
+def _usage(message: BaseMessage) -> ModelUsage | None:
+    usage = getattr(message, "usage_metadata", None)
+    if not isinstance(message, AIMessage) or not usage:
+        return None
+    meta = message.response_metadata or {}
+    model = meta.get("model_name") or meta.get("model")
+    return ModelUsage(model if isinstance(model, str) else None, int(usage.get("input_tokens", 0)),
+                      int(usage.get("output_tokens", 0)))
+
+
+def as_graph(obj: Any, form: str, spec: str) -> tuple[Pregel[Any, Any, Any, Any], str]:
+    """The graph to run for the user's object, and how its input is given ("dict" or "messages")."""
+    if isinstance(obj, StateGraph):
+        obj = obj.compile()  # the builder was given: compiled without a checkpointer
+    if isinstance(obj, Pregel):
+        return obj, (_input_form(obj, spec) if form == "auto" else form)
+    if isinstance(obj, Runnable):
+        return _runnable_graph(obj, _input_form(obj, spec) if form == "auto" else form), "dict"
+    raise AgentError(f"agent {spec!r}: the object is a {type(obj).__name__}, not a compiled LangGraph graph or a "
+                     "LangChain Runnable; name the graph (builder.compile()) or a Runnable")
+
+
+def _input_form(runnable: Runnable[Any, Any], spec: str) -> str:
+    """"dict" when the input schema has a `messages` key, "messages" when it is not an object (a list of messages, a
+    chat model's input, an untyped function); an object without `messages` cannot be handed a conversation."""
+    try:
+        schema = runnable.get_input_jsonschema()
+    except Exception:  # an input type pydantic cannot describe: the common form
+        return "dict"
+    keys = schema.get("properties") or {}
+    if not keys:
+        return "messages"
+    if "messages" not in keys:
+        raise AgentError(f"agent {spec!r}: its input has no `messages` key (it takes {', '.join(sorted(keys))}); keep "
+                         "the conversation in `messages` (MessagesState), or say how to hand it over with "
+                         "?input=dict or ?input=messages")
+    return "dict"
+
+
+def _runnable_graph(runnable: Runnable[Any, Any], form: str) -> Pregel[Any, Any, Any, Any]:
+    """A one-node `MessagesState` graph around a Runnable: handed the thread's messages, its output appended."""
+
+    async def call(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        history = state["messages"]
+        out = await runnable.ainvoke(history if form == "messages" else {"messages": history})
+        return {"messages": [_as_message(out)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("runnable", call)
+    builder.add_edge(START, "runnable")
+    builder.add_edge("runnable", END)
+    return builder.compile()
+
+
+def _as_message(out: Any) -> BaseMessage:
+    if isinstance(out, BaseMessage):
+        return out
+    if isinstance(out, str):
+        return AIMessage(content=out)
+    if isinstance(out, dict) and isinstance(out.get("messages"), list) and out["messages"] \
+            and isinstance(out["messages"][-1], BaseMessage):
+        return out["messages"][-1]
+    raise TypeError(f"the Runnable returned a {type(out).__name__}; return a message, a string or "
+                    "{'messages': [...]}")

@@ -1,0 +1,209 @@
+"""Agents on a Letta server: `-a letta:http://HOST:PORT` or `-a letta:http://HOST:PORT/AGENT`.
+
+Each conversation has an agent of its own on the server (`letta-client`'s `AsyncLetta`; its key, if the server takes
+one, from LETTA_API_KEY). Without AGENT, one is created (`agents.create`: the model and embedding handles from
+`?model=...&embedding=...`, else `openai/gpt-4o-mini` and `openai/text-embedding-3-small`, and empty `human` and
+`persona` blocks). With AGENT (an agent id), that agent is a template: each conversation works on a copy of it
+(`export_file` + `import_file`), so the agent itself is never changed and parallel conversations never mix.
+
+A turn is `agents.messages.create(agent_id, messages=[{"role": "user", "content": text}])`; the reply is the text of
+its `assistant_message` entries (joined by line breaks when there are several), its usage the response's `usage`
+(priced by the agent's model). History that needs no reply is sent the same way (its reply recorded, unscored):
+Letta adds to an agent's memory only through its own steps, and archival passages, which it can take without one,
+are not in its agent files (so a resumed run would lose them).
+
+Resume. After every turn the agent is exported (`export_file`) into the conversation's `state_dir` (a temporary
+folder when the run keeps none), as `letta/turn-N.af` (the last two turns kept; `turn-0.af` is the agent as made),
+beside `agent.json`, the id of the agent the conversation is on. Going back to turn N (`--resume`, or after a failed
+turn) imports `turn-N.af` as a new agent, the conversation goes on with it, and the agent it replaces (one the
+adapter made) is deleted: Letta's own saved state, not a replay. An export costs the size of the agent (its
+messages) on every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+from letta_client import AsyncLetta
+from letta_client.types.agents import AssistantMessage
+
+from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text
+from ltm_harness._agents.frameworks.sqlite_undo import KEEP
+from ltm_harness._errors import AgentError
+from ltm_harness._guard.limits import clip
+from ltm_harness._guard.redact import redact_url, remember_secret
+from ltm_harness._tokens import DEFAULT_ENCODING
+
+STATE = "letta"  # the folder of the exports in state_dir
+DEFAULT_MODEL = "openai/gpt-4o-mini"
+DEFAULT_EMBEDDING = "openai/text-embedding-3-small"
+PERSONA = "I am a helpful assistant in a long conversation with one user. I remember what they tell me."
+_PARAMS = ("model", "embedding")
+
+
+def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """`letta:URL[/AGENT][?model=...&embedding=...]` -> (the server's base URL, AGENT or None, parameters)."""
+    kind, _, rest = spec.partition(":")
+    parts = urlsplit(rest.strip())
+    if kind != "letta" or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise AgentError(f"agent {spec!r}: write letta:http://HOST:PORT or letta:http://HOST:PORT/AGENT_ID")
+    if parts.username or parts.password:
+        raise AgentError(f"agent 'letta:{redact_url(rest.strip())}': give the Letta server's key in LETTA_API_KEY, "
+                         "not in the URL")
+    params: dict[str, str] = {}
+    try:
+        pairs = parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError:
+        raise AgentError(f"agent {spec!r}: the parameters after '?' must be KEY=VALUE pairs joined by '&'") from None
+    for key, value in pairs:
+        if key not in _PARAMS or not value:
+            raise AgentError(f"agent {spec!r}: unknown or empty parameter {clip(key)}; known parameters of letta: "
+                             f"{', '.join(_PARAMS)} (handles such as openai/gpt-4o-mini)")
+        params[key] = value
+    path = parts.path.strip("/")
+    if "/" in path:
+        raise AgentError(f"agent {spec!r}: after the server's address give only an agent id, e.g. "
+                         "letta:http://localhost:8283/agent-1234")
+    base = f"{parts.scheme}://{parts.netloc}"
+    return base, path or None, params
+
+
+class LettaAgent(FrameworkAgent):
+    description = "an agent on a Letta server (letta:http://HOST:PORT[/AGENT]), exported into the run folder"
+    kind = "letta"
+    ingests = False  # history goes in as messages: see the module's docstring
+
+    def __init__(self, spec: str, *, timeout: float | None = None, tokenizer: str = DEFAULT_ENCODING,
+                 runtime: Any = None) -> None:
+        super().__init__(spec, tokenizer=tokenizer, runtime=runtime)
+        self.base_url, self.template, params = parse_letta_spec(spec)
+        self.model = params.get("model", DEFAULT_MODEL)
+        self.embedding = params.get("embedding", DEFAULT_EMBEDDING)
+        self.timeout = timeout
+        self._client: AsyncLetta | None = None
+        self.agent_id: str | None = None
+        self._model_name: str | None = None  # the agent's model, for the price
+        self._folder: Path | None = None  # the exports' folder (in state_dir)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def parse_spec(self, spec: str) -> tuple[str, dict[str, str]]:
+        base, agent, params = parse_letta_spec(spec)
+        return base + (f"/{agent}" if agent else ""), params
+
+    @property
+    def client(self) -> AsyncLetta:
+        assert self._client is not None, "opened"
+        return self._client
+
+    # -- the agent and its exports ---------------------------------------------------------------------------------
+    @property
+    def folder(self) -> Path:
+        assert self._folder is not None, "opened"
+        return self._folder
+
+    async def _open(self) -> None:
+        remember_secret(os.environ.get("LETTA_API_KEY"))  # the client sends it; it is never shown
+        self._client = AsyncLetta(base_url=self.base_url,
+                                  timeout=self.timeout or httpx.Timeout(600.0, connect=10.0))
+        folder = self.state_file(STATE)
+        if folder is None:  # the run keeps no folder: the exports go to a temporary one
+            self._tmp = tempfile.TemporaryDirectory(prefix="ltm-letta-")
+            folder = Path(self._tmp.name)
+        folder.mkdir(exist_ok=True)
+        self._folder = folder
+        pointer = folder / "agent.json"
+        if pointer.is_file():  # the agent a killed run was working on: replaced (and deleted) when restored
+            self.agent_id = json.loads(pointer.read_text()).get("agent_id")
+
+    async def _use(self, agent_id: str, model: Any) -> None:
+        """Go on with the agent `agent_id` (deleting the one it replaces) and remember it in the folder."""
+        old, self.agent_id = self.agent_id, agent_id
+        self._model_name = model.rpartition("/")[2] if isinstance(model, str) and model else None
+        _write(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
+        if old is not None and old != agent_id:
+            try:
+                await self.client.agents.delete(old)
+            except Exception:  # noqa: BLE001  (gone already, or the server cannot delete it: harmless)
+                pass
+
+    async def _export(self, turn: int) -> None:
+        """The agent as Letta exports it, saved as turn-`turn`.af; exports older than the last KEEP turns deleted."""
+        assert self.agent_id is not None
+        exported = await self.client.agents.export_file(self.agent_id)
+        _write(self.folder / f"turn-{turn}.af", exported if isinstance(exported, str) else json.dumps(exported))
+        for path in self.folder.glob("turn-*.af"):
+            number = path.stem.removeprefix("turn-")
+            if number.isdigit() and int(number) <= turn - KEEP:
+                path.unlink()
+
+    async def _import(self, text: str) -> None:
+        made = await self.client.agents.import_file(file=("agent.af", text.encode("utf-8"), "application/json"))
+        if not made.agent_ids:
+            raise AgentError(f"agent {self.spec!r}: the Letta server imported no agent from the saved file")
+        state = await self.client.agents.retrieve(made.agent_ids[0])
+        await self._use(made.agent_ids[0], _model_of(state))
+
+    async def _rollback(self, turns: int) -> None:
+        if turns == 0:  # a fresh conversation: a new agent, or a copy of the template
+            if self.template is not None:
+                await self._import(await self.client.agents.export_file(self.template))
+            else:
+                state = await self.client.agents.create(
+                    name=f"ltm-harness-{self.session_name}", model=self.model, embedding=self.embedding,
+                    memory_blocks=[{"label": "human", "value": ""}, {"label": "persona", "value": PERSONA}])
+                await self._use(state.id, _model_of(state))
+            await self._export(0)
+            return
+        path = self.folder / f"turn-{turns}.af"
+        if not path.is_file():
+            raise AgentError(f"agent {self.spec!r} cannot be resumed: no export of its Letta agent after turn "
+                             f"{turns} in {self.folder}; run it again with --overwrite")
+        await self._import(path.read_text(encoding="utf-8"))
+
+    async def _close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    # -- turns -------------------------------------------------------------------------------------------------
+    async def _answer(self, text: str, turn: int) -> Answer:
+        assert self.agent_id is not None
+        response = await self.client.with_options(max_retries=0).agents.messages.create(
+            self.agent_id, messages=[{"role": "user", "content": text}])
+        said = [content_text(_plain(m.content)) for m in response.messages if isinstance(m, AssistantMessage)]
+        await self._export(turn)
+        usage = response.usage
+        used = [ModelUsage(self._model_name, usage.prompt_tokens or 0, usage.completion_tokens or 0)] \
+            if usage is not None and usage.prompt_tokens is not None else []
+        return Answer("\n".join(s for s in said if s), used)
+
+
+def _plain(content: Any) -> Any:
+    """A message's content as strings and dicts (the client's models dumped)."""
+    if isinstance(content, list):
+        return [c.model_dump() if hasattr(c, "model_dump") else c for c in content]
+    return content
+
+
+def _model_of(state: Any) -> Any:
+    model = getattr(state, "model", None)
+    if not model:
+        config = getattr(state, "llm_config", None)
+        model = getattr(config, "handle", None) or getattr(config, "model", None)
+    return model
+
+
+def _write(path: Path, text: str) -> None:
+    """A state file written whole or not at all (a kill leaves the old one or the new one)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

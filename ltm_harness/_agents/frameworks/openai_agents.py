@@ -1,0 +1,151 @@
+"""OpenAI Agents SDK agents: `-a openai-agents:FILE.py:NAME` or `-a openai-agents:MODULE:NAME`.
+
+NAME is an `agents.Agent`. Each conversation is one `SQLiteSession` (its id: the harness's session) on the file
+`agents_sdk.sqlite` in the conversation's `state_dir` (in memory when the run keeps no folder); a turn is
+`Runner.run(agent, text, session=session, run_config=...)` and the reply is `result.final_output` (structured output
+as its JSON). Its usage is the run's `result.context_wrapper.usage`, priced by the agent's model.
+
+The model: an agent whose model is a name (or unset: the SDK's default model) is run through chat completions on
+the harness's OpenAI-compatible endpoint (`OpenAIChatCompletionsModel` on an `AsyncOpenAI` client for the config's
+`openai.base_url`/key, else OPENAI_BASE_URL/OPENAI_API_KEY; a local server needs no key), as `openai:` agents are;
+an agent given a `Model` object keeps it. Tracing is off (`RunConfig(tracing_disabled=True)`) unless the spec says
+`?tracing=on`.
+
+History that needs no reply (`observe`) is added to the session as a user item (`session.add_items`), with no run
+and no model call. Rolling back to turn N (`--resume`, or after a failed turn) deletes the session's items after
+those of the first N turns (each turn begins with exactly one user item: the message the harness sent), so the
+session is the SDK's memory after exactly those turns, read from its file, not rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents import Agent as SDKAgent
+from agents import RunConfig, Runner, SQLiteSession
+from agents.exceptions import UserError
+from agents.models.interface import Model, ModelProvider
+from agents.models.openai_provider import OpenAIProvider
+from pydantic import BaseModel
+
+from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, load_target
+from ltm_harness._errors import AgentError
+from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint
+from ltm_harness._tokens import DEFAULT_ENCODING
+
+STATE_FILE = "agents_sdk.sqlite"
+
+
+class OpenAIAgentsAgent(FrameworkAgent):
+    description = "an OpenAI Agents SDK Agent (openai-agents:FILE.py:NAME), one SQLiteSession per conversation"
+    kind = "openai-agents"
+    params = {"tracing": ("off", "on")}
+
+    def __init__(self, spec: str, *, base_url: str | None = None, api_key: str | None = None,
+                 tokenizer: str = DEFAULT_ENCODING, runtime: Any = None) -> None:
+        super().__init__(spec, tokenizer=tokenizer, runtime=runtime)
+        agent = load_target(spec, self.target)
+        if not isinstance(agent, SDKAgent):
+            raise AgentError(f"agent {spec!r}: the object is a {type(agent).__name__}, not an OpenAI Agents SDK Agent; "
+                             "name an agents.Agent(...)")
+        self.agent: SDKAgent[Any] = agent
+        self._endpoint_args = (base_url, api_key)
+        resolve_endpoint(f"agent {spec!r}", base_url, "checked-later")  # the URL's form, before any network
+        self.model_name = _model_name(agent.model)
+        self._models: EndpointModels | None = None
+        self._session: SQLiteSession | None = None
+        self._run_config: RunConfig | None = None
+
+    @property
+    def session(self) -> SQLiteSession:
+        assert self._session is not None, "opened"
+        return self._session
+
+    async def _open(self) -> None:
+        url, key = self._endpoint_args
+        self._models = EndpointModels(resolve_endpoint(f"agent {self.spec!r}", url, key))
+        self._run_config = RunConfig(model_provider=self._models, tracing_disabled=self.options["tracing"] == "off")
+        path = self.state_file(STATE_FILE)
+        self._session = SQLiteSession(self.session_name, ":memory:" if path is None else path)
+
+    async def _answer(self, text: str, turn: int) -> Answer:
+        result = await Runner.run(self.agent, text, session=self.session, run_config=self._run_config)
+        usage = result.context_wrapper.usage
+        used = [ModelUsage(self.model_name, usage.input_tokens, usage.output_tokens)] if usage.requests else []
+        return Answer(_output_text(result.final_output), used)
+
+    async def _ingest(self, text: str, turn: int) -> None:
+        await self.session.add_items([{"role": "user", "content": text}])
+
+    async def _rollback(self, turns: int) -> None:
+        if turns == 0:
+            await self.session.clear_session()
+            return
+        items = await self.session.get_items()
+        starts = [i for i, item in enumerate(items) if _is_user_message(item)]  # where each turn begins
+        if len(starts) < turns:
+            raise AgentError(f"agent {self.spec!r}: cannot be resumed: its session {self.session_name!r} holds "
+                             f"{len(starts)} turns, fewer than the {turns} recorded; run it again with --overwrite")
+        keep = starts[turns] if len(starts) > turns else len(items)
+        for _ in range(len(items) - keep):
+            await self.session.pop_item()
+
+    async def _close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+        if self._models is not None:
+            await self._models.aclose()
+
+    def _failure(self, exc: BaseException, doing: str) -> AgentError:
+        error = super()._failure(exc, doing)
+        if isinstance(exc, UserError):  # the SDK says the agent is set up wrong: no retry can help
+            error.fatal = True
+        return error
+
+
+class EndpointModels(ModelProvider):
+    """Models by name on the harness's endpoint, through chat completions; the client is made when a model is first
+    asked for (an agent given a `Model` object never needs it)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.client: Any = None
+        self._provider: OpenAIProvider | None = None
+
+    def get_model(self, model_name: str | None) -> Model:
+        if self._provider is None:
+            from openai import AsyncOpenAI
+
+            self.client = AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.key.value)
+            self._provider = OpenAIProvider(openai_client=self.client, use_responses=False)
+        return self._provider.get_model(model_name)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            client, self.client = self.client, None
+            await client.close()
+
+
+def _model_name(model: Any) -> str | None:
+    """The agent's model name, for the price (None: not known)."""
+    if isinstance(model, str):
+        return model
+    if model is None:
+        from agents.models import get_default_model
+
+        return get_default_model()
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) else None
+
+
+def _is_user_message(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, BaseModel):
+        return output.model_dump_json()
+    return json.dumps(output, default=str)

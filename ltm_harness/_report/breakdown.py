@@ -1,0 +1,158 @@
+"""The report's section for benchmarks whose results carry labels (LoCoMo's categories, LongMemEval's question types
+and abstention): per dataset, a table per label with the agents side by side, the benchmark's own metrics by name,
+the known errors counted in its data file, what is left unscored and why, and the score against memory distance of
+each label value (a small panel per value, an agent per series, as the page's other score panels).
+
+Every string from a run (dataset, label and metric names, agent labels) is escaped here.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ltm_harness._report.colours import slot_colour
+from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
+from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
+from ltm_harness._report.svg import Series, score_panel
+from ltm_harness._report.tables import Entry
+from ltm_harness._results.models import DatasetSummary, LabelSummary
+
+
+def _who(e: Entry) -> str:
+    return f'<th class="num who"><span class="swatch c{e.slot}"></span><a href="#{e.key}">{breakable(e.label)}</a></th>'
+
+
+def _span(values: Sequence[float | None]) -> str:
+    """One number when every agent has the same (as they have on the same tests), else their range ("–": none)."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return "–"
+    lo, hi = _num(min(known)), _num(max(known))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _labelled_datasets(entries: Sequence[Entry]) -> list[str]:
+    """The datasets that have a breakdown or metrics of their own for some agent, sorted by name."""
+    return sorted({d.dataset for e in entries for d in e.agent.summary.datasets if d.breakdown or d.metrics})
+
+
+def _dataset(entries: Sequence[Entry], name: str) -> list[DatasetSummary | None]:
+    return [next((d for d in e.agent.summary.datasets if d.dataset == name), None) for e in entries]
+
+
+def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | None], by: str) -> str:
+    """A row per value of label `by` (tests, mean memory distance, each agent's mean score), then the whole dataset."""
+    per_entry = [{b.value: b for b in (d.breakdown or []) if b.label == by} if d else {} for d in summaries]
+    values = list(dict.fromkeys(v for found in per_entry for v in found))
+    head = (f'<tr><th>{_e(by)}</th><th class="num">tests</th><th class="num">memory distance</th>'
+            + "".join(_who(e) for e in entries) + "</tr>")
+    rows = []
+    for value in values:
+        found = [by_value.get(value) for by_value in per_entry]
+        present = [b for b in found if b is not None]
+        cells = "".join(_score_cell(b) for b in found)
+        rows.append(f'<tr><td>{_e(value)}</td><td class="num">{_span([b.tests for b in present])}</td>'
+                    f'<td class="num">{_span([b.memory_distance for b in present])}</td>{cells}</tr>')
+    present_d = [d for d in summaries if d is not None]
+    whole = "".join('<td class="num">–</td>' if d is None else
+                    f'<td class="num {_score_class(d.score)}"><b>{d.score:.2f}</b> <span class="std">±&nbsp;{d.std:.2f}</span></td>'
+                    for d in summaries)
+    rows.append(f'<tr><td><b>all</b></td><td class="num">{_span([d.tests for d in present_d])}</td>'
+                f'<td class="num">{_span([d.memory_distance for d in present_d])}</td>{whole}</tr>')
+    return f'<div class="scroll"><table class="grid breakdown">{head}{"".join(rows)}</table></div>'
+
+
+def _score_cell(b: LabelSummary | None) -> str:
+    if b is None:
+        return '<td class="num">–</td>'
+    tip = (f"{b.tests} tests: {b.scored} scored, {b.unscored} unscored, {b.errored} errored; "
+           f"mean memory distance {_num(b.memory_distance)} tokens")
+    if not b.scored:
+        return f'<td class="num" title="{_e(tip)}">unscored</td>'
+    flags = f' <span class="std">({b.unscored} unscored)</span>' if b.unscored else ""
+    return f'<td class="num {_score_class(b.score)}" title="{_e(tip)}">{b.score:.2f}{flags}</td>'
+
+
+def _metrics_table(entries: Sequence[Entry], metrics: Sequence[dict[str, float]]) -> str:
+    names = list(dict.fromkeys(name for m in metrics for name in m))
+    head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
+    rows = "".join(f"<tr><td>{_e(name)}</td>" + "".join(f'<td class="num">{_e(metric_text(m[name]))}</td>' if name in m
+                                                       else '<td class="num">–</td>' for m in metrics) + "</tr>"
+                   for name in names)
+    return f'<div class="scroll"><table class="grid metrics">{head}{rows}</table></div>'
+
+
+def _data_table(data: Sequence[dict[str, float]]) -> str:
+    """The data file's counts: the same for every agent on the same tests (else each distinct count, joined by " / ")."""
+    names = list(dict.fromkeys(name for m in data for name in m))
+    rows = "".join(f'<tr><td>{_e(name)}</td><td class="num">'
+                   f'{_e(" / ".join(dict.fromkeys(metric_text(m[name]) for m in data if name in m)))}</td></tr>'
+                   for name in names)
+    return (f'<div class="scroll"><table class="metrics data-errors"><tr><th>known error</th><th class="num">count</th>'
+            f"</tr>{rows}</table></div>")
+
+
+def _panels(entries: Sequence[Entry], name: str, by: str, values: list[str]) -> str:
+    """Score against memory distance (else the achieved gap, when no memory distance was measured) of each value of
+    label `by`: a small panel per value, the agents as series."""
+    points = {value: [label_points(e.agent, name, by, value) for e in entries] for value in values}
+    every = [p for per_value in points.values() for p in per_value]
+    quantity: Quantity = MEMORY_DISTANCE if has_values(every, MEMORY_DISTANCE) else GAP
+    panels, bare = [], []
+    for value in values:
+        series = [Series(e.label, slot_colour(e.slot), xy(p, quantity, name)) for e, p in zip(entries, points[value])]
+        if not any(s.points for s in series):
+            bare.append(value)
+            continue
+        panels.append(score_panel(f"{name} · {by} {value}", series,
+                                  quantity.axis.replace(" (tokens, log scale)", " (tokens)"), width=300, height=210,
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS))
+    note = (f'<p class="note">No panel for {_e(", ".join(bare))}: no question of it was scored with a '
+            f"{_e(quantity.name)}.</p>") if bare else ""
+    return f'<div class="charts panels">{"".join(panels)}</div>{note}'
+
+
+def _one_dataset(entries: Sequence[Entry], name: str) -> str:
+    summaries = _dataset(entries, name)
+    parts = [f"<h3>{_e(name)}</h3>"]
+    notes: dict[str, list[str]] = {}  # note -> the agents it is about
+    for e, d in zip(entries, summaries):
+        note = unscored_note(d, e.run.summary.judge is not None) if d is not None else None
+        if note:
+            notes.setdefault(note, []).append(e.label)
+    parts += [f'<p class="warn">{_e("every agent" if len(who) == len(entries) > 1 else ", ".join(who))}: {_e(note)}</p>'
+              for note, who in notes.items()]
+    labels: dict[str, list[str]] = {}
+    for d in summaries:
+        for by, found in by_label((d.breakdown or []) if d else []).items():
+            labels.setdefault(by, [])
+            labels[by] += [b.value for b in found if b.value not in labels[by]]
+    for by in labels:
+        parts.append(f"<h4>by {_e(by)}</h4>" + _label_table(entries, summaries, by))
+    split = [split_metrics(d.metrics if d else None) for d in summaries]
+    if any(own for own, _ in split):
+        parts.append("<h4>its own metrics</h4>" + _metrics_table(entries, [own for own, _ in split]))
+    if any(data for _, data in split):
+        parts.append("<h4>known errors in the data, counted in the data file (the same for every agent)</h4>"
+                     + _data_table([data for _, data in split]))
+    for by, values in labels.items():
+        parts.append(f"<h4>score against distance by {_e(by)}</h4>" + _panels(entries, name, by, values))
+    return "".join(parts)
+
+
+def breakdown_section(entries: Sequence[Entry]) -> str:
+    """The section, or "" when no dataset of the page has labels or metrics of its own."""
+    names = _labelled_datasets(entries)
+    if not names:
+        return ""
+    note = ('<p class="note">For benchmarks that score each question on its own and label it (a category, a question '
+            "type, abstention): per label value, the number of questions, their mean memory distance (tokens from the "
+            "start of the earliest turn a question needs to the question) and each agent's mean score (errored as 0, "
+            "unscored left out; hover a score for its counts); <b>all</b> is the dataset as a whole (mean ± std). "
+            "Metrics are the benchmark's own numbers, named as it names them (e.g. LoCoMo's J, LongMemEval's "
+            "task-averaged and abstention accuracy). The known data errors are counted in the benchmark's data file, "
+            "not in the answers. The panels put each question's score against its memory distance, a panel per "
+            "label value.</p>")
+    return (f'<section id="breakdown"><h2>By category and type</h2>{note}'
+            + "".join(_one_dataset(entries, name) for name in names) + "</section>")

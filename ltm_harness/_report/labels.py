@@ -1,0 +1,49 @@
+"""A benchmark's results by label (category, question type) and its own named metrics, as text: what the terminal
+tables, the report's page and its CSV/JSON tables say alike.
+
+A dataset's summary holds a `breakdown` (one `LabelSummary` per label and value, e.g. category = temporal) and
+`metrics` (name -> number, e.g. LoCoMo's "J (lenient judge, categories 1-4)"). Metrics whose name starts with
+`data: ` count something in the benchmark's data file (e.g. LoCoMo's answers given as numbers, malformed evidence
+ids), the same whatever the agent answered; they are shown apart from the agent's numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from ltm_harness._results.models import DatasetSummary, LabelSummary
+
+DATA_PREFIX = "data: "  # a metric named so counts something in the data file, not in the agent's answers
+
+
+def split_metrics(metrics: Mapping[str, float] | None) -> tuple[dict[str, float], dict[str, float]]:
+    """The agent's numbers and the data file's counts, each in the order the dataset gives them."""
+    own = {k: v for k, v in (metrics or {}).items() if not k.startswith(DATA_PREFIX)}
+    data = {k: v for k, v in (metrics or {}).items() if k.startswith(DATA_PREFIX)}
+    return own, data
+
+
+def metric_text(value: float | None) -> str:
+    """A metric as shown: whole numbers as counts (1,540), others to three decimals (0.729), none as "-"."""
+    if value is None:
+        return "-"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def by_label(breakdown: Iterable[LabelSummary]) -> dict[str, list[LabelSummary]]:
+    """The breakdown grouped by label name (category, type, abstention), names and values in the order given."""
+    out: dict[str, list[LabelSummary]] = {}
+    for b in breakdown:
+        out.setdefault(b.label, []).append(b)
+    return out
+
+
+def unscored_note(d: DatasetSummary, judged: bool) -> str | None:
+    """What a reader must know when a dataset's results are partly unscored (None: all were scored), e.g.
+    "412 of 500 unscored (left out of the scores): run with --judge MODEL, or rescore the run with it"."""
+    if not d.unscored:
+        return None
+    what = f"{d.unscored:,} of {d.tests:,} unscored (left out of the scores)"
+    if not judged:
+        return f"{what}: run with --judge MODEL, or rescore the run with it"
+    return f"{what}: the judge gave no usable verdict (see their reasons)"
