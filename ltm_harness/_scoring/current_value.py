@@ -18,7 +18,8 @@ Red?"), bullet lists with timestamps. The rule reads each mention of a known val
   back what came before it); a sequence going on from an opening value ends in the claim ("Brown, then Cream, and
   now Red"), one going on from a stated value is a second claim ("Your favourite is Brown. Later you changed it to
   Cream."). Reported values claim only when nothing else does. Statements one after another with no word on which
-  is current ("My favourite colour is Coral. My favourite colour is Gold.") read as a list: the latest last.
+  is current, each in a sentence of its own ("My favourite colour is Coral. My favourite colour is Gold."), read as
+  a list: the latest last.
 - with no claim, the history it tells: by timestamps when every value carries one of the same kind, else by its
   order words (first, before that, then) and, without them, in the order told (the latest last, or first when the
   answer says its list runs newest first).
