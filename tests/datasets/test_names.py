@@ -103,3 +103,22 @@ async def test_end_to_end(tmp_path: Path):
     summary = await run_config(make_config(["names"], span=2000, examples=3, seed=1), tmp_path, ["oracle", "null"])
     scores = {a.agent: a.benchmark_score for a in summary.agents}
     assert scores["oracle"] == 1.0 and scores["null"] <= 0.05
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("Hi Delphine! You told me Leonard, then Delphine, and most recently Juliet.", 1.0),  # a greeting is no answer
+    ("Hello Juliet! Your name is Delphine.", 0.0),
+    ("You told me your name is Juliet (you said Leonard and Delphine before that).", 1.0),  # reported, then history
+    ("Juliet was the name you used before Delphine.", 0.0),  # "before Delphine": Delphine is the later one
+    ("You're Delphine — you switched to it after Juliet.", 0.0),  # "after Juliet": Juliet is the earlier one
+    ("Leonard; no, Delphine; no wait — Juliet, the last one you told me.", 1.0),  # corrections take the earlier back
+    ("You've given me Leonard, Delphine and Juliet. Which one would you like me to use?", 0.0),  # no answer given
+])
+def test_names_told_with_greetings_reports_and_corrections(reply, expected):
+    assert score(reply) == expected
+
+
+def test_a_name_stated_and_another_given_as_the_latest_is_left_to_the_judge():
+    s, _, reasons = Names().evaluate_correct(["What is my name?"], ["Your name is Delphine. The latest name you gave "
+                                                                    "me was Juliet."], EXPECTED)
+    assert s == 0.0 and "Inconclusive by rules" in reasons[0]
