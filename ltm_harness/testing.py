@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import sys
 import threading
 from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import ModuleType
 from typing import Any, AsyncIterator, Iterator
 
 from ltm_harness._agents.base import Agent, AgentMessage
@@ -127,4 +130,18 @@ class FileServer:
         finally:
             self.httpd.shutdown()
             self.httpd.server_close()
+
+
+def load_script(path: Path, name: str | None = None) -> ModuleType:
+    """A Python file that is not part of a package (a script under benchmarks/, say) imported as a module, so that
+    tests can call what it defines; registered in sys.modules under `name` (default: its stem), as its dataclasses
+    look their module up."""
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a Python file that can be loaded")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 

@@ -10,11 +10,11 @@ benchmarks/latest_value_corpus.py prints the same numbers by style and lists the
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
 from pathlib import Path
+
+from ltm_harness.testing import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "latest_value_answers.jsonl"
@@ -22,12 +22,7 @@ MIN_DECIDED = 0.90
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("latest_value_corpus", ROOT / "benchmarks" / "latest_value_corpus.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "latest_value_corpus.py")
 
 
 def test_the_corpus_is_large_varied_and_balanced():

@@ -6,10 +6,10 @@ rest goes to the judge). benchmarks/locations_directions_rules.py prints the sam
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
+
+from ltm_harness.testing import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "locations_directions_answers.json"
@@ -17,12 +17,7 @@ MIN_CONCLUSIVE = 0.85
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("locations_directions_rules", ROOT / "benchmarks" / "locations_directions_rules.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "locations_directions_rules.py")
 
 
 def test_the_corpus_is_large_varied_and_balanced():

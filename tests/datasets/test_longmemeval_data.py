@@ -4,7 +4,6 @@ every file that is not LongMemEval-shaped refused in one line naming the file, t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -14,15 +13,13 @@ from typing import Any
 import pytest
 
 from ltm_harness._errors import DefinitionError
+from ltm_harness.testing import load_script
 from ltm_harness._interop.longmemeval.data import (QUESTION_TYPES, LMEQuestion, iter_questions, parse_date,
                                                    question_index, select_questions)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "longmemeval" / "tiny.json"
-_spec = importlib.util.spec_from_file_location("longmemeval_data", ROOT / "benchmarks" / "longmemeval_data.py")
-assert _spec is not None and _spec.loader is not None
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
+gen = load_script(ROOT / "benchmarks" / "longmemeval_data.py")
 
 
 def raw_questions() -> list[dict[str, Any]]:

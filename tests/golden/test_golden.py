@@ -3,14 +3,12 @@ recorded (tests/golden/expected.json), byte for byte: a change of behaviour or f
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location("ltm_golden", Path(__file__).with_name("golden.py"))
-assert _spec is not None and _spec.loader is not None
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+from ltm_harness.testing import load_script
+
+golden = load_script(Path(__file__).with_name("golden.py"), "ltm_golden")
 
 
 def test_outputs_are_byte_identical_to_the_goldens(tmp_path: Path) -> None:
