@@ -3,9 +3,7 @@ what the LoCoMo and LongMemEval readers are built on, tested on a small benchmar
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -20,7 +18,7 @@ from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conver
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._store.events import TurnEvent
 from ltm_harness._tokens import get_tokenizer
-from ltm_harness.testing import make_config
+from ltm_harness.testing import make_config, serve_local
 
 DAY1 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 SESSIONS = [
@@ -214,15 +212,8 @@ async def test_an_http_agent_gets_the_observe_flag_and_may_answer_with_an_empty_
 
     app = web.Application()
     app.router.add_post("/chat", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        out = await run_async(config(), [f"http://127.0.0.1:{port}/chat"], results=tmp_path)
-    finally:
-        await runner.cleanup()
+    async with serve_local(app) as url:
+        out = await run_async(config(), [f"{url}/chat"], results=tmp_path)
     observed = [b for b in seen if b.get("observe")]
     assert len(observed) == 9 and observed[0]["message"] == SESSIONS[0][1][0]
     assert observed[0]["timestamp"] == "2023-05-08T13:56:00+00:00"
