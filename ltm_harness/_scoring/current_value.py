@@ -26,7 +26,12 @@ Red?"), bullet lists with timestamps. The rule reads each mention of a known val
 
 The answer is right when it claims `expected` alone, wrong when it does not claim `expected` (or hedges between
 `expected` and another value: "Red, or maybe Cream", "I'm not sure which"), and *inconclusive* when it claims
-`expected` and another value: then a judge decides, or the test stays unscored.
+`expected` and another value: then a judge decides, or the test stays unscored. It is inconclusive too when the rule
+cannot read the answer with certainty: values named as examples of what people like ("Popular colours include red,
+blue and green") or after the answer says it has no memory of the fact; `expected` given only approximately ("a
+shade of red"); values given as alternatives of one another rather than as changes ("initially Red, later
+alternative descriptions Cream and Brown"); a value followed by others recalled in no order ("I remember Red, and
+you also mentioned Cream and Brown": the last one recalled is not the latest).
 
 The mentions and their roles are read in `value_mentions`, timestamps in `value_stamps`.
 """
@@ -64,6 +69,21 @@ _NEWEST_FIRST = re.compile(r"\b(?:(?:newest|latest|most recent)(?: one| ones| en
                            r"(?:in )?reverse(?: chronological)? order)\b")
 
 _ARROW = re.compile(r"\s*(?:->|=>|\u2192|\u27f6|\u21d2)\s*")
+# What makes a reading uncertain (in normalised text): values named as examples of what people like, or after the
+# answer said it has no memory of the fact; a value given only approximately; values given as alternatives of one
+# another rather than as changes.
+_GENERIC = re.compile(r"\b(?:popular|common|commonly|many people|most people|some people|a lot of people|"
+                      r"people (?:often|usually|tend|generally|typically|commonly)|typical|typically|for example|"
+                      r"for instance|eg|examples?)\b")
+_NO_MEMORY = re.compile(r"\b(?:(?:dont|do not|i have no|i dont keep) (?:have )?(?:any )?(?:memory|memories|record|records|"
+                        r"information|info|data|access)|no (?:memory|record|information) (?:of|about)|as an ai|"
+                        r"(?:cant|cannot|can not|unable to) (?:access|see) (?:past|previous|earlier|our)|"
+                        r"(?:havent|have not|never|didnt|did not) (?:told|tell|given|give|mentioned|mention|shared|share)"
+                        r" (?:me|it|that|your))\b")
+_APPROX = re.compile(r"\b(?:shade|shades|kind|sort|type|tone|tones|hue|variant|variation|version|form) of(?: \w+)?$|"
+                     r"\b(?:something|somewhere) (?:like|around|between)$|\b(?:close|similar|akin) to$")
+_ALTERNATIVE = re.compile(r"\b(?:alternatives?|alternatively|alternate|variations?|also (?:described|called|known|"
+                          r"referred to) as|also goes by|aka|synonyms?|interchangeably)\b")
 
 
 def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> LatestVerdict:
@@ -76,6 +96,9 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
     named = {normalize(m.value) for m in mentions}
     if want not in named:
         return LatestVerdict(score=0.0, reason=f"{expected!r} is not in the answer.", conclusive=True)
+    doubt = _uncertain(text, mentions, want, len(named))
+    if doubt is not None:
+        return LatestVerdict(score=0.0, conclusive=False, reason=f"The answer names {expected!r} but {doubt}.")
     if named == {want}:
         if all(m.role is Role.NEG for m in mentions):
             return LatestVerdict(score=0.0, reason=f"The answer denies {expected!r}.", conclusive=True)
@@ -84,6 +107,9 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
     if hedged is not None:
         return LatestVerdict(score=0.0, reason=f"The answer hedges between {expected!r} and {hedged!r}.", conclusive=True)
     readings = _readings(mentions, text)
+    if readings is None:
+        return LatestVerdict(score=0.0, conclusive=False, reason=f"The answer names {expected!r} but gives no {noun} "
+                                                                 "as the current one and recalls the others in no order.")
     if not readings:
         return LatestVerdict(score=0.0, reason=f"The answer denies every {noun} it names.", conclusive=True)
     given = [(v, how) for v, how in readings if normalize(v) != want]
@@ -96,6 +122,25 @@ def read_latest(response: str, expected: str, rivals: list[str], noun: str) -> L
     how = next(h for v, h in readings if normalize(v) == want)
     return LatestVerdict(score=0.0, conclusive=False, reason=f"The answer gives both {expected!r} ({how}) and "
                                                              f"{given[0][0]!r} ({given[0][1]}) as the current {noun}.")
+
+
+def _uncertain(text: str, mentions: list[Mention], want: str, values: int) -> str | None:
+    """Why the rule cannot read the answer with certainty, if it cannot: it names values only as examples of what
+    people like ("Popular colours include red, blue and green") or after saying it has no memory of the fact; it
+    gives `want` only approximately ("a shade of red"); or it gives values as alternatives of one another rather than
+    as changes ("initially Red, later alternative descriptions Cream and Brown")."""
+    words = normalize(text)
+    if _NO_MEMORY.search(words):
+        return "says it has no memory of it"
+    sentences = {m.sentence for m in mentions if normalize(m.value) == want}
+    for m in mentions:
+        if m.sentence in sentences and _GENERIC.search(normalize(m.before)):
+            return "only as an example of what people like, not as one it remembers"
+    if any(normalize(m.value) == want and _APPROX.search(normalize(m.before)) for m in mentions):
+        return "only approximately"
+    if values > 1 and _ALTERNATIVE.search(words):
+        return "gives the values as alternatives of one another, not as changes"
+    return None
 
 
 def _hedge(text: str, mentions: list[Mention], want: str) -> str | None:
@@ -112,8 +157,9 @@ def _hedge(text: str, mentions: list[Mention], want: str) -> str | None:
     return None
 
 
-def _readings(mentions: list[Mention], text: str) -> list[tuple[str, str]]:
-    """The values the answer gives as current (more than one when it contradicts itself), each with how it gives it."""
+def _readings(mentions: list[Mention], text: str) -> list[tuple[str, str]] | None:
+    """The values the answer gives as current (more than one when it contradicts itself), each with how it gives it;
+    None when it tells values with no claim and in no order the rule can read."""
     told = [m for m in mentions if m.role not in (Role.NEG, Role.GREETING)]
     claims = _claims(told)
     if claims and all(told[i].role is Role.STATED for i in claims) and \
@@ -133,6 +179,8 @@ def _readings(mentions: list[Mention], text: str) -> list[tuple[str, str]]:
     if _NEWEST_FIRST.search(normalize(text)):
         return [(order[0].value, "the first of the values stated, newest first")]
     ordered = any(m.role in (Role.FIRST, Role.PAST, Role.NEXT) for m in told)
+    if not ordered and order[-1].role is Role.RECALL and any(m.role is not Role.RECALL for m in told):
+        return None  # "a shade of Red, and you also mentioned Cream and Brown": what is recalled after is in no order
     return [(order[-1].value, "the latest of the history it tells" if ordered else "the last of the values stated")]
 
 
