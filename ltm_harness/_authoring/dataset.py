@@ -92,6 +92,12 @@ class DatasetInterface:
         """Files besides the module whose contents decide the tests (their edits regenerate definitions)."""
         return []
 
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        """The run settings (`memory_span`, `seed`) and args this dataset's args make meaningless, each with why and
+        the args that would give it a meaning ({} when none would): `run` refuses a `--span` or `--seed` that every
+        dataset of the run ignores, in one line naming them. Default: none."""
+        return {}
+
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         raise NotImplementedError(f"dataset {self.name!r} does not implement generate_examples")
 
