@@ -251,7 +251,7 @@ def test_a_failing_cell_fails_alone_and_is_tried_again_on_the_next_start(tmp_pat
     for attempt in (1, 2):
         assert main(["grid", str(study), "--results", str(tmp_path / "out"), "--quiet", "--no-report"]) == 1
         err = capsys.readouterr().err
-        assert "error: cell down__seed0: agent down: the agent failed its first turn" in err
+        assert f"error: cell down__seed0: agent http://127.0.0.1:{port}/chat: cannot be reached" in err
         index = read_index(StudyFolder(tmp_path / "out" / "study"))
         oracle, down = index.cells
         assert (oracle.state, oracle.runs) == ("finished", 1)  # finished cells are not run again
