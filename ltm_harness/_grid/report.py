@@ -21,7 +21,7 @@ from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, LabelScoreRow, Me
                                        ScoreRow, cell_rows, label_rows, load_cells, metric_rows, pooled_points,
                                        score_rows)
 from ltm_harness._report.assets import CSS
-from ltm_harness._report.colours import colour_css, page_slots, slot_colour, variants
+from ltm_harness._report.colours import colour_css, folder_slots, slot_colour, variants
 from ltm_harness._report.curves import MAX_POINTS
 from ltm_harness._report.labels import metric_text
 from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
@@ -59,9 +59,9 @@ class _Line:
     variant: int
 
 
-def _lines(rows: Sequence[ScoreRow]) -> list[_Line]:
+def _lines(rows: Sequence[ScoreRow], root: Path | None = None) -> list[_Line]:
     pairs = list(dict.fromkeys((r.agent, r.config) for r in rows))
-    slots = page_slots(agent for agent, _ in pairs)
+    slots = folder_slots(root, (agent for agent, _ in pairs))  # the colours of the results folder `root`
     return [_Line(_label(agent, config), slots[agent], variant)
             for (agent, config), variant in zip(pairs, variants(agent for agent, _ in pairs))]
 
@@ -163,8 +163,8 @@ def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, lines: list[_Line])
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
                      quantities: Sequence[PooledX], level: float, by_label: Sequence[LabelScoreRow] = (),
-                     metrics: Sequence[MetricMeanRow] = ()) -> str:
-    lines = _lines(rows)
+                     metrics: Sequence[MetricMeanRow] = (), root: Path | None = None) -> str:
+    lines = _lines(rows, root)
     datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
     legend = "".join(f'<span class="item"><span class="swatch c{line.slot}{" alt" if line.variant else ""}"></span>'
                      f"{_e(line.label)}</span>" for line in lines)
@@ -219,7 +219,7 @@ def write_study_report(folder: StudyFolder, output: Path | None = None,
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
     by_label, metrics = label_rows(cells), metric_rows(cells)
     page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, chosen,
-                            rows[0].level if rows else 0.95, by_label, metrics)
+                            rows[0].level if rows else 0.95, by_label, metrics, folder.path.parent)
     written = []
     try:
         write_text(output, page)  # whole or not at all (it makes the folder)

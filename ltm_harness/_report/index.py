@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ltm_harness._errors import LTMError
 from ltm_harness._report.assets import content_security_policy
-from ltm_harness._report.colours import colour_css, page_slots
+from ltm_harness._report.colours import colour_css, folder_slots
 from ltm_harness._results.models import RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
@@ -210,7 +210,7 @@ JS = r"""
 
 def build_index(root: Path) -> str:
     rows = index_rows(root)
-    slots = page_slots(a.name for r in rows for a in r.agents)  # one colour per agent name on the whole page
+    slots = folder_slots(root, (a.name for r in rows for a in r.agents))  # one per name, as on the folder's pages
     for r in rows:
         for a in r.agents:
             a.slot = slots[a.name]
