@@ -28,6 +28,7 @@ from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder
+from ltm_harness._tokens import plural
 
 
 @dataclass
@@ -70,7 +71,7 @@ def _curves(rows: Sequence[ScoreRow | LabelScoreRow], lines: list[_Line]) -> lis
     """A curve per agent (and config) of `rows`, the rows of one dataset (or all, or one label value)."""
     curves = []
     for line in lines:
-        pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {r.seeds} seed(s)") for r in rows
+        pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {plural(r.seeds, 'seed')}") for r in rows
                if _label(r.agent, r.config) == line.label]
         if pts:
             curves.append(Curve(line.label, slot_colour(line.slot), pts, line.variant))
@@ -187,7 +188,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f'<header><h1>{_e(title)}</h1><p class="meta">{len(cells)} cells: {_e(state)}</p></header><main>'
+            f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(cells), "cell")}: {_e(state)}</p></header><main>'
             f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
             f"{_score_table(rows, [line.label for line in lines])}"
             f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'

@@ -20,6 +20,7 @@ from ltm_harness._report.colours import colour_css, folder_slots
 from ltm_harness._results.models import RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
+from ltm_harness._tokens import plural
 
 MAX_REASON = 300  # characters of a damaged folder's reason shown
 
@@ -231,7 +232,7 @@ def build_index(root: Path) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, css)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f'<header><h1>{_e(title)}</h1><p class="meta">{len(rows)} folders: {_e(summary)} · newest first; click '
+            f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(rows), "folder")}: {_e(summary)} · newest first; click '
             "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")
 

@@ -193,7 +193,7 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path: Path):
                                       error="agent b: down"))
     lines = buffer.getvalue().splitlines()
     assert lines[0].endswith("started a__seed0 (host pid 1)")
-    assert "1/3 cells done, 1 running, 0 failed, 1 waiting; a__seed0: 1 tests done, 12 turns, 3.4k tokens, score 0.50" \
+    assert "1/3 cells done, 1 running, 0 failed, 1 waiting; a__seed0: 1 test done, 12 turns, 3.4k tokens, score 0.50" \
         in lines[1]
     assert lines[2].endswith("finished a__seed0: score 0.75 (2.0 s)")
     assert lines[-1].endswith("failed b__seed0: agent b: down")
