@@ -14,7 +14,7 @@ checked by the dataset when the run prepares it, as those of a file are."""
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from pydantic import ValidationError
 
@@ -169,10 +169,16 @@ def given_settings(span: int | None, seed: int | None, settings: Sequence[str] |
     return out
 
 
-def meaningless(given: Sequence[Given], datasets: Sequence[tuple[str, Any]]) -> tuple[str | None, list[str]]:
-    """(an error, warnings) for settings the datasets of a run ignore: `datasets` is (name in the config, dataset).
-    A setting every dataset it is given for ignores is an error naming what to set instead; one that only some
-    ignore is a warning naming those."""
+def as_set_flag(dataset: str, arg: str, value: str) -> str:
+    """An arg of a dataset as the command line sets it."""
+    return f"--set datasets.{dataset}.args.{arg}={value}"
+
+
+def meaningless(given: Sequence[Given], datasets: Sequence[tuple[str, Any]],
+                setting: Callable[[str, str, str], str] = as_set_flag) -> tuple[str | None, list[str]]:
+    """(an error, warnings) for settings the datasets of a run ignore: `datasets` is (name in the config, dataset),
+    `setting` says how the fix is given (default: as `--set`). A setting every dataset it is given for ignores is an
+    error naming what to set instead; one that only some ignore is a warning naming those."""
     warnings: list[str] = []
     for g in given:
         scope = [(name, d) for name, d in datasets if g.dataset in (None, name)]
@@ -180,8 +186,7 @@ def meaningless(given: Sequence[Given], datasets: Sequence[tuple[str, Any]]) -> 
         if not ignoring:
             continue
         said = "; ".join(f"{name} {why}" for name, why, _ in ignoring)
-        sets = [f"--set datasets.{name}.{'.'.join(('args', k))}={v}" for name, _, instead in ignoring
-                for k, v in instead.items()]
+        sets = [setting(name, k, v) for name, _, instead in ignoring for k, v in instead.items()]
         fix = f"add {' '.join(sets)}, or leave {g.flag} out" if sets else f"leave {g.flag} out"
         if len(ignoring) == len(scope):
             return f"{g.flag}: {said}; {fix}", warnings

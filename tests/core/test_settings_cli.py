@@ -130,3 +130,20 @@ def test_a_flag_only_some_datasets_ignore_is_a_warning_naming_them(tmp_path, cap
 def test_estimate_takes_set_too(tmp_path, capsys):
     assert main(["estimate", "-c", "default", "-a", "oracle", "--set", "config.sed=1"]) == 2
     assert "--set config.sed=1: config.sed: unknown field" in capsys.readouterr().err
+
+
+def test_a_study_crossing_spans_over_a_dataset_that_uses_none_is_one_line(tmp_path):
+    from ltm_harness._grid.study import load_study
+
+    base = tmp_path / "base.yml"
+    base.write_text(f"config: {{run_name: base}}\ndatasets:\n  args: {{memory_span: 2000, dataset_examples: 1}}\n"
+                    f"  datasets:\n    - {{name: locomo, args: {{data_file: '{LOCOMO}'}}}}\n")
+    study = tmp_path / "study.yml"
+    study.write_text("name: distance\nbase: base.yml\nagents: [oracle]\nspans: [2000, 8000]\n")
+    with pytest.raises(ConfigError) as exc:
+        load_study(study)
+    assert str(exc.value) == (f"{study}: spans: locomo plays in reference mode (every question after the whole "
+                              "conversation), where no span is used; add args {mode: interleaved} to locomo in the "
+                              "config, or leave spans out")
+    base.write_text(base.read_text().replace("args: {data_file:", "args: {mode: interleaved, data_file:"))
+    assert len(load_study(study).cells) == 2
