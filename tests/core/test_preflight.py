@@ -178,3 +178,11 @@ def test_the_cli_prints_the_note_of_an_endpoint_without_a_model_list(tmp_path, m
 
     assert asyncio.run(serve()) == 0
     assert "note: agent 'openai:anything': " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["aiq"], ["suite", "ltm_harness.aivle.examples:suite"]])
+def test_aiq_and_suites_check_their_agents_as_run_does(tmp_path, capsys, command):
+    port = free_port()
+    assert main([*command, "-a", f"http://127.0.0.1:{port}/chat", "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: agent http://127.0.0.1:{port}/chat: cannot be reached")
+    assert nothing_written(tmp_path)
