@@ -82,6 +82,15 @@ class LoCoMo(DatasetInterface):
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"judge"})
 
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self.params.mode == "interleaved":
+            return {}
+        why = "plays in reference mode (every question after the whole conversation)"
+        return {"memory_span": (f"{why}, where no span is used", {"mode": "interleaved"}),
+                "distance": (f"{why}, where no distance is used", {"mode": "interleaved"}),
+                "seed": ("plays its conversations in file order with no filler, so no seed changes it "
+                         "(args.conversations chooses them)", {})}
+
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         p = self.params

@@ -69,6 +69,13 @@ class LongMemEval(DatasetInterface):
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"reference_prompts"})
 
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self.params.mode == "interleaved":
+            return {}
+        why = "plays in reference mode (each question after its whole haystack)"
+        return {"memory_span": (f"{why}, where no span is used", {"mode": "interleaved"}),
+                "distance": (f"{why}, where no distance is used", {"mode": "interleaved"})}
+
     def source_files(self) -> list[Path]:
         """A user's own file decides the tests: editing it makes them again."""
         return [Path(self.params.data_file).expanduser()] if self.params.data_file else []

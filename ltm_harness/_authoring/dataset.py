@@ -14,6 +14,7 @@ from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
+from ltm_harness._tokens import plural
 
 CallbackResult = tuple[float, float, list[str], bool]
 MAX_CALLBACK_TURNS = 2000
@@ -92,6 +93,12 @@ class DatasetInterface:
         """Files besides the module whose contents decide the tests (their edits regenerate definitions)."""
         return []
 
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        """The run settings (`memory_span`, `seed`) and args this dataset's args make meaningless, each with why and
+        the args that would give it a meaning ({} when none would): `run` refuses a `--span` or `--seed` that every
+        dataset of the run ignores, in one line naming them. Default: none."""
+        return {}
+
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         raise NotImplementedError(f"dataset {self.name!r} does not implement generate_examples")
 
@@ -154,7 +161,8 @@ class DatasetInterface:
                     for q, r, e in zip(questions, responses, expected_answers)]
         reasons = [f"judge {v.model}: {v.score:g} ({v.reason})" for v in verdicts]
         if len(responses) < len(expected_answers):
-            reasons.append(f"{len(expected_answers) - len(responses)} question(s) were not answered")
+            missed = len(expected_answers) - len(responses)
+            reasons.append(f"{plural(missed, 'question')} {'was' if missed == 1 else 'were'} not answered")
         return TestOutcome(sum(v.score for v in verdicts), float(len(expected_answers)), reasons, verdicts=verdicts)
 
     def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:

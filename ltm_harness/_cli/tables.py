@@ -11,6 +11,7 @@ from ltm_harness._report.labels import by_label, metric_text, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, MetricRow, breakdown_rows, ltm_caution,
                                         metric_rows)
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary
+from ltm_harness._tokens import plural
 
 
 LTM_TESTS = "  tests it averages"  # the row under the LTM score: its perfectly answered tests
@@ -30,7 +31,7 @@ def agent_table(summary: AgentSummary) -> Table:
                       _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
     table.caption = (
         f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
-        f"LTM score {summary.ltm_score:,.0f} tokens over {summary.ltm_tests('gap')} perfect tests"
+        f"LTM score {summary.ltm_score:,.0f} tokens over {plural(summary.ltm_tests('gap'), 'perfect test')}"
         + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
            if summary.ltm_score_memory_distance is not None else "")
         + f"   turns {summary.turns} ({summary.filler_turns} filler)   "

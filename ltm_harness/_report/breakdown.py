@@ -17,6 +17,7 @@ from ltm_harness._report.labels import by_label, metric_text, split_metrics, uns
 from ltm_harness._report.svg import Series, score_panel
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import DatasetSummary, LabelSummary
+from ltm_harness._tokens import plural
 
 
 def _who(e: Entry) -> str:
@@ -66,7 +67,7 @@ def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | 
 def _score_cell(b: LabelSummary | None) -> str:
     if b is None:
         return '<td class="num">–</td>'
-    tip = (f"{b.tests} tests: {b.scored} scored, {b.unscored} unscored, {b.errored} errored; "
+    tip = (f"{plural(b.tests, 'test')}: {b.scored} scored, {b.unscored} unscored, {b.errored} errored; "
            f"mean memory distance {_num(b.memory_distance)} tokens")
     if not b.scored:
         return f'<td class="num" title="{_e(tip)}">unscored</td>'

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from ltm_harness._errors import LTMError
 from ltm_harness._report.assets import content_security_policy
-from ltm_harness._report.colours import colour_css, page_slots
+from ltm_harness._report.colours import colour_css, folder_slots
 from ltm_harness._results.models import RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
+from ltm_harness._tokens import plural
 
 MAX_REASON = 300  # characters of a damaged folder's reason shown
 
@@ -210,7 +211,7 @@ JS = r"""
 
 def build_index(root: Path) -> str:
     rows = index_rows(root)
-    slots = page_slots(a.name for r in rows for a in r.agents)  # one colour per agent name on the whole page
+    slots = folder_slots(root, (a.name for r in rows for a in r.agents))  # one per name, as on the folder's pages
     for r in rows:
         for a in r.agents:
             a.slot = slots[a.name]
@@ -231,7 +232,7 @@ def build_index(root: Path) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, css)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f'<header><h1>{_e(title)}</h1><p class="meta">{len(rows)} folders: {_e(summary)} · newest first; click '
+            f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(rows), "folder")}: {_e(summary)} · newest first; click '
             "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")
 

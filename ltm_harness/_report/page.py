@@ -23,13 +23,14 @@ from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, da
 from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
 from ltm_harness._results.models import GapPoint, TestResult
+from ltm_harness._tokens import plural
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 
 
 def _over(tests: int | None) -> str:
     """How many tests an LTM score averages, on a line of its own (the summary table stays as narrow as before)."""
-    return "" if tests is None else f'<br><span class="std">over {tests} tests</span>'
+    return "" if tests is None else f'<br><span class="std">over {plural(tests, "test")}</span>'
 
 
 def _ms(value: float | None) -> str:
@@ -117,7 +118,7 @@ def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found
         judge = f" · judge {_e(run.summary.judge)}" if run.summary.judge else ""
         lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> {_marks(run, found)}· seed {run.summary.seed} · '
                      f'{"isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"} · '
-                     f'{tests} tests per agent · {len(run.agents)} agent(s){judge} · folder {_e(run.folder)}</p>')
+                     f'{plural(tests, "test")} per agent · {plural(len(run.agents), "agent")}{judge} · folder {_e(run.folder)}</p>')
     if found:
         lines.append('<div class="warn"><b>Compared although they differ</b> (--force): '
                      + "".join(f"<br>{_e(d.detail)}" for d in found) + "</div>")
@@ -172,7 +173,7 @@ def _dataset_grid(entries: Sequence[Entry]) -> str:
             if d is None:
                 cells.append('<td class="num">–</td>')
             else:
-                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
+                tip = f"{plural(d.tests, 'test')}, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
                 cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} '
                              f'<span class="std">±&nbsp;{d.std:.2f}</span></td>')
         rows.append(f'<tr><td>{_label(name)}</td>{"".join(cells)}</tr>')
@@ -299,7 +300,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
              f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
-             f"{row.tests} tests</summary>"]
+             f"{plural(row.tests, 'test')}</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "

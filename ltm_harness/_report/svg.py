@@ -14,7 +14,7 @@ from html import escape
 from typing import Any, Callable
 
 from ltm_harness._results.models import gap_bin
-from ltm_harness._tokens import short_count
+from ltm_harness._tokens import plural, short_count
 
 INK = "#333"
 GRID = "#ddd"
@@ -230,7 +230,7 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
                 keep += members
             mg = 10 ** (sum(math.log10(g) for g, _, _ in members) / len(members))
             mv = sum(v for _, v, _ in members) / len(members)
-            tip = f"{s.label}: mean score {mv:.2f} over {len(members)} tests from {short_count(edges[0])} to {short_count(edges[1])} tokens"
+            tip = f"{s.label}: mean score {mv:.2f} over {plural(len(members), 'test')} from {short_count(edges[0])} to {short_count(edges[1])} tokens"
             trail.append((edges, sx(mg), sy(mv), tip))
         shown.append(keep)
         trails.append(trail)
@@ -291,7 +291,7 @@ def _dots(series: list[Series], shown: list[list[tuple[float, float, str]]], sx:
             else:
                 listed = ", ".join(f"{what} ({v:.2f} at {g:,.0f})" for g, v, what in members[:8])
                 more = f" and {n - 8} more" if n > 8 else ""
-                tip = f"{s.label}: {n} tests here: {listed}{more}"
+                tip = f"{s.label}: {plural(n, 'test')} here: {listed}{more}"
             out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" fill="{s.colour}" '
                        f'fill-opacity="{0.12 if s.variant else 0.55}" '
                        f'stroke="{s.colour}" data-count="{n}"><title>{escape(tip)}</title></circle>')

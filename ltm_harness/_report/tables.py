@@ -19,10 +19,11 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ltm_harness._guard.text import csv_cell
-from ltm_harness._report.colours import page_slots, variants
+from ltm_harness._report.colours import folder_slots, variants
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._store.files import write_text
+from ltm_harness._store.layout import results_root_of
 
 COST_ROLES = ("agent", "judge", "generation", "test")
 
@@ -50,7 +51,7 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
-    slots = page_slots(e.agent.spec for e in out)
+    slots = folder_slots(results_root_of(runs[0].folder) if runs else None, (e.agent.spec for e in out))
     for entry, variant in zip(out, variants(e.agent.spec for e in out)):
         entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
