@@ -24,7 +24,7 @@ from ltm_harness._report.assets import CSS
 from ltm_harness._report.colours import colour_css, page_slots, slot_colour, variants
 from ltm_harness._report.curves import MAX_POINTS
 from ltm_harness._report.labels import metric_text
-from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
+from ltm_harness._report.svg_score import Curve, Series, score_panel, span_chart
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder

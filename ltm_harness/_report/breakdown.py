@@ -14,7 +14,7 @@ from ltm_harness._report.colours import slot_colour
 from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
 from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
-from ltm_harness._report.svg import Series, score_panel
+from ltm_harness._report.svg_score import Series, score_panel
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import DatasetSummary, LabelSummary
 

@@ -20,7 +20,9 @@ from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
 from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, dataset_points, has_values, xy
-from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
+from ltm_harness._report.svg import Bar, bar_chart, money
+from ltm_harness._report.svg_cost import cost_chart
+from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
 from ltm_harness._results.models import GapPoint, TestResult
 
