@@ -35,7 +35,7 @@ EVENT_FORMAT = 5
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
 RESUMABLE_EVENT_FORMAT = 5  # the oldest event format a run can be resumed from
 FAILED_TRIES_ASIDE = 5  # the first event format whose turns keep their failed tries in the side file
-RESULTS_FORMAT = 3
+RESULTS_FORMAT = 4
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

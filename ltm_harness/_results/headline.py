@@ -1,0 +1,209 @@
+"""Each benchmark's own headline: the metrics it is quoted by, declared by its dataset, computed here alone.
+
+A dataset declares a `Headline` (a class attribute of its `DatasetInterface`): the metrics, named as the benchmark
+names them ("F1", "accuracy"), each a plain description of how it aggregates per-question results:
+
+* `of`: the rule's score of each result (normalised 0..1, an errored result counting 0) or the judge's verdict
+  (the share judged correct, over the results that have a verdict);
+* `where` / `unless`: only the results whose labels have (or have not) these values (LongMemEval's abstention
+  questions; LoCoMo's categories 1-4);
+* `by`: the unweighted mean of the means per value of a label (LongMemEval's task-averaged accuracy over its
+  types, BEAM's mean of its ten abilities), each value's mean over its own results;
+* `per`: one metric per value of a label, named "<name> · <value>" (F1 per LoCoMo category, accuracy per type).
+
+The declaration is data (pydantic), written into each dataset's summary, so that a report, `compare` or a study
+recomputes the same metrics from results.json (over the questions scored for every agent compared, for instance)
+without the dataset's code. A mean over no scored result is None (shown "-", written null), never 0; every value
+carries how many results it averages (`scored`) of how many it is about (`tests`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Iterable, Literal, Mapping, Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ltm_harness._scoring.verdict import JudgeVerdict
+from ltm_harness._tokens import plural
+
+Basis = Literal["score", "verdict"]
+
+
+class HeadlineResult(Protocol):
+    """What a headline reads of a test's result (a `TestResult`)."""
+
+    @property
+    def example_id(self) -> str: ...
+    @property
+    def status(self) -> Literal["ok", "unscored", "errored"]: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def max_score(self) -> float: ...
+    @property
+    def labels(self) -> dict[str, str] | None: ...
+    @property
+    def verdicts(self) -> Sequence[JudgeVerdict]: ...
+
+
+class Metric(BaseModel):
+    """One number a benchmark is quoted by (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    of: Basis = "score"
+    where: dict[str, str] = Field(default_factory=dict)
+    unless: dict[str, list[str]] = Field(default_factory=dict)
+    by: str | None = None
+    per: str | None = None
+    order: list[str] = Field(default_factory=list)  # the values of `by`/`per` in this order first (others after)
+
+
+class Headline(BaseModel):
+    """A benchmark's headline: its metrics, the first one leading (the dataset's score cell everywhere)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metrics: list[Metric]
+    # The GoodAI benchmark's own numbers (benchmark score, LTM score, target and achieved gaps) belong to it.
+    goodai: bool = False
+    # Without a judge the rule decides only some answers: score metrics are then named "<name> (<unjudged>)" and
+    # count "decided" rather than "scored" (LongMemEval: "rule-decided").
+    unjudged: str | None = None
+    question: str = "test"  # what one result is: "question"
+    conversation: str | None = None  # what one test is when each is a conversation of its own
+
+
+GOODAI = Headline(metrics=[Metric(name="score")], goodai=True)  # the default: every dataset of the GoodAI benchmark
+
+
+class MetricValue(BaseModel):
+    """A metric's value over a set of results: None when none of them was scored."""
+
+    name: str
+    value: float | None
+    scored: int  # results it averages
+    tests: int  # results it is about
+
+
+class Played(BaseModel):
+    """What a dataset's run played: its tests (or conversations) and the history taken in without a reply."""
+
+    conversations: int | None = None  # tests that are conversations of their own (None: the tests share one)
+    history_turns: int = 0  # turns of history that needed no reply
+    questions: int = 0  # results
+
+
+class DatasetHeadline(BaseModel):
+    """A dataset's headline as written in its summary: the declaration, whether the run was judged, the values."""
+
+    spec: Headline
+    judged: bool
+    values: list[MetricValue]
+    played: Played | None = None
+
+
+def _matches(metric: Metric, labels: Mapping[str, str]) -> bool:
+    return (all(labels.get(k) == v for k, v in metric.where.items())
+            and not any(labels.get(k) in vs for k, vs in metric.unless.items()))
+
+
+def decided(r: HeadlineResult, of: Basis) -> bool:
+    """The result counts in a metric on `of`: scored by the rule (errored counting 0), or given a verdict."""
+    if of == "verdict":
+        return r.status == "ok" and bool(r.verdicts)
+    return r.status != "unscored"
+
+
+def _value(r: HeadlineResult, of: Basis) -> float:
+    if of == "verdict":
+        return 1.0 if r.verdicts[0].score >= 1.0 else 0.0
+    return r.score / r.max_score if r.status == "ok" and r.max_score > 0 else 0.0
+
+
+def _mean(name: str, of: Basis, results: Sequence[HeadlineResult]) -> MetricValue:
+    values = [_value(r, of) for r in results if decided(r, of)]
+    return MetricValue(name=name, value=statistics.fmean(values) if values else None, scored=len(values),
+                       tests=len(results))
+
+
+def _values_of(label: str, results: Iterable[HeadlineResult], order: Sequence[str] = ()) -> list[str]:
+    found = list(dict.fromkeys(v for r in results if (v := (r.labels or {}).get(label)) is not None))
+    return [v for v in order if v in found] + [v for v in found if v not in order]
+
+
+def metric_name(headline: Headline, metric: Metric, judged: bool) -> str:
+    """The metric's name as shown: "accuracy (rule-decided)" for a score metric of an unjudged run that needs one."""
+    if headline.unjudged and not judged and metric.of == "score":
+        return f"{metric.name} ({headline.unjudged})"
+    return metric.name
+
+
+def evaluate(headline: Headline, results: Sequence[HeadlineResult], judged: bool,
+             only: Mapping[Basis, set[str]] | None = None) -> list[MetricValue]:
+    """The headline's values over `results` (one dataset's, one agent's); `only`: per basis, the example ids to
+    count (the results scored for every agent compared), the others left out of both counts."""
+    out: list[MetricValue] = []
+    for metric in headline.metrics:
+        if metric.of == "verdict" and not judged:
+            continue  # a judge's number, in a run without one: absent, not "-"
+        chosen = [r for r in results if _matches(metric, r.labels or {})
+                  and (only is None or r.example_id in only.get(metric.of, set()))]
+        name = metric_name(headline, metric, judged)
+        if metric.per is not None:
+            for value in _values_of(metric.per, chosen, metric.order):
+                group = [r for r in chosen if (r.labels or {}).get(metric.per) == value]
+                out.append(_mean(f"{name} · {value}", metric.of, group))
+        elif metric.by is not None:
+            means = [_mean("", metric.of, [r for r in chosen if (r.labels or {}).get(metric.by) == v])
+                     for v in _values_of(metric.by, chosen, metric.order)]
+            scored = [m.value for m in means if m.value is not None]
+            out.append(MetricValue(name=name, value=statistics.fmean(scored) if scored else None,
+                                   scored=sum(m.scored for m in means), tests=len(chosen)))
+        else:
+            out.append(_mean(name, metric.of, chosen))
+    return out
+
+
+def common_ids(results_by_agent: Sequence[Sequence[HeadlineResult]]) -> dict[Basis, set[str]]:
+    """Per basis, the example ids counted for every agent given (for a comparison on the same questions)."""
+    out: dict[Basis, set[str]] = {}
+    for of in ("score", "verdict"):
+        sets = [{r.example_id for r in rs if decided(r, of)} for rs in results_by_agent]
+        out[of] = set.intersection(*sets) if sets else set()
+    return out
+
+
+def count_word(headline: Headline, judged: bool) -> str:
+    return "decided" if headline.unjudged and not judged else "scored"
+
+
+def value_text(v: MetricValue | None, word: str = "scored", digits: int = 2) -> str:
+    """A value as a cell: "-" for none, "0.82" over all its results, "0.82 (412 of 500 scored)" over a subset."""
+    if v is None or v.value is None:
+        return "-"
+    text = f"{v.value:.{digits}f}"
+    return text if v.scored >= v.tests else f"{text} ({v.scored:,} of {v.tests:,} {word})"
+
+
+def played_text(p: Played, headline: Headline) -> str:
+    """What was played, e.g. "10 conversations, 5,882 history turns, 1,986 questions"."""
+    parts = []
+    if p.conversations is not None and headline.conversation is not None:
+        parts.append(plural(p.conversations, headline.conversation))
+    if p.history_turns:
+        parts.append(plural(p.history_turns, "history turn"))
+    parts.append(plural(p.questions, headline.question))
+    return ", ".join(parts)
+
+
+
+
+def compare(headline: Headline, judged: bool, results_by_agent: Sequence[Sequence[HeadlineResult]]
+            ) -> tuple[list[list[MetricValue]], dict[Basis, int]]:
+    """Each agent's values over the results counted for every agent given (the same questions for all), and how many
+    those are per basis."""
+    only = common_ids(results_by_agent)
+    return [evaluate(headline, rs, judged, only) for rs in results_by_agent], {b: len(s) for b, s in only.items()}
