@@ -77,7 +77,8 @@ class LoCoMo(DatasetInterface):
     # category, and, judged, the vendors' J: the share judged correct over categories 1-4 (`headline_spec` names
     # the judge prompt).
     headline = Headline(metrics=[Metric(name="F1"), Metric(name="F1", per="category", order=list(CATEGORY_NAMES.values())),
-                                 Metric(name="J (judge, categories 1-4)", of="verdict")],
+                                 Metric(name="J (judge, categories 1-4)", of="verdict",
+                                        unless={"category": [CATEGORY_NAMES[5]]})],
                         question="question", conversation="conversation")
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"judge"})

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
-                                        headline_rows, ltm_caution, metric_rows)
+                                        breakdown_rows, headline_rows, ltm_caution, metric_rows)
 from ltm_harness._results.headline import count_word, played_text
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
 
@@ -138,6 +138,7 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
     quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged) for a in run.agents]
     rows = headline_rows(quoted)
     metrics = [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)]
+    breakdown = [b for a in run.agents for b in breakdown_rows(run.run_name, a.agent, a.agent, a)]
     title = "headline numbers per dataset" + (", on the tests scored for every agent" if results else "")
     table = Table(title=f"run {escape(run.run_name)}: {title}", title_justify="left")
     table.add_column("dataset")
@@ -145,7 +146,7 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
         table.add_column(escape(a.agent), justify="right")
     columns = [a.agent for a in run.agents]
     for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
-        _dataset_rows(table, name, columns, rows, metrics)
+        _dataset_rows(table, name, columns, rows, metrics, breakdown)
     if all(_goodai(a, judged) for a in run.agents):
         table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
         table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
@@ -159,11 +160,12 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
 
 
 def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence[HeadlineRow],
-                  metrics: Sequence[MetricRow]) -> None:
+                  metrics: Sequence[MetricRow], breakdown: Sequence[BreakdownRow] = ()) -> None:
     """A dataset's headline numbers in an agents-as-columns table (`columns`: the agents' labels as the rows name
     them): its leading number on the dataset's row, the others under it, then its own named metrics. In a comparison
     the numbers are over the tests scored for every agent ("common" rows), the row saying over how many when that is
-    fewer than an agent's, with a row of each agent's own count."""
+    fewer than an agent's, with a row of each agent's own count. A dataset whose headline has no number per label
+    value gets its mean per label value (`breakdown`: categories, question types) instead."""
     mine = [r for r in rows if r.dataset == dataset]
     over = "common" if any(r.over == "common" for r in mine) else "own"
     own = {(r.label, r.metric): r for r in mine if r.over == "own"}
@@ -174,17 +176,20 @@ def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence
         found = [cells.get((c, metric)) for c in columns]
         label = (dataset if mine and mine[0].goodai and metric == "score" else f"{dataset} · {metric}") if i == 0 \
             else f"  {metric}"
-        if over == "common":
-            common = max((r.tests for r in found if r is not None), default=0)
-            most = max((o.tests for c in columns if (o := own.get((c, metric))) is not None), default=0)
-            if common < most:
-                label += f" (on {common:,} of {most:,}, {word} for every agent)"
         table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word) for r in found])
         if i == 0 and over == "common":
             counts = [own.get((c, metric)) for c in columns]
             if any(o is not None and o.scored < o.tests for o in counts):
-                table.add_row(escape(f"  {word} per agent"),
+                common = max((r.tests for r in found if r is not None), default=0)
+                table.add_row(escape(f"  {word} by all"),
+                              *["-" if o is None else f"{common:,} of {o.tests:,}" for o in counts])
+                table.add_row(escape(f"  {word} by each"),
                               *["-" if o is None else f"{o.scored:,} of {o.tests:,}" for o in counts])
+    if not any(" · " in name for name in names):
+        found_b = {(b.label, b.by, b.value): b for b in breakdown if b.dataset == dataset}
+        for by, value in dict.fromkeys((b.by, b.value) for b in breakdown if b.dataset == dataset):
+            table.add_row(escape(f"  {by} {value}"), *["-" if (b := found_b.get((c, by, value))) is None or not b.scored
+                                                       else f"{b.score:.2f}" for c in columns])
     named = {(m.label, m.metric): m.value for m in metrics if m.dataset == dataset}
     for metric in dict.fromkeys(m.metric for m in metrics if m.dataset == dataset):
         table.add_row(escape(f"  {metric}"), *[metric_text(named.get((column, metric))) for column in columns])
@@ -227,9 +232,9 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     for a in agents:
         mark = marks.get(a.label)
         table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
-    own_metrics = [m for m in metrics or [] if not m.metric.startswith("data: ")]
     for name in names:
-        _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), own_metrics)
+        _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), metrics or [],
+                      breakdown or [])
     goodai = all(r.goodai for r in headline or []) and bool(names)
     if goodai:
         table.add_section()
