@@ -24,6 +24,7 @@ from ltm_harness._report.svg import Bar, bar_chart, money
 from ltm_harness._report.svg_cost import cost_chart
 from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
 from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
+from ltm_harness._results.headline import played_text
 from ltm_harness._results.models import GapPoint, TestResult
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
@@ -112,14 +113,32 @@ def _marks(run: RunData, found: Sequence[Difference]) -> str:
                    for d in found if d.run is run)
 
 
+def _played(run: RunData, entries: Sequence[Entry]) -> str:
+    """What the run played, per dataset as its headline counts it ("locomo: 10 conversations, 5,882 history turns,
+    1,986 questions"); the GoodAI benchmark's datasets as one interleaved conversation of tests (or isolated ones)."""
+    judged = run.summary.judge is not None
+    first = next((e for e in entries if e.run is run), None)
+    if first is None:
+        return "no agent finished"
+    parts, goodai = [], 0
+    for d in first.agent.summary.datasets:
+        quoted = d.quoted(judged)
+        if quoted.spec.goodai or quoted.played is None:
+            goodai += d.tests
+        else:
+            parts.append(f"{d.dataset}: {played_text(quoted.played, quoted.spec)}")
+    if goodai:
+        how = "isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"
+        parts.insert(0, f"{goodai} tests in {how}")
+    return "; ".join(parts)
+
+
 def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found: Sequence[Difference]) -> str:
     lines = []
     for run in runs:
-        tests = max((len(e.agent.results) for e in entries if e.run is run), default=0)
-        judge = f" · judge {_e(run.summary.judge)}" if run.summary.judge else ""
+        judge = f" · judge {_e(run.summary.judge)}" if run.summary.judge else " · no judge"
         lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> {_marks(run, found)}· seed {run.summary.seed} · '
-                     f'{"isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"} · '
-                     f'{tests} tests per agent · {len(run.agents)} agent(s){judge} · folder {_e(run.folder)}</p>')
+                     f'{_e(_played(run, entries))} · {len(run.agents)} agent(s){judge} · folder {_e(run.folder)}</p>')
     if found:
         lines.append('<div class="warn"><b>Compared although they differ</b> (--force): '
                      + "".join(f"<br>{_e(d.detail)}" for d in found) + "</div>")
@@ -127,8 +146,9 @@ def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found
 
 
 def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Difference]) -> str:
-    head = ('<tr><th>agent</th><th class="num">benchmark score</th><th class="num">LTM score</th>'
-            '<th class="num">LTM score on memory distance</th><th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
+    goodai = bool(tables.headline) and all(r.goodai for r in tables.headline)  # its benchmark and LTM scores apply
+    head = ('<tr><th>agent</th>' + ('<th class="num">benchmark score</th><th class="num">LTM score</th>'
+            '<th class="num">LTM score on memory distance</th>' if goodai else "") + '<th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
             '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
     rows = []
     for e, row in zip(entries, tables.agents):
@@ -136,50 +156,65 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
         flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
-            f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
-            f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
-            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
-            f'<td class="num">{row.tests}{flags}</td>'
+            + (f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
+               f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
+               f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
+               if goodai else "")
+            + f'<td class="num">{row.tests}{flags}</td>'
             f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
             f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
             f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
-    grid = _dataset_grid(entries)
-    caution = ltm_caution([(row.label, row.benchmark_share, row.ltm_score) for row in tables.agents])
+    grid = _dataset_grid(entries, tables)
+    caution = ltm_caution([(row.label, row.benchmark_share, row.ltm_score) for row in tables.agents]) if goodai else None
     warn = f'<p class="warn">{_e(caution)}</p>' if caution else ""
-    note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
+    quoted = ('<p class="note">Per dataset: the number it is quoted by (its headline: F1, accuracy, score); with several '
+              "agents, over the tests scored for every agent, the row saying over how many when fewer than an agent's "
+              'own; "–": nothing scored. Agent tokens: prompt and completion tokens the agent reported. Cost: every '
+              "priced LLM call of the agent's run.</p>")
+    note = quoted if not goodai else ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
             "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
             "answered tests (the reference benchmark's definition; how many tests it averages beside it), so an "
             "agent perfect only on long-gap tests shows a higher one than an agent perfect on all: read it beside "
             "the benchmark score. LTM score on memory distance: the same mean on each test's "
             "memory distance (from the earliest statement its answer depends on, which may be long before the gap's "
             "statement). Agent tokens: prompt and completion tokens the agent "
-            "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
-            "its tests.</p>")
+            "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score over its tests (with several "
+            "agents, over the tests scored for every agent).</p>")
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
             f'{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
 
 
-def _dataset_grid(entries: Sequence[Entry]) -> str:
-    """Mean ± std per dataset (a row) and agent (a column), as in the terminal's table: the datasets, however many,
-    run down the page, and agent names wrap, so the grid fits a laptop's screen without scrolling sideways."""
+def _dataset_grid(entries: Sequence[Entry], tables: Tables) -> str:
+    """Each dataset's leading number (its headline: F1, accuracy, score; a row) per agent (a column), as in the
+    terminal's table, over the tests scored for every agent when several are compared (saying how many when that is
+    fewer than an agent's own): the datasets, however many, run down the page, and agent names wrap, so the grid fits
+    a laptop's screen without scrolling sideways."""
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     head = ('<tr><th>dataset</th>' + "".join(f'<th class="num who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a></th>'
                                               for e in entries) + "</tr>")
-    by_entry = [{d.dataset: d for d in e.agent.summary.datasets} for e in entries]
+    lead = {(r.label, r.dataset, r.over): r for r in tables.headline if r.lead}
     rows = []
     for name in datasets:
-        cells = []
-        for by_name in by_entry:
-            d = by_name.get(name)
-            if d is None:
+        over = "common" if any(k[1] == name and k[2] == "common" for k in lead) else "own"
+        cells, metric, note = [], "score", ""
+        for e in entries:
+            r, own = lead.get((e.label, name, over)), lead.get((e.label, name, "own"))
+            if r is None or own is None:
                 cells.append('<td class="num">–</td>')
-            else:
-                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
-                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} '
-                             f'<span class="std">±&nbsp;{d.std:.2f}</span></td>')
-        rows.append(f'<tr><td>{_label(name)}</td>{"".join(cells)}</tr>')
+                continue
+            metric = r.metric
+            tip = f"{own.scored} of {own.tests} tests {own.word}"
+            if r.value is None:
+                cells.append(f'<td class="num" title="{_e(tip)}">–</td>')
+                continue
+            subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
+            cells.append(f'<td class="num {_score_class(r.value)}" title="{_e(tip)}">{r.value:.2f}{subset}</td>')
+            if over == "common" and r.tests < own.tests:
+                note = f"on {r.tests:,} of {own.tests:,}, {r.word} by all"
+        title = name if metric == "score" else f"{name} · {metric}"
+        under = f'<br><span class="std">{_e(note)}</span>' if note else ""
+        rows.append(f'<tr><td>{_label(title)}{under}</td>{"".join(cells)}</tr>')
     return f'<div class="scroll"><table class="grid">{head}{"".join(rows)}</table></div>'
-
 
 
 def _problems(runs: Sequence[RunData]) -> str:
@@ -235,8 +270,12 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
             bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
                             "" if d is None else f" over {d.scored} scored tests", e.variant))
         per_dataset.append(bar_chart(name, bars))
-    points = [dataset_points(e.agent) for e in entries]
-    panels = "".join(_panels(entries, points, q, datasets) for q in QUANTITIES if q is GAP or has_values(points, q))
+    # A benchmark quoted per category or type is drawn per category (By category and type), never pooled here.
+    pooled = {d.dataset for e in entries for d in e.agent.summary.datasets
+              if d.quoted(e.run.summary.judge is not None).spec.goodai}
+    points = [{k: v for k, v in dataset_points(e.agent).items() if k in pooled} for e in entries]
+    panels = "".join(_panels(entries, points, q, [n for n in datasets if n in pooled])
+                     for q in QUANTITIES if pooled and (q is GAP or has_values(points, q)))
     cost = ""
     if any(row.total_cost_usd > 0 for row in tables.agents):  # drawn only when something was priced
         chart = cost_chart("benchmark score against cost",
@@ -299,9 +338,14 @@ def _failed_tries(n: int) -> str:
 
 def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
+    judged = e.run.summary.judge is not None
+    if all(d.quoted(judged).spec.goodai for d in s.datasets):
+        numbers = f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
+    else:
+        leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
+        numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
-             f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
-             f"{row.tests} tests</summary>"]
+             f"{_e(numbers)}{row.tests} tests</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
@@ -315,12 +359,14 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
             '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
             '<th class="num">memory distance</th></tr>')
     body = "".join(
-        f'<tr><td>{_e(d.dataset)}</td><td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
-        f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
+        f'<tr><td>{_e(d.dataset)}</td>' + (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
+                                           if d.scored else '<td class="num">–</td>')
+        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
         f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
         f'<td class="num">{_num(d.memory_distance)}</td></tr>'
         for d in s.datasets)
-    series, every = _series([e], [dataset_points(e.agent)], GAP)
+    own = {d.dataset for d in s.datasets if d.quoted(judged).spec.goodai}  # benchmarks: per category, in their section
+    series, every = _series([e], [{k: v for k, v in dataset_points(e.agent).items() if k in own}], GAP)
     chart = score_panel(f"{e.label}: score against achieved gap", series, GAP.axis, width=520, height=240,
                         draw_points=every, empty=GAP.missing)
     parts.append(f'<div class="charts"><div class="scroll"><table>{head}{body}</table></div>{chart}</div>')
