@@ -13,7 +13,8 @@ from rich.text import Text
 
 from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
-                                        breakdown_rows, headline_rows, ltm_caution, metric_rows)
+                                        benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
+                                        metric_rows)
 from ltm_harness._results.headline import count_word, played_text
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
 
@@ -40,7 +41,9 @@ def _goodai(summary: AgentSummary, judged: bool) -> bool:
 def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
     table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
     gaps = any(d.quoted(judged).spec.goodai for d in summary.datasets)
-    columns = [("dataset", "left"), ("metric", "left"), ("value", "right"), ("tests", "right")]
+    named = not _goodai(summary, judged)  # a benchmark quoted by its own names: the metric's name beside its value
+    columns = [("dataset", "left")] + ([("metric", "left"), ("value", "right")] if named else [("score", "right")])
+    columns += [("tests", "right")]
     columns += [("target gap", "right"), ("achieved gap", "right")] if gaps else []
     columns += [("memory distance", "right"), ("unscored/errored", "right")]
     for col, just in columns:
@@ -50,8 +53,8 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
         quoted = d.quoted(judged)
         lead = quoted.values[0] if quoted.values else None
         word = count_word(quoted.spec, quoted.judged)
-        row = [escape(d.dataset), escape(lead.name if lead else "score"),
-               "-" if lead is None else _cell(lead.value, lead.scored, lead.tests, word), str(d.tests)]
+        value = "-" if lead is None else _cell(lead.value, lead.scored, lead.tests, word)
+        row = [escape(d.dataset)] + ([escape(lead.name if lead else "score"), value] if named else [value]) + [str(d.tests)]
         if gaps:
             row += [_gap(d.target_gap), _gap(d.achieved_gap)] if quoted.spec.goodai else ["", ""]
         table.add_row(*row, _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
@@ -59,7 +62,7 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
             played.append(f"{d.dataset}: {played_text(quoted.played, quoted.spec)}")
     caption = ""
     if _goodai(summary, judged):
-        caption = (f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
+        caption = (f"benchmark score {benchmark_text(summary.benchmark_score, summary.scored_datasets, len(summary.datasets))}   "
                    f"LTM score {summary.ltm_score:,.0f} tokens over {summary.ltm_tests('gap')} perfect tests"
                    + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
                       if summary.ltm_score_memory_distance is not None else "") + "   ")
@@ -148,7 +151,8 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
     for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
         _dataset_rows(table, name, columns, rows, metrics, breakdown)
     if all(_goodai(a, judged) for a in run.agents):
-        table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
+        _benchmark_row(table, [a.agent for a in run.agents], rows,
+                       [(a.benchmark_score, a.scored_datasets, len(a.datasets)) for a in run.agents])
         table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
         table.add_row(LTM_TESTS, *[str(a.ltm_tests("gap")) for a in run.agents])
         if any(a.ltm_score_memory_distance is not None for a in run.agents):
@@ -195,6 +199,20 @@ def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence
         table.add_row(escape(f"  {metric}"), *[metric_text(named.get((column, metric))) for column in columns])
 
 
+def _benchmark_row(table: Table, columns: list[str], rows: Sequence[HeadlineRow],
+                   own: list[tuple[float, int, int]]) -> None:
+    """The GoodAI benchmark score per agent: over the tests scored for every agent when compared (the sum of the
+    datasets' numbers above it, the row saying how many datasets that is), else each agent's own."""
+    common = [common_benchmark(rows, column) for column in columns]
+    if all(c is not None for c in common):
+        summed = [c for c in common if c is not None]
+        n, total = summed[0][1], summed[0][2]
+        label = "[b]benchmark[/b]" + (f" ({n} of {total} datasets scored by all)" if n < total else "")
+        table.add_row(label, *[f"[b]{s:.2f}[/b]/{k}" for s, k, _ in summed])
+    else:
+        table.add_row("[b]benchmark[/b]", *[f"[b]{escape(benchmark_text(*mine))}[/b]" for mine in own])
+
+
 def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
     """The LTM score's one-line explanation under the table, when it ranks the agents against the benchmark."""
     note = ltm_caution(agents)
@@ -238,7 +256,8 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     goodai = all(r.goodai for r in headline or []) and bool(names)
     if goodai:
         table.add_section()
-        table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])
+        _benchmark_row(table, [a.label for a in agents], headline or [],
+                       [(a.benchmark_score, a.benchmark_datasets_scored, a.max_benchmark_score) for a in agents])
         table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
         table.add_row(LTM_TESTS, *[str(a.ltm_score_tests) for a in agents])
     if any(a.total_cost_usd for a in agents):

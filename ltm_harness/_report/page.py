@@ -23,7 +23,8 @@ from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, da
 from ltm_harness._report.svg import Bar, bar_chart, money
 from ltm_harness._report.svg_cost import cost_chart
 from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
-from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
+from ltm_harness._report.tables import (COST_ROLES, AgentRow, Entry, Tables, benchmark_text, ltm_caution, sorted_results,
+                                        sort_key_of_test)
 from ltm_harness._results.headline import played_text
 from ltm_harness._results.models import GapPoint, TestResult
 
@@ -145,6 +146,11 @@ def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found
     return f"<header><h1>{_e(title)}</h1>{''.join(lines)}</header>"
 
 
+def _unscored_datasets(row: AgentRow) -> str:
+    n = row.max_benchmark_score - row.benchmark_datasets_scored
+    return f'<br><span class="std">{n} dataset{"" if n == 1 else "s"} unscored</span>' if n else ""
+
+
 def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Difference]) -> str:
     goodai = bool(tables.headline) and all(r.goodai for r in tables.headline)  # its benchmark and LTM scores apply
     head = ('<tr><th>agent</th>' + ('<th class="num">benchmark score</th><th class="num">LTM score</th>'
@@ -156,7 +162,8 @@ def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Dif
         flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
         rows.append(
             f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
-            + (f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
+            + (f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / '
+               f'{row.benchmark_datasets_scored}{_unscored_datasets(row)}</td>'
                f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
                f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
                if goodai else "")
@@ -204,13 +211,13 @@ def _dataset_grid(entries: Sequence[Entry], tables: Tables) -> str:
                 continue
             metric = r.metric
             tip = f"{own.scored} of {own.tests} tests {own.word}"
+            if over == "common" and r.tests < own.tests:
+                note = f"on {r.tests:,} of {own.tests:,}, {r.word} by all"
             if r.value is None:
                 cells.append(f'<td class="num" title="{_e(tip)}">–</td>')
                 continue
             subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
             cells.append(f'<td class="num {_score_class(r.value)}" title="{_e(tip)}">{r.value:.2f}{subset}</td>')
-            if over == "common" and r.tests < own.tests:
-                note = f"on {r.tests:,} of {own.tests:,}, {r.word} by all"
         title = name if metric == "score" else f"{name} · {metric}"
         under = f'<br><span class="std">{_e(note)}</span>' if note else ""
         rows.append(f'<tr><td>{_label(title)}{under}</td>{"".join(cells)}</tr>')
@@ -260,7 +267,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
-                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})", e.variant)
+                              f" ({row.benchmark_score:.2f} of {row.benchmark_datasets_scored})", e.variant)
                           for e, row in zip(entries, tables.agents)])
     per_dataset = []
     for name in datasets:
@@ -340,7 +347,8 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
     judged = e.run.summary.judge is not None
     if all(d.quoted(judged).spec.goodai for d in s.datasets):
-        numbers = f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
+        numbers = (f"benchmark {benchmark_text(s.benchmark_score, s.scored_datasets, len(s.datasets))} · "
+                   f"LTM {_num(s.ltm_score)} tokens · ")
     else:
         leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
         numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)

@@ -68,7 +68,8 @@ class AgentRow(BaseModel):
     label: str
     benchmark_score: float
     max_benchmark_score: int
-    benchmark_share: float  # benchmark_score / max_benchmark_score
+    benchmark_share: float  # benchmark_score / benchmark_datasets_scored
+    benchmark_datasets_scored: int  # the datasets it sums: those with a scored test
     ltm_score: float
     ltm_score_tests: int  # the perfectly answered tests the LTM score averages
     tests: int
@@ -188,7 +189,8 @@ def agent_row(e: Entry) -> AgentRow:
     return AgentRow(
         run=e.run.name, agent=e.agent.spec, label=e.label,
         benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
-        benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
+        benchmark_share=s.benchmark_score / s.scored_datasets if s.scored_datasets else 0.0,
+        benchmark_datasets_scored=s.scored_datasets,
         ltm_score=s.ltm_score, ltm_score_tests=s.ltm_tests("gap"),
         tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
         unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
@@ -205,6 +207,23 @@ def agent_row(e: Entry) -> AgentRow:
         ltm_score_memory_distance=s.ltm_score_memory_distance,
         ltm_score_memory_distance_tests=None if s.ltm_score_memory_distance is None else s.ltm_tests("memory_distance"),
     )
+
+
+def benchmark_text(score: float, summed: int, datasets: int) -> str:
+    """The GoodAI benchmark score as shown: "3.71/16 (1 dataset unscored)" when some dataset had nothing scored."""
+    unscored = datasets - summed
+    return f"{score:.2f}/{summed}" + (f" ({unscored} dataset{'' if unscored == 1 else 's'} unscored)" if unscored else "")
+
+
+def common_benchmark(rows: Sequence[HeadlineRow], label: str) -> tuple[float, int, int] | None:
+    """An agent's benchmark score in a comparison: the sum of its GoodAI datasets' leading numbers over the tests
+    scored for every agent, how many datasets that sums (those with such tests), and how many it has; None: nothing
+    compared (a single agent)."""
+    mine = [r for r in rows if r.label == label and r.lead and r.over == "common" and r.goodai]
+    if not mine:
+        return None
+    values = [r.value for r in mine if r.value is not None]
+    return sum(values), len(values), len(mine)
 
 
 def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:

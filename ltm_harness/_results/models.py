@@ -257,6 +257,12 @@ class AgentSummary(BaseModel):
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
 
+    @property
+    def scored_datasets(self) -> int:
+        """The datasets with a scored test: the benchmark score's maximum as shown (a dataset with nothing scored
+        has no mean, so it adds nothing to the sum and is said apart, never counted as 0)."""
+        return sum(1 for d in self.datasets if d.scored)
+
     def ltm_score_on(self, basis: DistanceBasis) -> float | None:
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
         return self.ltm_score if basis == "gap" else self.ltm_score_memory_distance
