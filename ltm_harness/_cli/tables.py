@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
+from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split_metrics, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
                                         benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
@@ -92,7 +92,7 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
             metrics.add_column("value", justify="right")
             for v in quoted.values:
                 metrics.add_row(escape(v.name), _cell(v.value, v.scored, v.tests, word))
-            for name, value in (d.metrics or {}).items():
+            for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
         tables += [_label_table(summary.agent, d, by, values, lead) for by, values in by_label(d.breakdown or []).items()]
@@ -194,8 +194,9 @@ def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence
         for by, value in dict.fromkeys((b.by, b.value) for b in breakdown if b.dataset == dataset):
             table.add_row(escape(f"  {by} {value}"), *["-" if (b := found_b.get((c, by, value))) is None or not b.scored
                                                        else f"{b.score:.2f}" for c in columns])
-    named = {(m.label, m.metric): m.value for m in metrics if m.dataset == dataset}
-    for metric in dict.fromkeys(m.metric for m in metrics if m.dataset == dataset):
+    agents = [m for m in metrics if m.dataset == dataset and not m.metric.startswith(DATA_PREFIX)]
+    named = {(m.label, m.metric): m.value for m in agents}
+    for metric in dict.fromkeys(m.metric for m in agents):
         table.add_row(escape(f"  {metric}"), *[metric_text(named.get((column, metric))) for column in columns])
 
 
@@ -231,6 +232,20 @@ def print_run(run: RunSummary, console: Console | None = None,
             console.print(part)
     if len(run.agents) > 1:
         console.print(comparison_table(run, results))
+    for line in data_lines(run.agents):
+        console.print(Text(line))
+
+
+def data_lines(agents: Sequence[AgentSummary]) -> list[str]:
+    """Per dataset, the known errors counted in its data file (the same for every agent, so said once)."""
+    out: dict[str, str] = {}
+    for a in agents:
+        for d in a.datasets:
+            _, data = split_metrics(d.metrics)
+            if data and d.dataset not in out:
+                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {metric_text(v)}" for k, v in data.items())
+                out[d.dataset] = f"{d.dataset} · known errors in its data file (mended or left out): {counts}"
+    return list(out.values())
 
 
 def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow], marks: dict[str, str] | None = None,
