@@ -170,7 +170,9 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
                      f"{_e(line.label)}</span>" for line in lines)
     overall = span_chart("score against span, all datasets", _curves([r for r in rows if r.dataset == ALL], lines),
                          width=640, height=300)
-    per_dataset = "".join(span_chart(d, _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
+    metric = {r.dataset: r.metric for r in rows}
+    per_dataset = "".join(span_chart(d if metric[d] == "score" else f"{d} · {metric[d]}",
+                                     _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
     pooled = "".join(_pooled_chart(points, x, lines) for x in quantities)
     css = CSS + colour_css(line.slot for line in lines)
     counts = {s: sum(c.state == s for c in cells) for s in ("finished", "failed", "interrupted", "running", "pending")}
