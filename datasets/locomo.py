@@ -40,7 +40,7 @@ from ltm_harness._interop.locomo.data import CATEGORY_NAMES, LocomoSample, rende
 from ltm_harness._interop.locomo.fetch import load_locomo
 from ltm_harness._interop.locomo.judge import JUDGED_CATEGORIES, judge_prompt
 from ltm_harness._interop.locomo.scoring import question_text, score_answer
-from ltm_harness._results.headline import Headline, Metric
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
 from ltm_harness._tokens import get_tokenizer
 

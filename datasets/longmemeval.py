@@ -38,7 +38,7 @@ from ltm_harness._interop.longmemeval.data import QUESTION_TYPES, LMEQuestion, i
 from ltm_harness._interop.longmemeval.fetch import data_path
 from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
 from ltm_harness._interop.longmemeval.scoring import score_reply
-from ltm_harness._results.headline import Headline, Metric
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._tokens import get_tokenizer
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
-from ltm_harness._results.headline import GOODAI, DatasetHeadline, Headline, Played, evaluate
+from ltm_harness._scoring.headline import GOODAI, Headline
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 
 CallbackResult = tuple[float, float, list[str], bool]
@@ -80,7 +80,7 @@ class DatasetInterface:
     #: prompts): left out of the definitions' fingerprint, so that a run keeps its tests (and can be re-scored) when
     #: they change.
     scoring_args: ClassVar[frozenset[str]] = frozenset()
-    #: The metrics this dataset is quoted by (ltm_harness/_results/headline.py; docs/extending.md): names, and how they
+    #: The metrics this dataset is quoted by (ltm_harness/_scoring/headline.py; docs/datasets.md): names, and how they
     #: aggregate per-question results. Default: the GoodAI benchmark's mean score, with its LTM score and gaps. A
     #: headline that depends on the dataset's args (a judge prompt's name) overrides `headline_spec`.
     headline: ClassVar[Headline] = GOODAI
@@ -234,15 +234,6 @@ class DatasetInterface:
         """Named numbers of this dataset's results beside its mean score, as a benchmark reports them (e.g. a
         task-averaged accuracy, or how many known errors its data has). Default: none."""
         return {}
-
-    def headline_values(self, examples: Sequence[TestExample], results: Sequence[ResultView],
-                        judged: bool) -> DatasetHeadline:
-        """The `headline` over one agent's results of this dataset, and what was played (`judged`: the run had a
-        judge)."""
-        played = Played(conversations=len(examples) if self.conversation_per_example else None,
-                        history_turns=sum(sum(e.observe or []) for e in examples), questions=len(results))
-        spec = self.headline_spec()
-        return DatasetHeadline(spec=spec, judged=judged, values=evaluate(spec, results, judged), played=played)
 
     def headline_spec(self) -> Headline:
         """The headline of this instance (default: the class's `headline`)."""

@@ -1,7 +1,8 @@
 """Each benchmark's own headline: the metrics it is quoted by, declared by its dataset, computed here alone.
 
-A dataset declares a `Headline` (a class attribute of its `DatasetInterface`): the metrics, named as the benchmark
-names them ("F1", "accuracy"), each a plain description of how it aggregates per-question results:
+A dataset declares a `Headline` (ltm_harness/_scoring/headline.py; a class attribute of its `DatasetInterface`): the
+metrics, named as the benchmark names them ("F1", "accuracy"), each a plain description of how it aggregates
+per-question results:
 
 * `of`: the rule's score of each result (normalised 0..1, an errored result counting 0) or the judge's verdict
   (the share judged correct, over the results that have a verdict);
@@ -22,13 +23,11 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Literal, Mapping, Protocol, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
+from ltm_harness._scoring.headline import Basis, Headline, Metric
 from ltm_harness._scoring.verdict import JudgeVerdict
 from ltm_harness._tokens import plural
-
-Basis = Literal["score", "verdict"]
-
 
 class HeadlineResult(Protocol):
     """What a headline reads of a test's result (a `TestResult`)."""
@@ -45,38 +44,6 @@ class HeadlineResult(Protocol):
     def labels(self) -> dict[str, str] | None: ...
     @property
     def verdicts(self) -> Sequence[JudgeVerdict]: ...
-
-
-class Metric(BaseModel):
-    """One number a benchmark is quoted by (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    of: Basis = "score"
-    where: dict[str, str] = Field(default_factory=dict)
-    unless: dict[str, list[str]] = Field(default_factory=dict)
-    by: str | None = None
-    per: str | None = None
-    order: list[str] = Field(default_factory=list)  # the values of `by`/`per` in this order first (others after)
-
-
-class Headline(BaseModel):
-    """A benchmark's headline: its metrics, the first one leading (the dataset's score cell everywhere)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    metrics: list[Metric]
-    # The GoodAI benchmark's own numbers (benchmark score, LTM score, target and achieved gaps) belong to it.
-    goodai: bool = False
-    # Without a judge the rule decides only some answers: score metrics are then named "<name> (<unjudged>)" and
-    # count "decided" rather than "scored" (LongMemEval: "rule-decided").
-    unjudged: str | None = None
-    question: str = "test"  # what one result is: "question"
-    conversation: str | None = None  # what one test is when each is a conversation of its own
-
-
-GOODAI = Headline(metrics=[Metric(name="score")], goodai=True)  # the default: every dataset of the GoodAI benchmark
 
 
 class MetricValue(BaseModel):
@@ -103,6 +70,14 @@ class DatasetHeadline(BaseModel):
     judged: bool
     values: list[MetricValue]
     played: Played | None = None
+
+
+def quote(headline: Headline, results: Sequence[HeadlineResult], judged: bool, conversations: int | None,
+          history_turns: int) -> DatasetHeadline:
+    """A dataset's headline over one agent's results of it, and what was played (`conversations`: its tests when each
+    is a conversation of its own, else None)."""
+    played = Played(conversations=conversations, history_turns=history_turns, questions=len(results))
+    return DatasetHeadline(spec=headline, judged=judged, values=evaluate(headline, results, judged), played=played)
 
 
 def _matches(metric: Metric, labels: Mapping[str, str]) -> bool:

@@ -8,7 +8,8 @@ from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 from pydantic import BaseModel, Field, model_validator
 
 from ltm_harness._engine.program import memory_distance
-from ltm_harness._results.headline import GOODAI, DatasetHeadline, Headline, Metric, MetricValue
+from ltm_harness._results.headline import DatasetHeadline, MetricValue
+from ltm_harness._scoring.headline import GOODAI, Headline, Metric
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import OmitWhenNone, UsageTotals

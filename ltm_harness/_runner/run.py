@@ -24,7 +24,7 @@ from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._results.headline import DatasetHeadline
+from ltm_harness._results.headline import DatasetHeadline, quote
 from ltm_harness._results.models import (AgentSummary, DatasetHeadlines, DatasetMetrics, RunSummary, TestResult,
                                          summarize_agent)
 from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
@@ -235,8 +235,10 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         return datasets[name].summary_metrics(prepared.examples.get(name, []), rs)
 
     def headlines(name: str, rs: list[TestResult]) -> DatasetHeadline:
-        return datasets[name].headline_values(prepared.examples.get(name, []), rs,
-                                              judged=llm is not None and llm.judge is not None)
+        dataset, chosen = datasets[name], prepared.examples.get(name, [])
+        return quote(dataset.headline_spec(), rs, llm is not None and llm.judge is not None,
+                     len(chosen) if dataset.conversation_per_example else None,
+                     sum(sum(e.observe or []) for e in chosen))
 
     summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines)
     write_agent_outputs(plan.out, results, summary)

@@ -19,8 +19,8 @@ from ltm_harness._api import run_async
 from ltm_harness._cli.tables import print_run
 from ltm_harness._report import write_report
 from ltm_harness._report.tables import Quoted, headline_rows
-from ltm_harness._results.headline import (Headline, Metric, MetricValue, common_ids, compare, evaluate, played_text,
-                                           Played, value_text)
+from ltm_harness._results.headline import MetricValue, Played, common_ids, compare, evaluate, played_text, value_text
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._results.models import DatasetSummary, TestResult
 from ltm_harness._scoring.verdict import JudgeVerdict
 from ltm_harness.testing import load_script, make_config
@@ -184,6 +184,11 @@ def test_locomo_is_quoted_by_f1_per_category_and_drawn_per_category(locomo_run):
     assert [c for c in charts if c.startswith("locomo · category")] == [
         f"locomo · category {c}" for c in ("single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
         if f"locomo · category {c}" in charts] and len([c for c in charts if c.startswith("locomo · category")]) >= 4
+    # each agent's own chart of it: a line (a series) per category, named by it
+    own = re.search(r'<svg[^>]*aria-label="retrieval · locomo: score against memory distance, a line per category".*?</svg>',
+                    page, re.S)
+    assert own is not None and "single-hop" in own.group(0) and "adversarial" in own.group(0)
+    assert "retrieval: score against achieved gap" not in page  # no pooled chart of the agent either
     rows = list(csv.DictReader((out.path / "report.headline.csv").open(encoding="utf-8")))
     assert {r["metric"] for r in rows if r["lead"] == "True"} == {"F1"}
     assert {r["over"] for r in rows} == {"own", "common"}
