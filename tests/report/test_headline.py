@@ -151,6 +151,10 @@ def test_longmemeval_without_a_judge_never_ranks_null_with_oracle(lme_run):
     header = _header(page)
     assert re.search(r"longmemeval: \d[\d,]* history turns, 30 questions", header)
     assert "interleaved" not in header and "LTM score" not in page.split('<section id="summary">')[1].split("</section>")[0]
+    quoted_by = page.split("the numbers it is quoted by")[1].split("</table>")[0]
+    task = re.search(r"<tr><td>task-averaged accuracy \(rule-decided\).*?</tr>", quoted_by)
+    n = common[("oracle", "task-averaged accuracy (rule-decided)")].tests
+    assert n < 30 and task is not None and f"on {n} of 30, decided by all" in _text(task.group(0))
 
 
 @pytest.fixture(scope="module")
