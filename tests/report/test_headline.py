@@ -193,6 +193,8 @@ def test_locomo_is_quoted_by_f1_per_category_and_drawn_per_category(locomo_run):
                     page, re.S)
     assert own is not None and "single-hop" in own.group(0) and "adversarial" in own.group(0)
     assert "retrieval: score against achieved gap" not in page  # no pooled chart of the agent either
+    index = _text((out.path.parent / "index.html").read_text())  # the results index: F1 by name, not "0.12/1"
+    assert re.search(r"retrieval F1 0\.\d\d", index) and "/1" not in index.split("retrieval")[1][:20]
     rows = list(csv.DictReader((out.path / "report.headline.csv").open(encoding="utf-8")))
     assert {r["metric"] for r in rows if r["lead"] == "True"} == {"F1"}
     assert {r["over"] for r in rows} == {"own", "common"}
