@@ -124,11 +124,11 @@ def evaluate(headline: Headline, results: Sequence[HeadlineResult], judged: bool
     for metric in headline.metrics:
         if metric.of == "verdict" and not judged:
             continue  # a judge's number, in a run without one: absent, not "-"
-        chosen = [r for r in results if _matches(metric, r.labels or {})
-                  and (only is None or r.example_id in only.get(metric.of, set()))]
+        matching = [r for r in results if _matches(metric, r.labels or {})]
+        chosen = [r for r in matching if only is None or r.example_id in only.get(metric.of, set())]
         name = metric_name(headline, metric, judged)
-        if metric.per is not None:
-            for value in _values_of(metric.per, chosen, metric.order):
+        if metric.per is not None:  # every value the results have, even one with nothing compared ("-")
+            for value in _values_of(metric.per, matching, metric.order):
                 group = [r for r in chosen if (r.labels or {}).get(metric.per) == value]
                 out.append(_mean(f"{name} · {value}", metric.of, group))
         elif metric.by is not None:
