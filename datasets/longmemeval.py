@@ -69,12 +69,12 @@ class LongMemEval(DatasetInterface):
     conversation_per_example = True
     # Quoted as the reference reports it: accuracy overall, task-averaged (the unweighted mean of the types'),
     # over the abstention (`_abs`) questions, and per type. Without a judge the rule decides only some replies: the
-    # numbers then name themselves "rule-decided" and count the decided ones.
+    # numbers then name themselves "rule-decided" and count the decided ones. Each question has a haystack of its own.
     headline = Headline(metrics=[Metric(name="accuracy"),
                                  Metric(name="task-averaged accuracy", by="type", order=list(QUESTION_TYPES)),
                                  Metric(name="abstention accuracy", where={"abstention": "yes"}),
                                  Metric(name="accuracy", per="type", order=list(QUESTION_TYPES))],
-                        unjudged="rule-decided", question="question")
+                        unjudged="rule-decided", question="question", conversation="haystack")
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"reference_prompts"})
 

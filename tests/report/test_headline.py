@@ -149,7 +149,7 @@ def test_longmemeval_without_a_judge_never_ranks_null_with_oracle(lme_run):
     assert re.search(r"longmemeval · accuracy \(rule-decided\)\s+│\s+1\.00\s+│\s+0\.00", text)
     page = write_report([out.path]).html.read_text()
     header = _header(page)
-    assert re.search(r"longmemeval: \d[\d,]* history turns, 30 questions", header)
+    assert re.search(r"longmemeval: 30 haystacks, \d[\d,]* history turns, 30 questions", header)
     assert "interleaved" not in header and "LTM score" not in page.split('<section id="summary">')[1].split("</section>")[0]
     quoted_by = page.split("the numbers it is quoted by")[1].split("</table>")[0]
     task = re.search(r"<tr><td>task-averaged accuracy \(rule-decided\).*?</tr>", quoted_by)
