@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
+from ltm_harness._scoring.headline import GOODAI, Headline
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 from ltm_harness._tokens import plural
 
@@ -80,6 +81,10 @@ class DatasetInterface:
     #: prompts): left out of the definitions' fingerprint, so that a run keeps its tests (and can be re-scored) when
     #: they change.
     scoring_args: ClassVar[frozenset[str]] = frozenset()
+    #: The metrics this dataset is quoted by (ltm_harness/_scoring/headline.py; docs/datasets.md): names, and how they
+    #: aggregate per-question results. Default: the GoodAI benchmark's mean score, with its LTM score and gaps. A
+    #: headline that depends on the dataset's args (a judge prompt's name) overrides `headline_spec`.
+    headline: ClassVar[Headline] = GOODAI
 
     def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
         self.memory_span = int(memory_span)
@@ -237,6 +242,10 @@ class DatasetInterface:
         """Named numbers of this dataset's results beside its mean score, as a benchmark reports them (e.g. a
         task-averaged accuracy, or how many known errors its data has). Default: none."""
         return {}
+
+    def headline_spec(self) -> Headline:
+        """The headline of this instance (default: the class's `headline`)."""
+        return self.headline
 
     def conversation_start(self, example: TestExample) -> datetime | None:
         """When a conversation of its own starts (`conversation_per_example`): the benchmark's first date. None: the

@@ -24,7 +24,7 @@ from ltm_harness._report.assets import CSS
 from ltm_harness._report.colours import colour_css, folder_slots, slot_colour, variants
 from ltm_harness._report.curves import MAX_POINTS
 from ltm_harness._report.labels import metric_text
-from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
+from ltm_harness._report.svg_score import Curve, Series, score_panel, span_chart
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder
@@ -171,7 +171,9 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
                      f"{_e(line.label)}</span>" for line in lines)
     overall = span_chart("score against span, all datasets", _curves([r for r in rows if r.dataset == ALL], lines),
                          width=640, height=300)
-    per_dataset = "".join(span_chart(d, _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
+    metric = {r.dataset: r.metric for r in rows}
+    per_dataset = "".join(span_chart(d if metric[d] == "score" else f"{d} · {metric[d]}",
+                                     _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
     pooled = "".join(_pooled_chart(points, x, lines) for x in quantities)
     css = CSS + colour_css(line.slot for line in lines)
     counts = {s: sum(c.state == s for c in cells) for s in ("finished", "failed", "interrupted", "running", "pending")}

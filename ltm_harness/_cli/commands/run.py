@@ -110,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.__exit__(None, None, None)
     summary = output.summary
-    print_run(summary, console)
+    print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None)
     console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
         from ltm_harness._report import write_report
