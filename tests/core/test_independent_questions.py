@@ -6,6 +6,7 @@ warnings), the event log (`went_back`), kill-and-resume in the middle of the que
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -227,3 +228,24 @@ async def test_the_estimate_pays_the_history_once_per_question_not_the_earlier_q
     assert est.prompt_tokens == real.agent_prompt_tokens
     sequential = await estimate(config(questions="sequential"), "openai:mock")
     assert sequential[0].prompt_tokens > est.prompt_tokens
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"roles": ["user", "assistant"]}, "roles has 2 entries but script has 3 lines"),
+    ({"roles": ["user", " ", "user"]}, "roles[1] is empty"),
+    ({"roles": ["assistant", "user", "user"], "observe": [False, False, False]},
+     "line 0 is said by 'assistant' but is not history"),
+])
+def test_roles_in_a_definition_are_checked(fields, says):
+    from pydantic import ValidationError
+
+    from ltm_harness import TestExample
+
+    base = {"dataset_name": "d", "example_id": "0", "script": ["a", "b", "c?"], "is_question": [False, False, True],
+            "observe": [True, True, False]}
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        TestExample(**{**base, **fields})
+    ok = TestExample(**base, roles=["user", "assistant", "user"], independent_questions=True)
+    assert ok.role(1) == "assistant" and TestExample(**base).role(1) == "user"
+    # left out of the definition file unless given: definitions written before stay byte for byte
+    assert "roles" not in TestExample(**base).model_dump_json() and '"roles"' in ok.model_dump_json()
