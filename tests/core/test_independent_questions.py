@@ -220,14 +220,16 @@ async def test_rescoring_keeps_the_protocol(tmp_path):
 
 
 async def test_the_estimate_pays_the_history_once_per_question_not_the_earlier_questions(tmp_path, mock_llm):
-    out = await run_async(config(), ["openai:mock"], results=tmp_path)
-    real = out.agent_summary("openai:mock")
-    [est] = await estimate(config(), "openai:mock")
-    assert est.agent_calls == real.turns - real.observed_turns == QUESTIONS
-    # the simulated replies differ from the mock's, but no reply is in any later prompt: exact but for nothing
-    assert est.prompt_tokens == real.agent_prompt_tokens
+    out = await run_async(config(), ["openai:mock", "openai:mock@120"], results=tmp_path)
+    for agent in ("openai:mock", "openai:mock@120"):
+        real = out.agent_summary(agent)
+        est = (await estimate(config(), agent))[-1]
+        assert est.agent_calls == real.turns - real.observed_turns == QUESTIONS
+        # the simulated replies differ from the mock's, but no reply is in any later prompt: exact, window or not
+        assert est.prompt_tokens == real.agent_prompt_tokens, agent
+    [full] = await estimate(config(), "openai:mock")
     sequential = await estimate(config(questions="sequential"), "openai:mock")
-    assert sequential[0].prompt_tokens > est.prompt_tokens
+    assert sequential[0].prompt_tokens > full.prompt_tokens
 
 
 @pytest.mark.parametrize("fields, says", [
