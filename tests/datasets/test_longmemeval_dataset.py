@@ -148,3 +148,15 @@ async def test_rescoring_with_the_reference_prompts_judges_with_their_texts_and_
     with pytest.raises(LTMError, match="the run has no longmemeval dataset"):
         await run_async(make_config(["colours"], span=1000), ["null"], results=tmp_path / "other",
                         reference_prompts=folder)
+
+
+async def test_the_estimate_counts_the_assistants_turns_as_the_agent_sends_them(tmp_path, monkeypatch):
+    """History in its roles (assistant messages with no timestamp) is priced exactly as the `openai:` agent sends it."""
+    from ltm_harness._runner.estimate import estimate
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(config(), ["openai:mock", "openai:mock@600"], results=tmp_path)
+    for agent in ("openai:mock", "openai:mock@600"):
+        est = (await estimate(config(), agent))[-1]
+        assert est.prompt_tokens == out.agent_summary(agent).agent_prompt_tokens, agent
