@@ -3,8 +3,10 @@ each with a haystack of its own: six abilities (single-session user / assistant 
 temporal reasoning, knowledge update) and 30 questions to abstain on.
 
 Each question is a conversation of its own here (run concurrently, as `isolated` runs are): its haystack's sessions
-in date order, said to the agent as history that needs no reply (`User: ...` / `Assistant: ...`; an
-OpenAI-compatible agent makes no call for them), each session at its date, then the question at its
+in date order, said to the agent as history that needs no reply, each turn in its role (the user's as the user's;
+the assistant's as the agent's own earlier replies: an OpenAI-compatible agent keeps them as assistant messages, a
+framework in its assistant role; `args: {history: text}` says every turn as a user message written `User: ...` /
+`Assistant: ...` instead), with no model call for them, each session at its date, then the question at its
 `question_date`. The data lives on the HuggingFace hub (`xiaowu0162/longmemeval-cleaned`, the September 2025
 clean-up): `variant` oracle (evidence sessions only), s (~115k tokens a question) or m (~500 sessions a question),
 fetched on first use into the user cache (`LTM_LONGMEMEVAL_URL`: a mirror folder; `args: {data_file: PATH}`: a
@@ -54,6 +56,9 @@ class LongMemEvalParams(BaseModel):
     distance: int | None = Field(default=None, gt=0)  # interleaved: tokens from the evidence (default: memory_span)
     data_file: str | None = None  # a LongMemEval JSON file of your own
     reference_prompts: str | None = None  # a LongMemEval checkout: its judge prompt texts, for exact parity
+    # how the haystack's turns are said: `roles` (default), each in its role, the assistant's as the agent's own
+    # earlier replies; `text`, every turn as a user message written `User: ...` / `Assistant: ...` (as before)
+    history: Literal["roles", "text"] = "roles"
 
 
 def render(role: str, content: str) -> str:
@@ -109,7 +114,9 @@ class LongMemEval(DatasetInterface):
             keys = []
             for t, turn in enumerate(session.turns):
                 key = f"{session.id}:{t}"
-                turns.append(HistoryTurn(key, render(turn.role, turn.content), session.date if t == 0 else None))
+                opens = session.date if t == 0 else None
+                turns.append(HistoryTurn(key, turn.content, opens, turn.role) if p.history == "roles"
+                             else HistoryTurn(key, render(turn.role, turn.content), opens))
                 if turn.has_answer:
                     evidence.append(key)
                 keys.append(key)
@@ -120,7 +127,7 @@ class LongMemEval(DatasetInterface):
         oracle = ABSTAIN if q.is_abstention else q.answer
         return self.make_example(
             q.question_id, plan.script, plan.is_question, [q.answer], waits=plan.waits, oracle_answers=[oracle],
-            needs=plan.needs, observe=plan.observe,
+            needs=plan.needs, observe=plan.observe, roles=plan.line_roles,
             description=f"LongMemEval {q.question_type}{' (abstention)' if q.is_abstention else ''}: "
                         f"{len(q.sessions)} sessions, {len(turns)} turns, {p.mode} mode",
             extra={

@@ -57,7 +57,7 @@ class TurnReplay:
             raise RunFolderError(f"{self._record.path}: the replay asks for turn {self._next}, but only {len(turns)} were "
                                  "recorded; the definitions or the harness changed since the run")
         event, calls = turns[self._next]
-        if event.user != message.text:
+        if event.user != message.text or (event.role or "user") != message.role:
             raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or "
                                  "the harness changed since the run, so it cannot be re-scored or resumed")
         self._next += 1

@@ -193,3 +193,25 @@ async def test_mem0_example_forgets_each_question_and_stores_the_assistants_line
                         results=tmp_path / "roles")
         added = [r["messages"][-1]["content"] for r in server.requests if r.get("response_format")]
         assert any(f"assistant: {ASSISTANT_SAID}" in text for text in added), added
+
+
+async def test_letta_goes_back_through_its_exports(tmp_path, letta, monkeypatch):
+    """Letta answers history as messages (so a call per history turn), and goes back after each question by importing
+    the export of the turn before it: each question is answered from the history and itself alone."""
+    import sys
+
+    fake = sys.modules[type(letta).__module__]
+    held: list[list[str]] = []
+    real = fake.retrieval_reply
+
+    def recording(history: list[dict[str, Any]]) -> str:
+        held.append([m["content"] for m in history if m["role"] == "user"])
+        return real(history)
+
+    monkeypatch.setattr(fake, "retrieval_reply", recording)
+    out = await run_async(locomo(), [("letta", f"letta:{letta.url}?model=openai/mock")], results=tmp_path)
+    questions = question_texts(out, "letta")
+    asked = [h for h in held if holds(h[-1], questions)]
+    assert len(asked) == QUESTIONS and all(holds(" ".join(h), questions) == 1 for h in asked)
+    summary = out.agent_summary("letta").questions
+    assert summary is not None and (summary.independent, summary.in_sequence) == (QUESTIONS, 0)

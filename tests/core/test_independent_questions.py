@@ -6,6 +6,7 @@ warnings), the event log (`went_back`), kill-and-resume in the middle of the que
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -144,8 +145,8 @@ async def test_openai_agent_sends_the_history_and_one_question_per_call(tmp_path
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
         assert sum(is_question(u.partition("] ")[2]) for u in users) == 1 and is_question(users[-1].partition("] ")[2])
         assert not any(m["role"] == "assistant" for m in body["messages"])  # no earlier answer either
-    full = [b for b in requests[:QUESTIONS]]
-    assert len(full[0]["messages"]) == 1 + HISTORY["locomo__synthetic-1"] + 1  # system, history, question
+    sizes = sorted(len(b["messages"]) - 2 for b in requests)  # the history each question came with
+    assert sizes[-9:] == [HISTORY["locomo__synthetic-1"]] * 9  # the full agent's: all of it, and nothing else
     # the window is exact after going back: every prompt of the @120 agent within its budget
     window = out.agent_summary("openai:mock@120")
     assert window.questions is not None and window.questions.independent == QUESTIONS
@@ -172,32 +173,39 @@ def _cut(log: Path, k: int) -> None:
     log.write_bytes(b"".join(lines[:k]) + lines[k][: len(lines[k]) // 2])
 
 
-@pytest.mark.parametrize("agent", ["notebook", "retrieval"])
-async def test_killed_in_the_middle_of_the_questions_the_resumed_run_equals_the_uninterrupted_one(tmp_path, agent):
+@pytest.mark.parametrize("agent", ["notebook", "retrieval", "openai:mock"])
+async def test_killed_in_the_middle_of_the_questions_the_resumed_run_equals_the_uninterrupted_one(tmp_path, agent,
+                                                                                                   mock_llm):
     cfg = config()
-    agents = [("notebook", Notebook)] if agent == "notebook" else ["retrieval"]
+    agents = [("notebook", Notebook)] if agent == "notebook" else [agent]
     await run_all(prepare(cfg, tmp_path / "ref"), agents)
-    ref = tmp_path / "ref" / "t" / agent
+    folder = agent.replace(":", "_")
+    ref = tmp_path / "ref" / "t" / folder
     log = ref / "events" / "locomo__synthetic-1.jsonl"
     lines = log.read_bytes().splitlines()
     asked = [i for i, line in enumerate(lines) if isinstance(e := parse_event(line), TurnEvent) and e.question]
     k = asked[3] + 1  # the fourth question recorded (and gone back from), the fifth torn
     work = tmp_path / "work"
     shutil.copytree(tmp_path / "ref", work)
-    _cut(work / "t" / agent / "events" / "locomo__synthetic-1.jsonl", k)
-    (work / "t" / agent / "events" / "locomo__synthetic-2.jsonl").unlink()
+    _cut(work / "t" / folder / "events" / "locomo__synthetic-1.jsonl", k)
+    (work / "t" / folder / "events" / "locomo__synthetic-2.jsonl").unlink()
     for name in ("results.json", "summary.json"):
-        (work / "t" / agent / name).unlink()
+        (work / "t" / folder / name).unlink()
     (work / "t" / "summary.json").unlink()
     Notebook.seen, Notebook.calls, Notebook.restored = [], 0, 0
+    calls_before = len(mock_llm.requests)
     await run_all(prepare(cfg, work, resume=True), agents, mode=Resume())
+    if agent == "openai:mock":  # only the questions not recorded were asked; each with the history alone
+        resumed = mock_llm.requests[calls_before:]
+        assert len(resumed) == 9 - 4 + 2
+        assert all(len(body["messages"]) - 2 in HISTORY.values() for body in resumed)
     if agent == "notebook":
         assert Notebook.restored == HISTORY["locomo__synthetic-1"]  # rebuilt to the end of the history: no question
         assert Notebook.calls == 9 - 4 + 2  # the questions not recorded, and the other conversation's
         assert all(len(seen) - 1 in HISTORY.values() for seen in Notebook.seen)  # the history and one question
     for rel in ("results.json", "events/locomo__synthetic-1.jsonl", "events/locomo__synthetic-2.jsonl"):
-        assert (work / "t" / agent / rel).read_bytes() == (ref / rel).read_bytes(), rel
-    a, b = (json.loads((d / "summary.json").read_text()) for d in (ref, work / "t" / agent))
+        assert (work / "t" / folder / rel).read_bytes() == (ref / rel).read_bytes(), rel
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (ref, work / "t" / folder))
     a.pop("wall_seconds"), b.pop("wall_seconds")
     assert a == b and a["questions"] == {"independent": 11, "in_sequence": 0}
 
@@ -212,11 +220,34 @@ async def test_rescoring_keeps_the_protocol(tmp_path):
 
 
 async def test_the_estimate_pays_the_history_once_per_question_not_the_earlier_questions(tmp_path, mock_llm):
-    out = await run_async(config(), ["openai:mock"], results=tmp_path)
-    real = out.agent_summary("openai:mock")
-    [est] = await estimate(config(), "openai:mock")
-    assert est.agent_calls == real.turns - real.observed_turns == QUESTIONS
-    # the simulated replies differ from the mock's, but no reply is in any later prompt: exact but for nothing
-    assert est.prompt_tokens == real.agent_prompt_tokens
+    out = await run_async(config(), ["openai:mock", "openai:mock@120"], results=tmp_path)
+    for agent in ("openai:mock", "openai:mock@120"):
+        real = out.agent_summary(agent)
+        est = (await estimate(config(), agent))[-1]
+        assert est.agent_calls == real.turns - real.observed_turns == QUESTIONS
+        # the simulated replies differ from the mock's, but no reply is in any later prompt: exact, window or not
+        assert est.prompt_tokens == real.agent_prompt_tokens, agent
+    [full] = await estimate(config(), "openai:mock")
     sequential = await estimate(config(questions="sequential"), "openai:mock")
-    assert sequential[0].prompt_tokens > est.prompt_tokens
+    assert sequential[0].prompt_tokens > full.prompt_tokens
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"roles": ["user", "assistant"]}, "roles has 2 entries but script has 3 lines"),
+    ({"roles": ["user", " ", "user"]}, "roles[1] is empty"),
+    ({"roles": ["assistant", "user", "user"], "observe": [False, False, False]},
+     "line 0 is said by 'assistant' but is not history"),
+])
+def test_roles_in_a_definition_are_checked(fields, says):
+    from pydantic import ValidationError
+
+    from ltm_harness import TestExample
+
+    base = {"dataset_name": "d", "example_id": "0", "script": ["a", "b", "c?"], "is_question": [False, False, True],
+            "observe": [True, True, False]}
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        TestExample(**{**base, **fields})
+    ok = TestExample(**base, roles=["user", "assistant", "user"], independent_questions=True)
+    assert ok.role(1) == "assistant" and TestExample(**base).role(1) == "user"
+    # left out of the definition file unless given: definitions written before stay byte for byte
+    assert "roles" not in TestExample(**base).model_dump_json() and '"roles"' in ok.model_dump_json()

@@ -36,7 +36,8 @@ async def test_each_question_is_a_conversation_of_its_own_heard_at_its_dates(tmp
     turns = [e for e in logs["longmemeval__2dd272d1"] if isinstance(e, TurnEvent)]
     history, (question,) = turns[:-1], turns[-1:]
     assert len(history) == 6 and all(t.observed and t.reply == "" for t in history)
-    assert history[0].user.startswith(("User: ", "Assistant: "))
+    assert not history[0].user.startswith(("User: ", "Assistant: "))  # each turn in its role
+    assert {t.role for t in history} == {None, "assistant"}  # the user's (left out), the assistant's
     assert question.question and question.time == datetime(2023, 5, 19, 9, 58, tzinfo=timezone.utc)
     results = {r.example_id: r for r in out.results("oracle")}
     assert {r.labels["type"] for r in results.values() if r.labels} == TYPES
@@ -82,6 +83,16 @@ async def test_an_openai_agent_makes_one_call_per_question(tmp_path, monkeypatch
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         out = await run_async(config(), ["openai:mock"], results=tmp_path)
         assert len(server.requests) == 9
+        # the haystack in its roles: the assistant's turns as the model's own replies (as said, no timestamp)
+        events = [e for e in out.events("openai:mock")["longmemeval__2dd272d1"] if isinstance(e, TurnEvent)]
+        said = [m for m in next(r for r in server.requests if events[-1].user in r["messages"][-1]["content"])
+                ["messages"] if m["role"] != "system"]
+        assert [m["role"] for m in said] == ["assistant" if e.role == "assistant" else "user" for e in events]
+        assert all(m["content"] == e.user for m, e in zip(said, events) if e.role == "assistant")
+        server.requests.clear()
+        await run_async(config(history="text"), ["openai:mock"], results=tmp_path / "text")
+        assert all(m["role"] in ("system", "user") for r in server.requests for m in r["messages"])
+        assert any("] Assistant: " in m["content"] for r in server.requests for m in r["messages"])
     summary = out.agent_summary("openai:mock")
     assert summary.usage.calls["agent"] == 9 and summary.observed_turns == 56
 
@@ -142,3 +153,15 @@ async def test_rescoring_with_the_reference_prompts_judges_with_their_texts_and_
     with pytest.raises(LTMError, match="the run has no longmemeval dataset"):
         await run_async(make_config(["colours"], span=1000), ["null"], results=tmp_path / "other",
                         reference_prompts=folder)
+
+
+async def test_the_estimate_counts_the_assistants_turns_as_the_agent_sends_them(tmp_path, monkeypatch):
+    """History in its roles (assistant messages with no timestamp) is priced exactly as the `openai:` agent sends it."""
+    from ltm_harness._runner.estimate import estimate
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(config(), ["openai:mock", "openai:mock@600"], results=tmp_path)
+    for agent in ("openai:mock", "openai:mock@600"):
+        est = (await estimate(config(), agent))[-1]
+        assert est.prompt_tokens == out.agent_summary(agent).agent_prompt_tokens, agent
