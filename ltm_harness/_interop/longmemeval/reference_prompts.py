@@ -170,7 +170,8 @@ def _function(path: Path) -> ast.FunctionDef:
 def _check_branches(fn: ast.FunctionDef, path: Path) -> None:
     """DefinitionError unless `fn` holds at most MAX_BRANCHES if/elif branches nested at most MAX_NESTING deep
     (counted with a stack of its own, so no file can overflow Python's recursion here or in the reader)."""
-    branches, stack = 0, [(stmt, 0) for stmt in fn.body]
+    branches = 0
+    stack: list[tuple[ast.AST, int]] = [(stmt, 0) for stmt in fn.body]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, ast.If):
