@@ -240,7 +240,7 @@ def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:
                                       f"{remote.max_bytes:,} the data file can be; it is not the right file "
                                       f"({remote.by_hand()})")
             with _progress(remote, shown, total, quiet) as advance:
-                for chunk in response.iter_raw(CHUNK):
+                for chunk in response.iter_raw():  # as each read returns (a chunk size would wait to fill it)
                     received += len(chunk)
                     if received > remote.max_bytes:
                         raise DefinitionError(f"{remote.dataset}: {shown} sends more than {remote.max_bytes:,} "

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from ltm_harness._guard.redact import redact
 from ltm_harness._cli.commands._options import (add_config_arguments, add_results_arguments, apply_overrides,
                                                selection_of)
 from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
@@ -66,9 +67,9 @@ def main(args: argparse.Namespace) -> int:
         nonlocal progress
         claimed.append(claim.run_name)
         for note in claim.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {redact(note)}", file=sys.stderr)
         for warning in prepared.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {redact(warning)}", file=sys.stderr)
         if args.quiet:
             return
         n = prepared.results_total()
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             report = write_report([output.path])
         except LTMError as exc:
-            print(f"warning: no report written: {exc}", file=sys.stderr)
+            print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
         else:
             console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
     any_errored = False
@@ -129,7 +130,7 @@ def main(args: argparse.Namespace) -> int:
                   f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
                   "--retry-errored", file=sys.stderr)
     for error in summary.errors.values():
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {redact(error)}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
