@@ -103,7 +103,7 @@ def open_regular(path: Path, max_bytes: int | None = MAX_FILE_BYTES) -> IO[bytes
 def read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes: special and oversized files are refused before opening."""
     with open_regular(path, max_bytes) as fh:
-        data = fh.read(max_bytes + 1)
+        data = fh.read()  # sized by the file (read(n) would set aside n bytes first)
     if len(data) > max_bytes:  # it grew after the check
         raise _too_large(Path(path), len(data), max_bytes)
     return data

@@ -29,6 +29,7 @@ _KEYS = re.compile(
     r"|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,})")
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
 _QUERY = re.compile(r"\?[^#]+")
+_BARE_USERINFO = re.compile(r"(?<![\w/@])[^\s:/@'\"<>`]+:[^\s/@'\"<>`]+@(?=[A-Za-z0-9\[])")  # user:pass@host, no scheme
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
 _known: set[str] = set()
 
@@ -47,6 +48,9 @@ def _secret_param(name: str) -> bool:
 def redact_url(url: str) -> str:
     """`url` with its userinfo and the value of every query parameter masked (a URL that does not parse has its
     userinfo and its whole query masked), and known keys wherever they appear."""
+    head, slash, tail = url.partition("/")
+    if "@" in head and "://" not in url:  # an address with no scheme (HOST:PORT of a Ray cluster): user:pass@host
+        return _mask_known(f"{MASK}@{head.rpartition('@')[2]}{slash}{redact_url('x://h/' + tail)[6:] if slash else ''}")
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
@@ -77,6 +81,8 @@ def redact(text: str) -> str:
         return text
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
+    if "@" in text:
+        text = _BARE_USERINFO.sub(f"{MASK}@", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     text = _KEYS.sub(MASK, text)
     return _mask_known(text)
