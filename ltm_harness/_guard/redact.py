@@ -29,7 +29,6 @@ _KEYS = re.compile(
     r"|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,})")
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
 _QUERY = re.compile(r"\?[^#]+")
-_BARE_USERINFO = re.compile(r"(?<![\w/@])[^\s:/@'\"<>`]+:[^\s/@'\"<>`]+@(?=[A-Za-z0-9\[])")  # user:pass@host, no scheme
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
 _known: set[str] = set()
 
@@ -81,8 +80,6 @@ def redact(text: str) -> str:
         return text
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    if "@" in text:
-        text = _BARE_USERINFO.sub(f"{MASK}@", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
     text = _KEYS.sub(MASK, text)
     return _mask_known(text)

@@ -225,4 +225,6 @@ def test_the_redactor_masks_every_query_value(url, shown):
     from ltm_harness._guard.redact import redact, redact_url
 
     assert redact_url(url) == shown
-    assert redact(f"fetching {url} failed") == f"fetching {shown} failed"
+    if "://" in url:  # free text: URLs are found by their scheme (an agent spec such as openai:model@300 is no URL)
+        assert redact(f"fetching {url} failed") == f"fetching {shown} failed"
+    assert redact("openai:mock-model@300 and langgraph:g.py:graph") == "openai:mock-model@300 and langgraph:g.py:graph"

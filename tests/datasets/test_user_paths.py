@@ -147,6 +147,9 @@ def test_reference_prompts_on_a_fifo_a_device_or_a_folder_is_one_line(specials, 
         said = one_line(tmp_path / kind)
         assert said == (f"{script}: cannot be read ({CAUSE[kind]}); name a LongMemEval checkout")
         print(said)
+    for kind in ("fifo", "device link"):  # named itself, not as a checkout's script
+        if kind in specials:
+            assert one_line(specials[kind]) == f"{specials[kind]}: cannot be read ({CAUSE[kind]}); name a LongMemEval checkout"
 
 
 def test_reference_prompts_too_large_is_refused_before_reading(tmp_path):

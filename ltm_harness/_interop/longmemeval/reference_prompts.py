@@ -185,12 +185,21 @@ def _check_branches(fn: ast.FunctionDef, path: Path) -> None:
             stack.extend((child, depth) for child in getattr(node, field, ()) if isinstance(child, ast.AST))
 
 
+def _is_folder_or_absent(path: Path) -> bool:
+    """True for a folder (a checkout) or nothing at all; a FIFO, a device or a file is read as the script itself, so
+    that the one file check says what it is."""
+    try:
+        return path.is_dir() or not path.exists()
+    except OSError:
+        return True
+
+
 def load_reference_prompts(checkout: Path) -> dict[str, JudgePrompt]:
     """The reference's judge prompts, keyed as `judge.PROMPTS` (the six types and "abstention"), read without
     running anything from `checkout` (a LongMemEval checkout, or its evaluate_qa.py itself). DefinitionError, one
     line, when the file or the function is missing or not shaped as expected."""
     checkout = Path(checkout).expanduser()
-    path = checkout if checkout.suffix == ".py" else checkout / SCRIPT
+    path = checkout if checkout.suffix == ".py" or not _is_folder_or_absent(checkout) else checkout / SCRIPT
     fn = _function(path)
     try:
         reader = _Reader(fn)
