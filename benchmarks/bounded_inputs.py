@@ -1,7 +1,9 @@
 """What hostile replies cost in memory: an HTTP agent and an OpenAI-compatible endpoint on 127.0.0.1 that answer
 with an endless body, a huge body, and a gzip bomb, read through the harness's real adapters (`HTTPAgent`,
 `LLMClient`) with their default reply limit (16 MiB), and a YAML alias bomb and deeply nested JSON read by the
-config and run-file readers.
+config and run-file readers; and a run of a 2 GiB LongMemEval-shaped file with `--limit 2` (generated once in a
+temporary folder, deleted after), whose peak RSS must not grow with the file (target < 300 MB: the file is only
+streamed, its fingerprint hashed in chunks).
 
 For each case it prints the outcome (the one-line error) and the peak of Python allocations during the call
 (tracemalloc), with the process's peak RSS at the end. Without the limits, the endless reply grows without bound
@@ -9,7 +11,8 @@ and the gzip bomb unpacks to its full size (here 1 GiB).
 
 The servers run in a process of their own, so only the harness's side is measured.
 
-Run: `python benchmarks/bounded_inputs.py [--bomb-mib 1024] [--endless-mib 1024]`.
+Run: `python benchmarks/bounded_inputs.py [--bomb-mib 1024] [--endless-mib 1024] [--longmemeval-gib 2]
+[--longmemeval-file PATH] [--only replies|longmemeval]` (`--longmemeval-gib 0` leaves the big file out).
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
+import shutil
+import subprocess
 import resource
 import socket
 import sys
@@ -124,11 +130,66 @@ async def wait_for(port: int) -> None:
     raise SystemExit("the benchmark's server did not start")
 
 
+LONGMEMEVAL_CONFIG = """config:
+  run_name: bounded-longmemeval
+  seed: 0
+datasets:
+  args:
+    memory_span: 32000
+    dataset_examples: 500
+  datasets:
+    - name: longmemeval
+      args: {{variant: m, mode: reference, data_file: {data}}}
+"""
+
+
+def longmemeval_run(gib: float, given: Path | None) -> None:
+    """`run -a null --limit 2` on a LongMemEval-shaped file of `gib` GiB (generated in a temporary folder unless
+    `given`): wall time and the run process's own peak RSS (wait4), which must not grow with the file."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from longmemeval_data import write_file
+
+    work = Path(tempfile.mkdtemp(prefix="ltm-bounded-lme-"))
+    try:
+        data = given
+        if data is None:
+            data = work / "longmemeval_m_shaped.json"
+            sessions = max(1, round(gib * 185))  # ~2000-token sessions: 500 questions x 185 sessions per GiB
+            started = time.perf_counter()
+            write_file(data, questions=500, sessions=sessions, session_tokens=2000, seed=0)
+            print(f"generated {data.stat().st_size / 2**30:.2f} GiB in {time.perf_counter() - started:.0f} s", flush=True)
+        config = work / "run.yml"
+        config.write_text(LONGMEMEVAL_CONFIG.format(data=json.dumps(str(data))), encoding="utf-8")
+        argv = [sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", "null", "--limit", "2",
+                "--results", str(work / "results"), "--quiet", "--no-report", "--overwrite"]
+        started = time.perf_counter()
+        with tempfile.TemporaryFile("w+") as err:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=ROOT,
+                                    env={**os.environ, "PYTHONPATH": str(ROOT)})
+            _, status, usage = os.wait4(proc.pid, 0)
+            err.seek(0)
+            said = err.read().strip()
+        code = os.waitstatus_to_exitcode(status)
+        print(f"LongMemEval-shaped file of {data.stat().st_size / 2**30:.2f} GiB, run -a null --limit 2: exit {code}, "
+              f"{time.perf_counter() - started:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB (target < 300 MB)"
+              + (f"; stderr: {said[-300:]}" if code not in (0, 1, 3) else ""), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bomb-mib", type=int, default=1024, help="size the gzip bombs unpack to (MiB)")
     parser.add_argument("--endless-mib", type=int, default=1024, help="how long the 'endless' body goes on (MiB)")
+    parser.add_argument("--longmemeval-gib", type=float, default=2.0,
+                        help="size of the generated LongMemEval-shaped file (GiB; 0: leave the case out)")
+    parser.add_argument("--longmemeval-file", type=Path, help="an existing LongMemEval-shaped file instead")
+    parser.add_argument("--only", choices=["replies", "longmemeval"], help="run one part only")
     args = parser.parse_args()
+    if args.only != "replies" and (args.longmemeval_gib > 0 or args.longmemeval_file):
+        longmemeval_run(args.longmemeval_gib, args.longmemeval_file)
+    if args.only == "longmemeval":
+        return
     rows: list[tuple[str, str, float, float]] = []
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

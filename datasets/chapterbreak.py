@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
+from ltm_harness._guard.files import problem, read_text
 from ltm_harness._authoring.datafiles import RemoteFile, decompress_json, fetch_json
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError
@@ -228,15 +229,19 @@ class ChapterBreak(DatasetInterface):
         if not self.uses_own_file:
             return fetch_json(REMOTE, check_file), REMOTE.path
         path = self.data_path
-        if not path.is_file():
+        why = problem(path, REMOTE.max_json_bytes)
+        if why is not None and why != "it does not exist":
+            raise DefinitionError(f"chapterbreak: the data file {path} cannot be read ({why}); put {self.params.data_file} "
+                                  f"from {SOURCE} into {path.parent}")
+        if why is not None:
             raise DefinitionError(f"chapterbreak: the data file {path} is missing; put {self.params.data_file} from "
                                   f"{SOURCE} into {path.parent}, or remove `data_dir` from the chapterbreak args of "
                                   f"your config to download the reference's copy ({REMOTE.url})")
         if path.suffix == ".zst":
             return decompress_json(path, REMOTE.max_json_bytes), path
         try:
-            return json.loads(path.read_text(encoding="utf-8")), path
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return json.loads(read_text(path, REMOTE.max_json_bytes)), path
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
             raise DefinitionError(f"{path}: not a JSON file ({exc}); download {self.params.data_file} again from "
                                   f"{SOURCE}") from None
 

@@ -16,7 +16,11 @@ questions), kept in the user's cache.
 * a download is streamed to a temporary file beside its final place while its size and sha256 are checked, then
   read (decompressed if need be) and checked by the dataset; only a file that passes every check is moved into
   place (an atomic rename), so a failed or interrupted fetch leaves nothing behind;
-* a progress bar (rich) shows on a terminal; elsewhere one line before and one after;
+* a progress bar (rich) shows on a terminal; elsewhere one line before and one after; every URL shown (those
+  lines, every error) passes `_guard.redact.redact_url` first: a mirror's user:password and query values (a token,
+  a presigned URL's signature) never appear;
+* a download has an overall deadline and a minimum rate besides the per-read timeout, and follows redirects only
+  where docs/security.md allows (`download`: `LTM_DOWNLOAD_DEADLINE`, `LTM_DOWNLOAD_MIN_RATE`);
 * offline, the error says where to put the file by hand (or how to name a copy of one's own, `own_copy`) and how to
   leave the dataset out.
 """
@@ -34,7 +38,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._errors import DefinitionError, option
 from ltm_harness._guard import jsonsafe
+from ltm_harness._authoring.download import Pace, RedirectRefused, TooSlow, open_following
 from ltm_harness._guard.files import read_bytes
+from ltm_harness._guard.redact import redact, redact_url
 
 CACHE_ENV = "LTM_HARNESS_CACHE"
 CHUNK = 1 << 16
@@ -66,6 +72,11 @@ class RemoteFile(BaseModel):
         return mirror or self.url
 
     @property
+    def shown_url(self) -> str:
+        """`source_url` as every line and file shows it: without user:password or query values (`redact_url`)."""
+        return redact_url(self.source_url)
+
+    @property
     def expected_sha256(self) -> str | None:
         value = os.environ.get(f"{self.env_prefix}_SHA256")
         if value is None:
@@ -80,7 +91,7 @@ class RemoteFile(BaseModel):
         """What to do instead of the download (said when it fails)."""
         own = f", {self.own_copy}" if self.own_copy else ""
         mirror = "the URL of a mirror's folder" if self.mirror_folder else "a mirror"
-        return (f"download {self.source_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
+        return (f"download {self.shown_url} yourself and put it at {self.path} (or set {self.env_prefix}_URL to "
                 f"{mirror}, {CACHE_ENV} to another cache folder){own}, or leave the dataset out with "
                 f"{option('exclude', [self.dataset])}")
 
@@ -186,14 +197,14 @@ def fetch_file(remote: RemoteFile, read: Callable[[Path], T], quiet: bool = Fals
             digest = _download(remote, out, quiet)
         expected = remote.expected_sha256
         if expected is not None and digest != expected:
-            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} has sha256 "
+            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.shown_url} has sha256 "
                                   f"{digest}, not the expected {expected}; it is not the published file "
                                   f"({remote.by_hand()})")
         try:
             result = read(tmp)
         except DefinitionError as exc:
             detail = str(exc).replace(f"{tmp}: ", "").replace(str(tmp), "the file")
-            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.source_url} is damaged or "
+            raise DefinitionError(f"{remote.dataset}: the file downloaded from {remote.shown_url} is damaged or "
                                   f"not the right one ({detail}); {remote.by_hand()}") from None
         os.replace(tmp, path)
     except BaseException:
@@ -205,42 +216,59 @@ def fetch_file(remote: RemoteFile, read: Callable[[Path], T], quiet: bool = Fals
 
 
 def _download(remote: RemoteFile, out: Any, quiet: bool) -> str:
-    """Stream the file into `out`; its sha256. Any failure is a DefinitionError saying what to do by hand."""
+    """Stream the file into `out`; its sha256. Any failure is a DefinitionError saying what to do by hand. The
+    download is bounded in size (`remote.max_bytes`), in time (an overall deadline and a minimum rate besides the
+    per-read timeout: `download.Pace`) and in where it may be redirected (`_guard.redirects`); every URL it shows
+    is redacted (`_guard.redact.redact_url`: no user:password, no query value)."""
     import httpx
 
     url = remote.source_url
+    shown = redact_url(url)
     digest = hashlib.sha256()
+    pace = Pace.from_env()
+    received = 0
     try:
-        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0, connect=15.0)) as response:
+        with httpx.Client(timeout=pace.timeout(), follow_redirects=False) as client, \
+                open_following(client, url, pace) as response:
             if response.status_code != 200:
-                raise DefinitionError(f"{remote.dataset}: downloading {url} failed with HTTP {response.status_code}; "
-                                      f"{remote.by_hand()}")
+                raise DefinitionError(f"{remote.dataset}: downloading {shown} failed with HTTP "
+                                      f"{response.status_code}; {remote.by_hand()}")
             declared = response.headers.get("content-length")
             total = int(declared) if declared and declared.isdigit() else None
             if total is not None and total > remote.max_bytes:
-                raise DefinitionError(f"{remote.dataset}: {url} offers {total:,} bytes, more than the "
+                raise DefinitionError(f"{remote.dataset}: {shown} offers {total:,} bytes, more than the "
                                       f"{remote.max_bytes:,} the data file can be; it is not the right file "
                                       f"({remote.by_hand()})")
-            received = 0
-            with _progress(remote, url, total, quiet) as advance:
-                for chunk in response.iter_raw(CHUNK):
+            with _progress(remote, shown, total, quiet) as advance:
+                for chunk in response.iter_raw():  # as each read returns (a chunk size would wait to fill it)
                     received += len(chunk)
                     if received > remote.max_bytes:
-                        raise DefinitionError(f"{remote.dataset}: {url} sends more than {remote.max_bytes:,} bytes, "
-                                              f"more than the data file can be ({remote.by_hand()})")
+                        raise DefinitionError(f"{remote.dataset}: {shown} sends more than {remote.max_bytes:,} "
+                                              f"bytes, more than the data file can be ({remote.by_hand()})")
                     out.write(chunk)
                     digest.update(chunk)
                     advance(len(chunk))
+                    pace.check(received)
             if total is not None and received != total:
-                raise DefinitionError(f"{remote.dataset}: the download of {url} stopped after {received:,} of "
+                raise DefinitionError(f"{remote.dataset}: the download of {shown} stopped after {received:,} of "
                                       f"{total:,} bytes; try again, or {remote.by_hand()}")
+    except TooSlow as exc:
+        raise DefinitionError(f"{remote.dataset}: the download of {shown} {exc}; try again, or "
+                              f"{remote.by_hand()}") from None
+    except RedirectRefused as exc:
+        raise DefinitionError(f"{remote.dataset}: {shown} redirects to {redact_url(exc.target)}, not followed: "
+                              f"{exc.reason} (docs/security.md); name the file's own URL in {remote.env_prefix}_URL, "
+                              f"or {remote.by_hand()}") from None
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
-        reason = str(exc) or type(exc).__name__
-        raise DefinitionError(f"{remote.dataset}: cannot reach {url} ({reason[:120]}); offline? "
+        reason = redact(str(exc) or type(exc).__name__)
+        raise DefinitionError(f"{remote.dataset}: cannot reach {shown} ({reason[:120]}); offline? "
                               f"{remote.by_hand()}") from None
     except httpx.HTTPError as exc:
-        reason = str(exc) or type(exc).__name__
-        raise DefinitionError(f"{remote.dataset}: the download of {url} broke off ({reason[:120]}); try again, or "
+        if pace.over():
+            raise DefinitionError(f"{remote.dataset}: the download of {shown} {pace.deadline_reason(received)}; "
+                                  f"try again, or {remote.by_hand()}") from None
+        reason = redact(str(exc) or type(exc).__name__)
+        raise DefinitionError(f"{remote.dataset}: the download of {shown} broke off ({reason[:120]}); try again, or "
                               f"{remote.by_hand()}") from None
     return digest.hexdigest()
 
@@ -249,7 +277,7 @@ class _progress:
     """A download bar on a terminal (rich); otherwise a line when it starts."""
 
     def __init__(self, remote: RemoteFile, url: str, total: int | None, quiet: bool) -> None:
-        self.remote, self.url, self.total, self.quiet = remote, url, total, quiet
+        self.remote, self.url, self.total, self.quiet = remote, redact_url(url), total, quiet
         self.bar: Any = None
 
     def __enter__(self) -> Callable[[int], None]:

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._guard.files import read_bytes, read_text
+from ltm_harness._guard.files import hash_file, read_bytes, read_text
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError, LTMError, option_name
@@ -64,17 +64,23 @@ def _source_files(dataset: DatasetInterface) -> list[Path]:
 
 def _source_hash(dataset: DatasetInterface) -> str:
     """A hash of the dataset's module file and of the files it names in `source_files()` (e.g. the stored
-    sets of a GPT-generated dataset): editing any of them regenerates its definitions."""
+    sets of a GPT-generated dataset): editing any of them regenerates its definitions.
+    Each file is hashed in chunks (a data file of GBs costs one chunk of memory), after the one check of
+    `_guard.files` (a FIFO or a device is refused, never opened)."""
     path = _module_file(dataset)
-    h = hashlib.sha256(Path(path).read_bytes() if path else b"")
+    h = hashlib.sha256()
+    if path:
+        hash_file(h, Path(path))
     extras = _source_files(dataset)
     for extra in extras:
+        h.update(extra.name.encode() + b"\0")
         try:
-            content = extra.read_bytes() if extra.is_file() else b"(missing)"
+            hash_file(h, extra)
+        except FileNotFoundError:
+            h.update(b"(missing)")
         except OSError as exc:
             raise DefinitionError(f"{_named(dataset)}: {extra}, one of its source_files(), cannot be read "
                                   f"({exc.strerror or exc}); check the file") from None
-        h.update(extra.name.encode() + b"\0" + content)
     return h.hexdigest()[:16] if path or extras else ""
 
 

@@ -19,6 +19,7 @@ from typing import Literal, Sequence
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from ltm_harness._guard.files import read_text
 from ltm_harness._envs.base import PassiveEnv
 
 from ltm_harness._envs.header import EnvHeader, EnvParams, Example, Space
@@ -79,7 +80,7 @@ def load_words(folder: str | None) -> list[str]:
     else:
         path = Path(folder) / "words.txt"
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = read_text(path).splitlines()
         except OSError as exc:
             raise DefinitionError(f"cipher: config: cannot read {path} ({exc.strerror or exc}); give a folder holding words.txt") from None
         words = []

@@ -8,6 +8,7 @@ import asyncio
 import os
 from typing import Any, Protocol, Sequence
 
+from ltm_harness._guard.redact import redact, redact_url
 from ltm_harness._errors import ConfigError
 from ltm_harness._tokens import plural
 from ltm_harness._grid.cell import CellJob, CellOutcome, run_cell, where_now
@@ -62,7 +63,7 @@ def start_ray(address: str | None) -> Any:
         ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
                  runtime_env={"env_vars": env} if env else None)
     except ConnectionError as exc:
-        raise ConfigError(f"--ray-address {address}: cannot join a Ray cluster there ({exc}); start one with "
+        raise ConfigError(f"--ray-address {redact_url(address or 'local')}: cannot join a Ray cluster there ({redact(str(exc))}); start one with "
                           "`ray start --head` and give its address") from None
     return ray
 
@@ -76,12 +77,12 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     if not sep or not port.isdigit():
         if address in ("auto", "local"):
             return
-        raise ConfigError(f"Ray address {address!r}: give HOST:PORT of the cluster's head (e.g. 10.0.0.1:6379), as "
+        raise ConfigError(f"Ray address {redact_url(address)!r}: give HOST:PORT of the cluster's head (e.g. 10.0.0.1:6379), as "
                           "`ray start --head` prints it")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
-        raise ConfigError(f"Ray address {address}: nothing answers there ({exc.strerror or exc}); start the cluster "
+        raise ConfigError(f"Ray address {redact_url(address)}: nothing answers there ({exc.strerror or exc}); start the cluster "
                           "with `ray start --head` on that machine, or give its address") from None
 
 

@@ -1,7 +1,9 @@
 """The one redaction of secrets: every URL, config value and line the harness writes or prints passes here.
 
-* In a URL: the user:password part becomes `***@`, and query parameters that carry secrets (key, api_key, token,
-  access_token, password, secret, sig, signature, auth, ...) keep their name with the value `***`.
+* In a URL: the user:password part becomes `***@`, and the value of EVERY query parameter becomes `***` (the names
+  stay): a presigned URL of any cloud (`X-Amz-Signature`, `X-Amz-Credential`, `X-Goog-Signature`, Azure's `sig=`,
+  a mirror's `token=`) names its secret as it likes, so no list of names can be trusted to cover it. A fragment of
+  `name=value` pairs (`#access_token=...`) is masked the same way.
 * In free text: every URL is redacted as above, `Authorization: Bearer ...` values, and strings shaped like known
   API keys (OpenAI `sk-...`, Anthropic `sk-ant-...`, Google `AIza...`, GitHub `ghp_...`, AWS `AKIA...`, HF `hf_...`)
   become `***`.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import SplitResult, parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 MASK = "***"
 SECRET_PARAMS = frozenset({
@@ -43,8 +45,11 @@ def _secret_param(name: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """`url` with its userinfo and secret query parameters masked (a URL that does not parse has its userinfo and
-    its whole query masked, and its known keys)."""
+    """`url` with its userinfo and the value of every query parameter masked (a URL that does not parse has its
+    userinfo and its whole query masked), and known keys wherever they appear."""
+    head, slash, tail = url.partition("/")
+    if "@" in head and "://" not in url:  # an address with no scheme (HOST:PORT of a Ray cluster): user:pass@host
+        return _mask_known(f"{MASK}@{head.rpartition('@')[2]}{slash}{redact_url('x://h/' + tail)[6:] if slash else ''}")
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
@@ -52,13 +57,14 @@ def redact_url(url: str) -> str:
         return _mask_known(_QUERY.sub(f"?{MASK}", _USERINFO.sub(rf"\1{MASK}@", url, count=1), count=1))
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(_secret_param(k) for k, _ in pairs):
-            query = "&".join(f"{quote(k, safe='')}={MASK if _secret_param(k) else quote(v, safe='')}" for k, v in pairs)
-    out = urlunsplit(SplitResult(parts.scheme, netloc, parts.path, query, parts.fragment))
+    fragment = _mask_values(parts.fragment) if "=" in parts.fragment else parts.fragment
+    out = urlunsplit(SplitResult(parts.scheme, netloc, parts.path, _mask_values(parts.query), fragment))
     return _mask_known(out)
+
+
+def _mask_values(query: str) -> str:
+    """`a=1&b=2;c` -> `a=***&b=***;c`: every value masked, names (as written) and empty values kept."""
+    return re.sub(r"=[^&;]+", f"={MASK}", query)
 
 
 def _mask_known(text: str) -> str:

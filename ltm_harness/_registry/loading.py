@@ -16,6 +16,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from ltm_harness._guard.files import read_bytes
 from ltm_harness._guard.limits import clip, exception_line
 from ltm_harness._errors import ConfigError, DefinitionError
 
@@ -34,7 +35,7 @@ def load_module_file(path: Path, package: str = USER_PACKAGE) -> types.ModuleTyp
     path = path.resolve()
     name = f"{package}.{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
     try:
-        source = path.read_bytes()
+        source = read_bytes(path)  # a FIFO or device named as an agent's file is refused, never opened
     except OSError as exc:
         raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); check the path") from None
     loaded = sys.modules.get(name)

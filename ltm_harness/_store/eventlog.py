@@ -21,6 +21,7 @@ from typing import Callable, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from ltm_harness._guard.files import open_regular
 from ltm_harness._errors import RunFolderError, option
 from ltm_harness._store.events import (Event, SessionAborted, SessionStart, TestEnd, TurnEvent, event_adapter,
                                        parse_event)
@@ -189,7 +190,8 @@ def _read_wall(event_log: Path) -> dict[int, WallEntry]:
     unreadable lines, such as one torn by a crash, are skipped: these facts are only reported)."""
     facts: dict[int, WallEntry] = {}
     try:
-        raw = wall_log(event_log).read_bytes()
+        with open_regular(wall_log(event_log), None) as fh:  # a FIFO or device in its place is refused, never read
+            raw = fh.read()
     except OSError:
         return facts
     for chunk in raw.splitlines():
@@ -238,7 +240,8 @@ def _read_log(path: Path, resume: bool) -> tuple[list[str], list[Event], list[in
     """The log's lines, their events and the byte offset where each ends; with `resume`, a last line cut short by a
     crash is left out rather than refused."""
     try:
-        raw = path.read_bytes()
+        with open_regular(path, None) as fh:  # a FIFO or device in its place is refused, never read
+            raw = fh.read()
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot read the event log ({exc.strerror or type(exc).__name__}); "
                              "the run folder is damaged") from None

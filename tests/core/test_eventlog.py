@@ -7,7 +7,7 @@ import errno
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -367,10 +367,10 @@ def test_a_log_that_cannot_be_made_is_one_line_naming_the_file(tmp_path):
 
 
 def test_an_oserror_without_a_reason_is_still_one_line(tmp_path, monkeypatch):
-    def unreadable(self: Path) -> bytes:
+    def unreadable(path: Path, max_bytes: int | None = None) -> Any:
         raise OSError()
 
-    monkeypatch.setattr(Path, "read_bytes", unreadable)
+    monkeypatch.setattr(eventlog, "open_regular", unreadable)  # the one way a log is opened
     with pytest.raises(RunFolderError, match=r"cannot read the event log \(OSError\)"):
         read_events(tmp_path / "events.jsonl")
 

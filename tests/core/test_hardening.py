@@ -338,13 +338,13 @@ def test_no_secret_in_any_file_written(tmp_path: Path, capsys: pytest.CaptureFix
     for path in written:
         assert "SECRET" not in path.read_text(encoding="utf-8", errors="replace"), path
     saved = json.loads((tmp_path / "results" / "x" / "run_config.json").read_text())
-    assert saved["config"]["openai"]["base_url"] == "http://***@127.0.0.1:9/v1?api_key=***&x=1"
+    assert saved["config"]["openai"]["base_url"] == "http://***@127.0.0.1:9/v1?api_key=***&x=***"
     assert saved["config"]["agents"] == ["http://***@127.0.0.1:9/chat?token=***"]
     assert "SECRET" not in out.out + out.err
 
 
 def test_redaction() -> None:
-    assert redact_url("https://u:p@h/v1?key=k&q=1#f") == "https://***@h/v1?key=***&q=1#f"
+    assert redact_url("https://u:p@h/v1?key=k&q=1#f") == "https://***@h/v1?key=***&q=***#f"
     assert redact_url("http://h/v1?Access_Token=t&my_api_key=z") == "http://h/v1?Access_Token=***&my_api_key=***"
     assert redact_url("http://h/v1") == "http://h/v1"
     line = "failed: POST http://a:b@h/x?sig=1 with Authorization: Bearer abcdefghijklmnop and sk-proj-ABCDEFGHIJKLMNOPQRST"

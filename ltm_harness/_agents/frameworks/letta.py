@@ -37,7 +37,7 @@ from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsa
 from ltm_harness._agents.frameworks.sqlite_undo import KEEP
 from ltm_harness._errors import AgentError
 from ltm_harness._guard.limits import clip
-from ltm_harness._guard.redact import redact_url, remember_secret
+from ltm_harness._guard.redact import redact, redact_url, remember_secret
 from ltm_harness._tokens import DEFAULT_ENCODING
 
 STATE = "letta"  # the folder of the exports in state_dir
@@ -50,9 +50,10 @@ _PARAMS = ("model", "embedding")
 def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
     """`letta:URL[/AGENT][?model=...&embedding=...]` -> (the server's base URL, AGENT or None, parameters)."""
     kind, _, rest = spec.partition(":")
+    shown = redact(spec)  # as errors show it: no user:password, no query value
     parts = urlsplit(rest.strip())
     if kind != "letta" or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AgentError(f"agent {spec!r}: write letta:http://HOST:PORT or letta:http://HOST:PORT/AGENT_ID")
+        raise AgentError(f"agent {shown!r}: write letta:http://HOST:PORT or letta:http://HOST:PORT/AGENT_ID")
     if parts.username or parts.password:
         raise AgentError(f"agent 'letta:{redact_url(rest.strip())}': give the Letta server's key in LETTA_API_KEY, "
                          "not in the URL")
@@ -60,15 +61,15 @@ def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
     try:
         pairs = parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
     except ValueError:
-        raise AgentError(f"agent {spec!r}: the parameters after '?' must be KEY=VALUE pairs joined by '&'") from None
+        raise AgentError(f"agent {shown!r}: the parameters after '?' must be KEY=VALUE pairs joined by '&'") from None
     for key, value in pairs:
         if key not in _PARAMS or not value:
-            raise AgentError(f"agent {spec!r}: unknown or empty parameter {clip(key)}; known parameters of letta: "
+            raise AgentError(f"agent {shown!r}: unknown or empty parameter {clip(key)}; known parameters of letta: "
                              f"{', '.join(_PARAMS)} (handles such as openai/gpt-4o-mini)")
         params[key] = value
     path = parts.path.strip("/")
     if "/" in path:
-        raise AgentError(f"agent {spec!r}: after the server's address give only an agent id, e.g. "
+        raise AgentError(f"agent {shown!r}: after the server's address give only an agent id, e.g. "
                          "letta:http://localhost:8283/agent-1234")
     base = f"{parts.scheme}://{parts.netloc}"
     return base, path or None, params

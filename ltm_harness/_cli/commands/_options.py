@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ltm_harness._guard.redact import redact
 from ltm_harness._runner.config import RunConfig, Selection
 from ltm_harness._errors import ConfigError
 
@@ -131,4 +132,4 @@ def refresh_results_index(results: str | Path) -> None:
 
     problem = refresh_index(Path(results))
     if problem is not None:
-        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: {redact(problem)}", file=sys.stderr)

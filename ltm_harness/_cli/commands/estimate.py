@@ -8,6 +8,7 @@ import json
 import sys
 
 from ltm_harness._cli.commands._options import add_config_arguments, configure, selection_of
+from ltm_harness._guard.redact import redact
 
 NAME = "estimate"
 ORDER = 15
@@ -106,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
         console.print("!: prompts beyond the model's context (warnings below; config llm.contexts sets a model's size)")
     for r in rows:
         if r.warning:
-            print(f"warning: {r.warning}", file=sys.stderr)
+            print(f"warning: {redact(r.warning)}", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ltm_harness._guard.redact import redact
 from ltm_harness._cli.commands._options import add_selection_arguments, selection_of
 from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 
@@ -76,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     def ready(run: StudyRun) -> None:
         nonlocal entered
         for note in run.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {redact(note)}", file=sys.stderr)
         if progress is None:
             return
         console.print(f"study [b]{escape(study.name)}[/b]: {plural(len(study.cells), 'cell')}, {len(run.skipped)} finished "
@@ -98,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             report = write_study_report(run.folder)
         except LTMError as exc:
-            print(f"warning: no report written: {exc}", file=sys.stderr)
+            print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
         else:
             table = Table(title="mean score over seeds, all datasets [95% t interval]", title_justify="left")
             spans = sorted({r.span for r in report.rows if r.dataset == "all datasets"})
@@ -122,7 +123,7 @@ def main(args: argparse.Namespace) -> int:
               f"{run.folder.cell(entry.cell.id).path}/)", file=sys.stderr)
     for entry in index.cells:
         if entry.state == "failed":
-            print(f"error: cell {entry.cell.id}: {entry.error}", file=sys.stderr)
+            print(f"error: cell {entry.cell.id}: {redact(entry.error or '')}", file=sys.stderr)
     return exit_status(bool(counts["failed"] or counts["interrupted"]), bool(errored), args.allow_errored)
 
 

@@ -37,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._api import rescore_async
     from ltm_harness._cli.tables import print_run
     from ltm_harness._errors import LTMError
+    from ltm_harness._guard.redact import redact
     from ltm_harness._report import resolve_run
 
     output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
@@ -55,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             console.print(f"report in {escape(str(write_report([output.path]).html))}", soft_wrap=True)
         except LTMError as exc:
-            print(f"warning: the report was not rewritten: {exc}", file=sys.stderr)
+            print(f"warning: the report was not rewritten: {redact(str(exc))}", file=sys.stderr)
     for error in summary.errors.values():
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {redact(error)}", file=sys.stderr)
     return 1 if summary.errors else 0

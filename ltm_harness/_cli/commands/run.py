@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, configure, selection_of
+from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
 from ltm_harness._errors import LTMError
 
@@ -67,9 +68,9 @@ def main(args: argparse.Namespace) -> int:
         nonlocal progress
         claimed.append(claim.run_name)
         for note in claim.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {redact(note)}", file=sys.stderr)
         for warning in prepared.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {redact(warning)}", file=sys.stderr)
         if args.quiet:
             return
         n = prepared.results_total()
@@ -118,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             report = write_report([output.path])
         except LTMError as exc:
-            print(f"warning: no report written: {exc}", file=sys.stderr)
+            print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
         else:
             console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
     any_errored = False
@@ -133,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
         if agent.questions is not None and (line := agent.questions.warning(agent.agent)):
             print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {redact(error)}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 

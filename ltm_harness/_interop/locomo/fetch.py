@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ltm_harness._authoring.datafiles import RemoteFile, fetch_parsed, read_json
 from ltm_harness._errors import DefinitionError
+from ltm_harness._guard.files import problem
 from ltm_harness._interop.locomo.data import LocomoData, parse_locomo
 
 REPOSITORY = "https://github.com/snap-research/locomo"
@@ -35,9 +36,14 @@ def load_locomo(data_file: Path | None = None, quiet: bool = False) -> LocomoDat
     if data_file is None:
         return fetch_parsed(REMOTE, lambda raw, path: parse_locomo(raw, str(path)), quiet)
     path = Path(data_file).expanduser()
-    if not path.is_file():
+    why = problem(path, REMOTE.max_json_bytes)
+    if why == "it does not exist":
         raise DefinitionError(f"locomo: the data file {path} is missing; download data/locomo10.json from "
                               f"{REPOSITORY} to {path}, or remove `data_file` from the locomo args to have it "
+                              "downloaded on first use")
+    if why is not None:
+        raise DefinitionError(f"locomo: the data file {path} cannot be read ({why}); name LoCoMo's "
+                              "data/locomo10.json itself, or remove `data_file` from the locomo args to have it "
                               "downloaded on first use")
     return parse_locomo(read_json(path, "none", REMOTE.max_json_bytes), str(path))
 

@@ -23,6 +23,7 @@ from typing import Literal, get_args
 
 from ltm_harness._authoring.datafiles import RemoteFile, fetch_file
 from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._guard.files import open_regular
 from ltm_harness._interop.longmemeval.data import iter_questions
 
 Variant = Literal["oracle", "s", "m"]
@@ -49,7 +50,7 @@ def check_file(path: Path) -> None:
     question reads as the reader reads every question, closed at its end."""
     with closing(iter_questions(path)) as questions:
         next(questions)
-    with path.open("rb") as fh:
+    with open_regular(path, None) as fh:  # checked by iter_questions already; opened the one way all the same
         fh.seek(max(0, fh.seek(0, 2) - _TAIL))
         if not fh.read().rstrip().endswith(b"]"):
             raise DefinitionError(f"{path}: does not end with the closing ']' of its list of questions; the file "

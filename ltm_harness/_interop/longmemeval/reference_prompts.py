@@ -11,6 +11,13 @@ the answer and the response in some order. A file shaped otherwise is one Defini
 The result has the same keys and type as `judge.PROMPTS` (the six question types and "abstention"): each template
 turned into a JudgePrompt sent as the single user message, read yes/no, at temperature 0 with at most 10 tokens,
 as the reference's evaluation calls its judge.
+
+Bounded like every input: the file is checked to be a regular file of at most `MAX_SOURCE_BYTES` before it is
+opened (a FIFO, a device or a folder is refused, never read); a file Python's own parser cannot hold (expressions
+nested past its limits: `RecursionError`, `MemoryError`) is one line; the function may hold at most `MAX_BRANCHES`
+`if`/`elif` branches nested at most `MAX_NESTING` deep (the reference has a handful), counted without recursion
+before it is read. When the function is defined more than once, the last definition is read, as Python would call
+it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ltm_harness._errors import DefinitionError
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.limits import exception_line
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES
 from ltm_harness._interop.longmemeval.judge import JUDGE_KINDS, MAX_TOKENS, TEMPERATURE
 from ltm_harness._scoring.judge_prompt import JudgePrompt
@@ -30,7 +39,9 @@ from ltm_harness._store.files import first_error
 
 SCRIPT = Path("src") / "evaluation" / "evaluate_qa.py"
 FUNCTION = "get_anscheck_prompt"
-_MAX_SOURCE_BYTES = 4 << 20
+MAX_SOURCE_BYTES = 1 << 20  # the reference's evaluate_qa.py is about 10 kB
+MAX_BRANCHES = 200  # if/elif branches in the function (the reference has about ten)
+MAX_NESTING = 50  # if/elif branches inside one another (an elif chain of n branches nests n deep)
 
 
 @dataclass(frozen=True)
@@ -131,9 +142,7 @@ def _ours(template: _Template, roles: dict[str, str]) -> str:
 
 def _function(path: Path) -> ast.FunctionDef:
     try:
-        if path.stat().st_size > _MAX_SOURCE_BYTES:
-            raise DefinitionError(f"{path}: larger than {_MAX_SOURCE_BYTES:,} bytes, not LongMemEval's evaluate_qa.py")
-        source = path.read_text(encoding="utf-8")
+        source = read_text(path, MAX_SOURCE_BYTES)  # checked to be a regular file of bounded size before opening
     except FileNotFoundError:
         raise DefinitionError(f"{path} does not exist; name the folder of a LongMemEval checkout (git clone "
                               "https://github.com/xiaowu0162/LongMemEval)") from None
@@ -143,13 +152,46 @@ def _function(path: Path) -> ast.FunctionDef:
     try:
         tree = ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError) as exc:
-        raise DefinitionError(f"{path}: not Python this version can parse ({exc}); name a LongMemEval "
-                              "checkout") from None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == FUNCTION:
-            return node
-    raise DefinitionError(f"{path}: has no function {FUNCTION} (the one that builds the judge prompt per question "
-                          "type); this checkout's evaluation is not the one this harness can read, use our prompts")
+        raise DefinitionError(f"{path}: not Python this version can parse ({exception_line(exc, 160)}); name a "
+                              "LongMemEval checkout") from None
+    except (RecursionError, MemoryError):
+        raise DefinitionError(f"{path}: nested too deeply for Python's parser (an expression or a chain of branches "
+                              "far deeper than LongMemEval's evaluate_qa.py has); name a LongMemEval checkout") from None
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == FUNCTION]
+    if not found:
+        raise DefinitionError(f"{path}: has no function {FUNCTION} (the one that builds the judge prompt per "
+                              "question type); this checkout's evaluation is not the one this harness can read, use "
+                              "our prompts")
+    fn = found[-1]  # defined twice: the last definition is the one Python calls
+    _check_branches(fn, path)
+    return fn
+
+
+def _check_branches(fn: ast.FunctionDef, path: Path) -> None:
+    """DefinitionError unless `fn` holds at most MAX_BRANCHES if/elif branches nested at most MAX_NESTING deep
+    (counted with a stack of its own, so no file can overflow Python's recursion here or in the reader)."""
+    branches = 0
+    stack: list[tuple[ast.AST, int]] = [(stmt, 0) for stmt in fn.body]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.If):
+            branches, depth = branches + 1, depth + 1
+            if branches > MAX_BRANCHES or depth > MAX_NESTING:
+                what = (f"more than {MAX_BRANCHES} if/elif branches" if branches > MAX_BRANCHES
+                        else f"if/elif branches nested more than {MAX_NESTING} deep (line {node.lineno})")
+                raise DefinitionError(f"{path}: {FUNCTION} has {what}, far more than LongMemEval's has; name a "
+                                      "LongMemEval checkout, or use our prompts")
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            stack.extend((child, depth) for child in getattr(node, field, ()) if isinstance(child, ast.AST))
+
+
+def _is_folder_or_absent(path: Path) -> bool:
+    """True for a folder (a checkout) or nothing at all; a FIFO, a device or a file is read as the script itself, so
+    that the one file check says what it is."""
+    try:
+        return path.is_dir() or not path.exists()
+    except OSError:
+        return True
 
 
 def load_reference_prompts(checkout: Path) -> dict[str, JudgePrompt]:
@@ -157,7 +199,7 @@ def load_reference_prompts(checkout: Path) -> dict[str, JudgePrompt]:
     running anything from `checkout` (a LongMemEval checkout, or its evaluate_qa.py itself). DefinitionError, one
     line, when the file or the function is missing or not shaped as expected."""
     checkout = Path(checkout).expanduser()
-    path = checkout if checkout.suffix == ".py" else checkout / SCRIPT
+    path = checkout if checkout.suffix == ".py" or not _is_folder_or_absent(checkout) else checkout / SCRIPT
     fn = _function(path)
     try:
         reader = _Reader(fn)

@@ -54,6 +54,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from ltm_harness._guard.files import read_text
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._guard import jsonsafe
 from ltm_harness._protocols.l2m.l2metrics_regimes import (_blocks, _regimes, _Row, _rows, block_saturation,
@@ -94,7 +95,7 @@ _IGNORED = {"log_dir", "output_dir", "output", "do_plot", "do_save", "do_save_se
 def load_settings(path: Path) -> L2MetricsSettings:
     """l2metrics settings from a JSON file (its `--load-settings` file or the `_settings.json` it saves)."""
     try:
-        raw = jsonsafe.loads(path.read_text(encoding="utf-8"))
+        raw = jsonsafe.loads(read_text(path))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the settings file ({exc.strerror}); give an l2metrics settings JSON") from None
     except (json.JSONDecodeError, jsonsafe.TooDeep, UnicodeDecodeError) as exc:

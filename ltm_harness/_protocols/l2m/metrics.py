@@ -48,6 +48,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
+from ltm_harness._guard.files import read_text
 from ltm_harness._errors import RunFolderError, option_name
 from ltm_harness._protocols.l2m import curves
 from ltm_harness._protocols.l2m.logger import LogRecord, ScenarioLog, read_scenario
@@ -315,6 +316,6 @@ def write_metrics(report: MetricsReport, path: Path) -> None:
 
 def read_metrics(path: Path) -> MetricsReport:
     try:
-        return MetricsReport.model_validate_json(path.read_text(encoding="utf-8"))
+        return MetricsReport.model_validate_json(read_text(path))
     except (OSError, ValueError) as exc:
         raise RunFolderError(f"{path}: not a metrics file written by `syllabus metrics` ({exc})") from None
