@@ -177,8 +177,14 @@ def test_a_run_stores_and_prints_no_secret(base, tmp_path, capsys):
     config.write_text("config: {run_name: x, judge: {base_url: '" + secret_url("http://127.0.0.1:9", "/v1") + "'}}\n"
                       "datasets:\n  args: {memory_span: 1000, dataset_examples: 1}\n  datasets:\n    - name: colours\n",
                       encoding="utf-8")
-    code = cli(["run", "-c", str(config), "-a", f"{agent}:Leaky", "-a", secret_url("http://127.0.0.1:9", "/chat"),
-                "--results", "results"])
+    agents = ["-a", f"{agent}:Leaky", "-a", secret_url("http://127.0.0.1:9", "/chat")]
+    # the check before the first turn refuses the unreachable HTTP agent in one line, without its secrets
+    assert cli(["run", "-c", str(config), *agents, "--results", "results"]) == 2
+    refused = capsys.readouterr()
+    assert "cannot be reached" in refused.err and not (tmp_path / "results").exists()
+    clean(refused.out, refused.err)
+    # with the check off, the run plays and every file it writes is clean too
+    code = cli(["run", "-c", str(config), *agents, "--results", "results", "--set", "config.preflight=false"])
     out = capsys.readouterr()
     assert code != 0 and "error" in out.err  # the agents failed, and said so
     written = [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
