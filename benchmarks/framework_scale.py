@@ -72,26 +72,14 @@ def store_bytes(run: Path) -> int:
     return sum(f.stat().st_size for f in run.glob("*/state/**/*") if f.is_file())
 
 
-async def one(framework: str, span: int, keep_all: bool) -> dict[str, Any]:
-    if keep_all:
-        from ltm_harness._agents.frameworks import langgraph
-
-        async def keep(self: Any, turn: int) -> None:
-            return None
-
-        langgraph.LangGraphAgent._turn_done = keep  # type: ignore[method-assign]
-    server = MockLLMServer()
-    clock = Clock()
-    instrument(clock, server)  # before the server starts: its routes take the handler then
-    await server.start()
-    os.environ.update({"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "not-needed", "LTM_EXAMPLE_MODEL": "mock"})
+async def one(framework: str, span: int, server: MockLLMServer, clock: Clock) -> dict[str, Any]:
+    clock.steps = clock.model = 0.0
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         output = await run_async(_config(span, server.url), [SPECS[framework]], results=Path(folder), limit=1)
         wall = time.perf_counter() - start
         turns = _turns(output.path)
         size = store_bytes(output.path)
-    await server.stop()
     return {"span": span, "turns": turns, "store_mb": size / 1e6, "ms_turn": 1000 * wall / max(turns, 1),
             "framework_ms": 1000 * (clock.steps - clock.model) / max(turns, 1),
             "model_ms": 1000 * clock.model / max(turns, 1)}
@@ -123,10 +111,28 @@ def main() -> None:
     print(f"{args.framework}{' (every checkpoint kept)' if args.keep_all else ''}, mock model, default config "
           "--limit 1")
     print(f"{'span':>7} {'turns':>6} {'store MB':>9} {'ms/turn':>8} {'framework':>10} {'model':>7}")
-    for span in (int(s) for s in args.spans.split(",")):
-        row = asyncio.run(one(args.framework, span, args.keep_all))
+    asyncio.run(spans(args.framework, [int(s) for s in args.spans.split(",")], args.keep_all))
+
+
+async def spans(framework: str, sizes: list[int], keep_all: bool) -> None:
+    """Every span on one loop and one mock server (the LangGraph example binds its client at import)."""
+    if keep_all:
+        from ltm_harness._agents.frameworks import langgraph
+
+        async def keep(self: Any, turn: int) -> None:
+            return None
+
+        langgraph.LangGraphAgent._turn_done = keep  # type: ignore[method-assign]
+    server = MockLLMServer()
+    clock = Clock()
+    instrument(clock, server)  # before the server starts: its routes take the handler then
+    await server.start()
+    os.environ.update({"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "not-needed", "LTM_EXAMPLE_MODEL": "mock"})
+    for span in sizes:
+        row = await one(framework, span, server, clock)
         print(f"{row['span']:>7} {row['turns']:>6} {row['store_mb']:>9.2f} {row['ms_turn']:>8.1f} "
               f"{row['framework_ms']:>10.1f} {row['model_ms']:>7.1f}", flush=True)
+    await server.stop()
 
 
 if __name__ == "__main__":
