@@ -177,4 +177,13 @@ async def test_a_react_agent_calls_its_tool_and_every_model_call_is_counted(tmp_
         assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
         assert isinstance(state.values["messages"][2], ToolMessage)
         assert isinstance(state.values["messages"][1], AIMessage) and state.values["messages"][1].tool_calls
+        await agent.reply(msg(1, "Search notes for my cat."))  # taken in, then "killed" before it was recorded
         await agent.close()
+        made = server.stats["ok_replies"]
+        again = make(path, "agent", tmp_path / "react" / "main")
+        await again.restore([(msg(0, "x"), reply.text)])
+        restored = (await again.graph.aget_state(again.thread)).values["messages"]
+        assert [type(m).__name__ for m in restored] == kinds and server.stats["ok_replies"] == made  # nothing sent
+        said = await again.reply(msg(1, "Search notes for my cat."))
+        assert said.text == "Your cat is called Tom." and len(await thread_texts(again)) == 8
+        await again.close()
