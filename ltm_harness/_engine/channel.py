@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, LTMError
-from ltm_harness._guard.limits import clip, exception_line, kind_of
+from ltm_harness._guard.limits import clip, clip_text, exception_line, kind_of
 from ltm_harness._guard.redact import redact
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
@@ -89,7 +89,7 @@ def _one_line(exc: BaseException) -> str:
     """An attempt's error for the log: a user error's own sentence, else the exception's class and message; redacted
     (a URL the agent's code put in its exception loses its user:password and query values) before it is stored."""
     if isinstance(exc, LTMError) and str(exc).strip():
-        return redact(" ".join(str(exc).split())[:300])
+        return clip_text(redact(" ".join(str(exc).split())))
     return redact(exception_line(exc))
 
 
