@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ltm_harness._store.records import OmitWhenNone
 
@@ -35,12 +35,29 @@ class Wait(OmitWhenNone):
         return not (self.tokens or self.time or self.percentage_finished or self.until is not None)
 
 
+class LineTokens(BaseModel):
+    """The tokens of each script line, counted when the test was made, and the encoding that counted them: the
+    session plans with them instead of counting the lines again (when its tokenizer is that encoding)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    encoding: str
+    counts: list[int]
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> "LineTokens":
+        bad = next((c for c in self.counts if c < 0), None)
+        if bad is not None:
+            raise ValueError(f"counts: a line has {bad} tokens; a count is 0 or more")
+        return self
+
+
 class TestExample(OmitWhenNone):
     """One test: lines said to the agent (some of them questions, some history that needs no reply), waits,
     expected answers."""
 
     model_config = ConfigDict(extra="forbid")
-    _omit_when_none = ("observe",)
+    _omit_when_none = ("observe", "line_tokens")
     __test__ = False  # not a pytest class
 
     format: int = DEFINITION_FORMAT
@@ -67,6 +84,8 @@ class TestExample(OmitWhenNone):
     # Which lines are history that needs no reply (one flag per line; None: every line is answered). The agent takes
     # them in with its `observe` (no model call for a chat model: they go with the next answered turn).
     observe: list[bool] | None = None
+    # Each line's tokens as counted when the test was made (None: the session counts them).
+    line_tokens: LineTokens | None = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":
@@ -86,6 +105,8 @@ class TestExample(OmitWhenNone):
             if both is not None:
                 raise ValueError(f"line {both} is both a question and history that needs no reply (observe); a "
                                  "question needs its reply")
+        if self.line_tokens is not None and len(self.line_tokens.counts) != n:
+            raise ValueError(f"line_tokens has {len(self.line_tokens.counts)} counts but script has {n} lines")
         if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
             raise ValueError("oracle_answers needs one entry per question")
         if self.needs:

@@ -198,10 +198,14 @@ class Session:
 
     # -- starting tests -----------------------------------------------------------------------
     def _shape(self, test: TestProgram) -> tuple[TestShape, dict[str, int]]:
-        """The test as the scheduler plans it, and its lines' token counts (each distinct line counted once)."""
+        """The test as the scheduler plans it, and its lines' token counts (each distinct line counted once; not
+        at all when the test was made with counts by this tokenizer's encoding)."""
         known = self._shapes.get(test.id)
         if known is None:
-            counts = {line: self.tokenizer.count(line) for line in test.script}
+            if test.tokens_by == self.tokenizer.encoding_name and len(test.line_tokens) == len(test.script):
+                counts = dict(zip(test.script, test.line_tokens))
+            else:
+                counts = {line: self.tokenizer.count(line) for line in test.script}
             shape = TestShape(test.id, test.group, test.span, tuple(counts[line] for line in test.script), test.pauses,
                               test.interleave, test.anchor_line, test.observed)
             known = self._shapes[test.id] = (shape, counts)

@@ -270,3 +270,30 @@ async def test_programs_may_await_ordinary_asyncio_work(tmp_path):
     assert results[0].status == "ok" and results[0].score == 1.0
     assert results[0].reasons == ["computed / remote error"]
     assert turns_of(events, "awaits/0")[1].user == "What is fact A? (computed / remote error)"
+
+
+@pytest.mark.parametrize("encoding, used", [(tok.encoding_name, True), ("o200k_base", False)])
+async def test_lines_counted_when_the_test_was_made_are_not_counted_again(tmp_path, encoding, used):
+    """A test made with its lines' token counts (a benchmark's planned conversation) is played with those counts
+    when the session's tokenizer is the encoding that counted them; counted by another, its lines are counted again."""
+    from ltm_harness._authoring.example import LineTokens
+
+    script = ("Fact A is 1.", "What is fact A?")
+    given = [57, 9]
+    assert [tok.count(line) for line in script] != given
+    ex = example(script=script).model_copy(update={"line_tokens": LineTokens(encoding=encoding, counts=given)})
+    _, _, events = await run_session(tmp_path, [(Scripted([ex]), ex)])
+    said = [t.user_tokens for t in turns_of(events, "scripted/0")]
+    assert said == (given if used else [tok.count(line) for line in script])
+
+
+def test_line_tokens_need_one_count_per_line_and_none_negative():
+    from pydantic import ValidationError
+
+    from ltm_harness._authoring.example import LineTokens
+
+    with pytest.raises(ValidationError, match="line_tokens has 1 counts but script has 2 lines"):
+        TestExample.model_validate({**example().model_dump(), "line_tokens": {"encoding": "cl100k_base", "counts": [3]}})
+    with pytest.raises(ValidationError, match="a count is 0 or more"):
+        LineTokens(encoding="cl100k_base", counts=[3, -1])
+    assert "line_tokens" not in example().model_dump_json()  # tests made without counts keep their JSON as it was
