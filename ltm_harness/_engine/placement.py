@@ -9,7 +9,7 @@ clash to the end of the stretch it rules out rather than trying every candidate 
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
@@ -74,14 +74,18 @@ class Around:
 
 
 def earliest_clear_start(points: list[int], plan: list[int], clear: int, pos: int) -> int:
-    """The first start at or after `pos` where every planned point (start + each offset of `plan`) is at least
-    `clear` from each of `points` (sorted). A start is ruled out by a point p and offset r exactly on the stretch
-    (p - r - clear, p - r + clear), so from a ruled-out start the search jumps to the farthest end of the stretches
-    that rule it out: O(offsets x log points) a jump, and the result is the smallest start that fits."""
+    """The first start at or after `pos` where every planned point (start + each offset of `plan`, in increasing
+    order as plans are) is at least `clear` from each of `points` (sorted, not empty). A start is ruled out by a point
+    p and offset r exactly on the stretch (p - r - clear, p - r + clear), so from a ruled-out start the search jumps to
+    the farthest end of the stretches that rule it out, looking only at the offsets that land near the points:
+    O(log offsets + offsets there x log points) a jump, and the result is the smallest start that fits."""
     start = pos
+    first, last = points[0], points[-1]
     while True:
         jump = start
-        for r in plan:
+        # only offsets with start + r + clear > first and start + r - clear < last can come too close to a point
+        for k in range(bisect_right(plan, first - clear - start), bisect_left(plan, last + clear - start)):
+            r = plan[k]
             i = bisect_left(points, start + r + clear) - 1  # the last point before start + r + clear
             if i >= 0 and points[i] > start + r - clear:
                 jump = max(jump, points[i] - r + clear)
