@@ -297,3 +297,21 @@ def test_line_tokens_need_one_count_per_line_and_none_negative():
     with pytest.raises(ValidationError, match="a count is 0 or more"):
         LineTokens(encoding="cl100k_base", counts=[3, -1])
     assert "line_tokens" not in example().model_dump_json()  # tests made without counts keep their JSON as it was
+
+
+@pytest.mark.parametrize("heavy, second", [({0, 1}, "a/2"), ({0, 1, 2}, "a/0")])
+async def test_a_test_may_start_before_at_most_two_earlier_ones_of_its_dataset(tmp_path, heavy, second):
+    """Beside a running test, a dataset's first tests too heavy to share the span are passed over by the next one
+    that fits, up to its third queued test (`START_WINDOW`): a fourth waits for the dataset's earlier ones."""
+    b = example("b", "0", script=("Fact B is 2.", "What is fact B?"), waits=[Wait(percentage_finished=90), Wait()],
+                expected=("2",))
+    long_fact = "The long fact goes on. " * 120 + "Fact A is 1."  # ~700 tokens: over half of a's 1,000-token span
+    a = [example("a", str(i), script=(long_fact if i in heavy else "Fact A is 1.", "What is fact A?"),
+                 waits=[Wait(), Wait()]) for i in range(4)]
+    B, A = Scripted([b], span=10_000, name="b"), Scripted(a, span=1000, name="a")
+    _, _, events = await run_session(tmp_path, [(B, b)] + [(A, e) for e in a])
+    starts = [e.test for e in events if isinstance(e, TestStart)]
+    assert starts[:2] == ["b/0", second] and sorted(starts) == ["a/0", "a/1", "a/2", "a/3", "b/0"]
+    b_end = next(e.pos for e in events if isinstance(e, TestEnd) and e.test == "b/0")
+    second_start = next(e.pos for e in events if isinstance(e, TestStart) and e.test == second)
+    assert (second_start < b_end) == (second == "a/2")  # beside b, or only once b is over
