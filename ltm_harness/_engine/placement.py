@@ -50,10 +50,7 @@ class StartQueue(Generic[T]):
             insort(self._heads, seqs[-self._window])
 
     def clear(self) -> None:
-        self._items.clear()
-        self._seq.clear()
-        self._groups.clear()
-        self._heads.clear()
+        self._items, self._seq, self._groups, self._heads = {}, {}, {}, []
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self._items.values()))

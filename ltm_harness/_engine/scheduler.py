@@ -262,11 +262,9 @@ class Scheduler:
         key = (shape.group, shape.interleave)
         known = self._compatibility.get(key)
         if known is None:
-            if self.running and (not shape.interleave or any(not s.shape.interleave for s in self.running)):
-                known = False
-            else:
-                known = not any(self._incompatible(shape.group, s.shape.group) for s in self.running)
-            self._compatibility[key] = known
+            alone = self.running and (not shape.interleave or any(not s.shape.interleave for s in self.running))
+            known = self._compatibility[key] = not alone and not any(self._incompatible(shape.group, s.shape.group)
+                                                                     for s in self.running)
         return known
 
     def _incompatible(self, a: str, b: str) -> bool:

@@ -84,13 +84,19 @@ class KnownRows:
 
     @classmethod
     def load(cls, index: Path) -> "KnownRows":
+        try:  # opened without blocking (a FIFO put there), read only if it is a regular file, and at most the cap
+            fd = os.open(index, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return cls()
         try:
-            with open(index, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    return cls()
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return cls()
+            with os.fdopen(os.dup(fd), "rb") as f:
                 data = f.read(MAX_INDEX_BYTES + 1)
         except OSError:
             return cls()
+        finally:
+            os.close(fd)
         if len(data) > MAX_INDEX_BYTES:
             return cls()
         text = data.decode("utf-8", errors="replace")

@@ -61,6 +61,8 @@ def test_each_dataset_offers_its_first_tests_in_start_order():
     assert _names(q) == ["b/0", "b/1", "a/2", "c/0", "a/3"] and len(q) == 5  # the rest, in start order
     q.clear()
     assert q.heads() == [] and list(q) == [] and len(q) == 0
+    with pytest.raises(ValueError):
+        q.start(t["b/0"])  # cleared: nothing may start
 
 
 def test_a_test_outside_its_datasets_window_may_not_start():

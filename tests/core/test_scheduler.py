@@ -171,6 +171,12 @@ def test_an_isolated_schedule_runs_one_test_at_a_time():
     s = sched(isolated=True)
     s.start(shape("a/0", "a"))
     assert s.pick_start([shape("b/0", "b")]) is None
+    # also beside a test with no planned point left (where a shared schedule would start one at once)
+    s = sched(isolated=True)
+    watcher = s.start(shape("w/0", "w", span=100_000, lines=(10,)))
+    say_line(s, watcher, 10, 2)
+    watcher.asks = "turn"
+    assert s.pick_start([shape("b/0", "b", span=100_000)]) is None
 
 
 def test_replies_teach_the_estimates_and_turns_move_position_and_clock():

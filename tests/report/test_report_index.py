@@ -141,3 +141,23 @@ def test_text_from_a_folder_cannot_end_the_remembered_rows(small_run: Path):
     assert "alert(1)</script>" not in html and html.count("<script") == 2  # the page's script and the data block
     assert "&lt;/script&gt;&lt;script&gt;alert(1)" in html
     assert _rows(write_index(root).read_text()) == _rows(html)  # read back from the block, the same row
+
+
+def test_an_index_too_big_or_not_a_file_is_not_read_back(small_run: Path, monkeypatch):
+    import os
+
+    import ltm_harness._report.index_rows as index_rows
+
+    root = small_run.parent
+    html = write_index(root).read_text()
+    read = _reads(monkeypatch)
+    monkeypatch.setattr(index_rows, "MAX_INDEX_BYTES", len(html.encode()) - 1)  # one byte over the cap
+    assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1
+    monkeypatch.undo()
+    read = _reads(monkeypatch)
+    (root / "index.html").unlink()
+    os.mkfifo(root / "index.html")  # never blocks on a FIFO: not a regular file, so not read
+    rows = index_rows.KnownRows.load(root / "index.html")
+    assert rows.get("small", [0]) is None
+    (root / "index.html").unlink()
+    assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1
