@@ -35,7 +35,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._authoring.dataset import DatasetInterface, ResultPart, ResultView
-from ltm_harness._authoring.example import TestExample
+from ltm_harness._authoring.example import LineTokens, TestExample
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
@@ -127,7 +127,7 @@ class LoCoMo(DatasetInterface):
 
     def _example(self, sample: LocomoSample, quirks: dict[str, int]) -> TestExample:
         p = self.params
-        count = get_tokenizer().count
+        tokenizer = get_tokenizer()
         turns = []
         for session in sample.sessions:
             for k, turn in enumerate(session.turns):
@@ -136,7 +136,7 @@ class LoCoMo(DatasetInterface):
         chosen = [q for q in sample.questions if q.category in p.categories]
         questions = [Question(question_text(q, not_mentioned_hint=p.not_mentioned_hint), tuple(q.evidence))
                      for q in chosen]
-        plan = plan_conversation(turns, questions, count, p.mode, p.distance or self.memory_span)
+        plan = plan_conversation(turns, questions, tokenizer.count, p.mode, p.distance or self.memory_span)
         asked = [chosen[k] for k in plan.asked]
         gold = [q.answer if q.category != 5 else NOT_MENTIONED for q in asked]
         # what a perfect answer says: the gold as the reference scores it (open-domain: before its first ';')
@@ -146,6 +146,7 @@ class LoCoMo(DatasetInterface):
             sample.sample_id, plan.script, plan.is_question, gold, waits=plan.waits, oracle_answers=oracle,
             needs=plan.needs, observe=plan.observe, roles=plan.line_roles,
             independent_questions=True if self.independent else None,
+            line_tokens=LineTokens(encoding=tokenizer.encoding_name, counts=plan.tokens),
             description=f"LoCoMo conversation {sample.sample_id} ({sample.speaker_a} and {sample.speaker_b}), "
                         f"{len(turns)} turns, {len(asked)} questions, {p.mode} mode"
                         f"{', each question on its own' if self.independent else ''}",

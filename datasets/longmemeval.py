@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._authoring.dataset import DatasetInterface, ResultView
-from ltm_harness._authoring.example import TestExample
+from ltm_harness._authoring.example import LineTokens, TestExample
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
@@ -42,7 +42,7 @@ from ltm_harness._interop.longmemeval.reference_prompts import load_reference_pr
 from ltm_harness._interop.longmemeval.scoring import score_reply
 from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge
-from ltm_harness._tokens import get_tokenizer
+from ltm_harness._tokens import Tokenizer, get_tokenizer
 
 ABSTAIN = "I don't know: you never told me that."
 ROLES = {"user": "User", "assistant": "Assistant"}
@@ -102,10 +102,10 @@ class LongMemEval(DatasetInterface):
         if len(ids) < num_examples:
             raise DefinitionError(f"longmemeval: {num_examples} questions asked for (dataset_examples), but {path} "
                                   f"holds {len(ids)}; ask for at most {len(ids)} (--limit {len(ids)})")
-        count = get_tokenizer().count
-        return [self._example(q, count) for q in iter_questions(path, only=set(ids))]
+        tokenizer = get_tokenizer()
+        return [self._example(q, tokenizer) for q in iter_questions(path, only=set(ids))]
 
-    def _example(self, q: LMEQuestion, count: Callable[[str], int]) -> TestExample:
+    def _example(self, q: LMEQuestion, tokenizer: Tokenizer) -> TestExample:
         p = self.params
         turns: list[HistoryTurn] = []
         evidence: list[str] = []
@@ -122,12 +122,13 @@ class LongMemEval(DatasetInterface):
                 keys.append(key)
             if session.id in wanted and not any(t.has_answer for t in session.turns):
                 evidence += keys  # an evidence session without marked turns: all of it
-        plan = plan_conversation(turns, [Question(q.question, tuple(evidence), q.question_date)], count, p.mode,
-                                 p.distance or self.memory_span, after_question="end")
+        plan = plan_conversation(turns, [Question(q.question, tuple(evidence), q.question_date)], tokenizer.count,
+                                 p.mode, p.distance or self.memory_span, after_question="end")
         oracle = ABSTAIN if q.is_abstention else q.answer
         return self.make_example(
             q.question_id, plan.script, plan.is_question, [q.answer], waits=plan.waits, oracle_answers=[oracle],
             needs=plan.needs, observe=plan.observe, roles=plan.line_roles,
+            line_tokens=LineTokens(encoding=tokenizer.encoding_name, counts=plan.tokens),
             description=f"LongMemEval {q.question_type}{' (abstention)' if q.is_abstention else ''}: "
                         f"{len(q.sessions)} sessions, {len(turns)} turns, {p.mode} mode",
             extra={

@@ -17,44 +17,60 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.example import DynamicExample, TestExample, Wait, spread_waits
-from ltm_harness._engine.program import Heard, TestContext, TestOutcome
-from ltm_harness._engine.progress import TurnProgress
-from ltm_harness._errors import AgentError, ConfigError, DefinitionError, LLMError, LTMError, RunFolderError
-from ltm_harness._scoring.headline import Headline, Metric
-from ltm_harness._scoring.verdict import Judge, JudgeVerdict
-
-if TYPE_CHECKING:  # imported when first used: `import ltm_harness` stays light for the command line
+if TYPE_CHECKING:  # each name is imported when first used: `import ltm_harness` (and the command line) stays light
+    from ltm_harness._agents.base import Agent, AgentMessage, Reply
     from ltm_harness._agents.specs import register_agent
     from ltm_harness._api import RunOutput, read_run, rescore, rescore_async, run, run_async
     from ltm_harness._authoring.catalog import register_dataset
+    from ltm_harness._authoring.dataset import DatasetInterface
+    from ltm_harness._authoring.dataset import DatasetInterface as Dataset
+    from ltm_harness._authoring.example import DynamicExample, TestExample, Wait, spread_waits
+    from ltm_harness._engine.program import Heard, TestContext, TestOutcome
+    from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._envs.catalog import register_env
+    from ltm_harness._errors import AgentError, ConfigError, DefinitionError, LLMError, LTMError, RunFolderError
     from ltm_harness._llm.judge import register_judge_prompt
     from ltm_harness._protocols.aivle.catalog import register_suite
     from ltm_harness._runner.config import RunConfig
+    from ltm_harness._scoring.headline import Headline, Metric
+    from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
-Dataset = DatasetInterface
-
-_LAZY = {
-    "run": "ltm_harness._api", "run_async": "ltm_harness._api", "rescore": "ltm_harness._api",
-    "rescore_async": "ltm_harness._api", "read_run": "ltm_harness._api", "RunOutput": "ltm_harness._api",
-    "RunConfig": "ltm_harness._runner.config", "register_agent": "ltm_harness._agents.specs",
-    "register_dataset": "ltm_harness._authoring.catalog", "register_env": "ltm_harness._envs.catalog",
-    "register_judge_prompt": "ltm_harness._llm.judge", "register_suite": "ltm_harness._protocols.aivle.catalog",
+_LAZY = {  # name -> (module, its name there)
+    **{name: ("ltm_harness._api", name) for name in ("run", "run_async", "rescore", "rescore_async", "read_run",
+                                                      "RunOutput")},
+    **{name: ("ltm_harness._agents.base", name) for name in ("Agent", "AgentMessage", "Reply")},
+    **{name: ("ltm_harness._authoring.example", name) for name in ("DynamicExample", "TestExample", "Wait",
+                                                                    "spread_waits")},
+    **{name: ("ltm_harness._engine.program", name) for name in ("Heard", "TestContext", "TestOutcome")},
+    **{name: ("ltm_harness._errors", name) for name in ("AgentError", "ConfigError", "DefinitionError", "LLMError",
+                                                         "LTMError", "RunFolderError")},
+    **{name: ("ltm_harness._scoring.verdict", name) for name in ("Judge", "JudgeVerdict")},
+    **{name: ("ltm_harness._scoring.headline", name) for name in ("Headline", "Metric")},
+    "Dataset": ("ltm_harness._authoring.dataset", "DatasetInterface"),
+    "DatasetInterface": ("ltm_harness._authoring.dataset", "DatasetInterface"),
+    "TurnProgress": ("ltm_harness._engine.progress", "TurnProgress"),
+    "RunConfig": ("ltm_harness._runner.config", "RunConfig"),
+    "register_agent": ("ltm_harness._agents.specs", "register_agent"),
+    "register_dataset": ("ltm_harness._authoring.catalog", "register_dataset"),
+    "register_env": ("ltm_harness._envs.catalog", "register_env"),
+    "register_judge_prompt": ("ltm_harness._llm.judge", "register_judge_prompt"),
+    "register_suite": ("ltm_harness._protocols.aivle.catalog", "register_suite"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'ltm_harness' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(where[0]), where[1])
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

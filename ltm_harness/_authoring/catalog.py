@@ -5,13 +5,18 @@
 Dataset modules of a folder are loaded by file path under the private package `ltm_harness_datasets`, never as a
 top-level `datasets` package, so they cannot clash with HuggingFace `datasets` in one process. A prompt file (a JSON
 file with `content`, `question` and `answer` prompts) is a dataset of its own.
+
+The built-in dataset modules are known by name before they are loaded (the `name = "..."` of their classes, read
+from their source), and each is loaded when a run names one of its datasets (or everything is listed): a LoCoMo run
+does not import the environments or LongMemEval's reader.
 """
 
 from __future__ import annotations
 
+import ast
 import types
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ltm_harness._guard.names import UnsafeName, check_name
 from ltm_harness._authoring.dataset import DatasetInterface
@@ -59,15 +64,40 @@ def _scan(folder: Path, source: str | None = None) -> Iterator[Entry[DatasetClas
 
 
 def _builtins() -> Iterable[Entry[DatasetClass]]:
-    yield from _scan(shipped("datasets"), "built-in")
-    for path in prompt_files(PROMPTS_DIR):
+    for path in prompt_files(shipped("datasets")) + prompt_files(PROMPTS_DIR):
         cls = dataset_from_prompt_file(path)
         yield Entry(cls.name, cls, "built-in", cls.description)
 
 
+def _class_names(path: Path) -> list[str]:
+    """The `name = "..."` of each class a module's source defines at its top level."""
+    names = []
+    for node in ast.parse(path.read_bytes(), str(path)).body:
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in stmt.targets) \
+                        and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                    names.append(stmt.value.value)
+    return names
+
+
+def _lazy_builtins() -> dict[str, Callable[[], Iterable[Entry[DatasetClass]]]]:
+    """Each built-in dataset's name, and what loads its module (with the module's other datasets)."""
+    found: dict[str, Callable[[], Iterable[Entry[DatasetClass]]]] = {}
+    for path in sorted(shipped("datasets").glob("*.py")):
+        if not path.name.startswith("_"):
+            def load(path: Path = path) -> Iterable[Entry[DatasetClass]]:
+                return list(_accept(load_module_file(path, PACKAGE), "built-in"))
+
+            for name in _class_names(path):
+                found.setdefault(name, load)
+    return found
+
+
 DATASETS: Registry[DatasetClass] = Registry(
     "dataset", "ltm_harness.datasets", _accept, builtins=_builtins, scan=_scan, error=ConfigError,
-    hint="add the folder holding it to config.dataset_dirs, name it as module:Class, or register it")
+    hint="add the folder holding it to config.dataset_dirs, name it as module:Class, or register it",
+    lazy=_lazy_builtins)
 
 
 def known_datasets(folders: Iterable[Path] = ()) -> Scope[DatasetClass]:

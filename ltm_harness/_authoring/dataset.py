@@ -303,4 +303,6 @@ def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
         interleave=example.can_be_interleaved, anchor_line=answer[0] if answer else None,
         reset_message=dataset.reset_message, needs=dataset.needed_lines(example),
         observed=tuple(example.observe) if example.observe else (), parts=len(dataset.result_parts(example)),
+        line_tokens=tuple(example.line_tokens.counts) if example.line_tokens else (),
+        tokens_by=example.line_tokens.encoding if example.line_tokens else "",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ltm_harness._store.records import OmitWhenNone
 
@@ -35,12 +35,29 @@ class Wait(OmitWhenNone):
         return not (self.tokens or self.time or self.percentage_finished or self.until is not None)
 
 
+class LineTokens(BaseModel):
+    """The tokens of each script line, counted when the test was made, and the encoding that counted them: the
+    session plans with them instead of counting the lines again (when its tokenizer is that encoding)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    encoding: str
+    counts: list[int]
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> "LineTokens":
+        bad = next((c for c in self.counts if c < 0), None)
+        if bad is not None:
+            raise ValueError(f"counts: a line has {bad} tokens; a count is 0 or more")
+        return self
+
+
 class TestExample(OmitWhenNone):
     """One test: lines said to the agent (some of them questions, some history that needs no reply), waits,
     expected answers."""
 
     model_config = ConfigDict(extra="forbid")
-    _omit_when_none = ("observe", "roles", "independent_questions")
+    _omit_when_none = ("observe", "roles", "independent_questions", "line_tokens")
     __test__ = False  # not a pytest class
 
     format: int = DEFINITION_FORMAT
@@ -74,6 +91,8 @@ class TestExample(OmitWhenNone):
     # True: every question is asked independently (`TestContext.ask(independent=True)`): answered from the memory as
     # it stood before it, then forgotten, so no question sees another (LoCoMo's and BEAM's reference protocol).
     independent_questions: bool | None = None
+    # Each line's tokens as counted when the test was made (None: the session counts them).
+    line_tokens: LineTokens | None = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":
@@ -104,6 +123,8 @@ class TestExample(OmitWhenNone):
             if spoken is not None:
                 raise ValueError(f"line {spoken} is said by {self.roles[spoken]!r} but is not history (observe); only "
                                  "history may be said by someone other than the user")
+        if self.line_tokens is not None and len(self.line_tokens.counts) != n:
+            raise ValueError(f"line_tokens has {len(self.line_tokens.counts)} counts but script has {n} lines")
         if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
             raise ValueError("oracle_answers needs one entry per question")
         if self.needs:

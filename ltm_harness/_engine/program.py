@@ -211,6 +211,8 @@ class TestProgram:
     needs: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     observed: tuple[bool, ...] = ()  # planned lines that are history needing no reply; () for none
     parts: int = 0  # the results it is scored as, one per question part (`TestOutcome.parts`); 0: one, as a whole
+    line_tokens: tuple[int, ...] = ()  # each planned line's tokens, counted when the test was made; (): not given
+    tokens_by: str = ""  # the encoding that counted them (used only by a session with that tokenizer)
 
 
 def memory_distance(positions: Sequence[int], needed: Iterable[int], at: int) -> int | None:

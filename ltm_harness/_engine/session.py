@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ltm_harness._agents.base import Agent, OracleHint
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, TurnPolicy
@@ -21,7 +21,8 @@ from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import Heard, NextTurn, Say, TestOutcome, TestProgram, WaitFor, memory_distance
 from ltm_harness._engine.progress import OnTurn, TurnProgress
 from ltm_harness._engine.session_llm import SessionLLM
-from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
+from ltm_harness._engine.scheduler import START_WINDOW, Pause, SaidLine, Scheduler, Slot, TestShape, same_group
+from ltm_harness._engine.placement import StartQueue
 from ltm_harness._engine.test_run import TestRun, recorded_outcome
 from ltm_harness._tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
@@ -85,7 +86,7 @@ class Session:
                                    incompatible=settings.incompatible,
                                    filler_min_tokens=filler.min_tokens if filler else None)
         self.channel = Channel(agent, settings.policy, log, tokenizer.count, self.llm.record, replay)
-        self.queue: list[TestProgram] = list(tests)
+        self.queue: StartQueue[TestProgram] = StartQueue(tests, lambda test: test.group, START_WINDOW)
         self._tests_total = sum(max(t.parts, 1) for t in self.queue)  # results, a question each when scored by part
         self._shapes: dict[str, tuple[TestShape, dict[str, int]]] = {}
         self._runs: dict[Slot, TestRun] = {}
@@ -199,23 +200,26 @@ class Session:
 
     # -- starting tests -----------------------------------------------------------------------
     def _shape(self, test: TestProgram) -> tuple[TestShape, dict[str, int]]:
-        """The test as the scheduler plans it, and its lines' token counts (each distinct line counted once)."""
+        """The test as the scheduler plans it, and its lines' token counts (each distinct line counted once; not
+        at all when the test was made with counts by this tokenizer's encoding)."""
         known = self._shapes.get(test.id)
         if known is None:
-            counts = {line: self.tokenizer.count(line) for line in test.script}
+            if test.tokens_by == self.tokenizer.encoding_name and len(test.line_tokens) == len(test.script):
+                counts = dict(zip(test.script, test.line_tokens))
+            else:
+                counts = {line: self.tokenizer.count(line) for line in test.script}
             shape = TestShape(test.id, test.group, test.span, tuple(counts[line] for line in test.script), test.pauses,
                               test.interleave, test.anchor_line, test.observed)
             known = self._shapes[test.id] = (shape, counts)
         return known
 
-    def _queued_shapes(self) -> Iterator[TestShape]:
-        return (self._shape(test)[0] for test in self.queue)
-
     async def _start_next(self) -> bool:
-        index = self.scheduler.pick_start(self._queued_shapes())
+        heads = self.queue.heads()  # a group's tests start in their order
+        index = self.scheduler.pick_start([self._shape(test)[0] for test in heads])
         if index is None:
             return False
-        test = self.queue.pop(index)
+        test = heads[index]
+        self.queue.start(test)
         shape, counts = self._shape(test)
         sched = self.scheduler
         slot = sched.start(shape)

@@ -13,8 +13,9 @@ LoCoMo (one long conversation, many questions) and LongMemEval (one haystack per
   after it, the conversation's filler making up the difference. `after_question="end"` ends the conversation at its
   (single) question: a LongMemEval haystack after its question is never played.
 
-The plan holds line numbers only; the datasets turn it into a `TestExample` (script, observe flags, waits, needs),
-and `answer_statements` gives each question's gap from the last line it needs.
+The plan holds line numbers and each line's token count; the datasets turn it into a `TestExample` (script, observe
+flags, waits, needs, and the counts as `line_tokens`, so the session does not count the lines again), and
+`answer_statements` gives each question's gap from the last line it needs.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class ConversationPlan:
     the lines it needs."""
 
     script: list[str] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)  # each line's tokens, as `count` gave them (counted once)
     observe: list[bool] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)  # who said each line (questions: "user")
     is_question: list[bool] = field(default_factory=list)
@@ -95,6 +97,7 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
 
     def add(text: str, observe: bool, question: bool, start: int, role: str = "user") -> int:
         plan.script.append(text)
+        plan.tokens.append(count(text))
         plan.observe.append(observe)
         plan.roles.append(role)
         plan.is_question.append(question)
@@ -116,7 +119,7 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
             start = starts[previous] + wait
         add(q.text, False, True, start)
         plan.asked.append(k)
-        pos = start + count(q.text)
+        pos = start + plan.tokens[-1]
 
     def _target(k: int) -> int | None:
         lines = needed[k]
@@ -129,7 +132,7 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
         if turn.opens is not None and plan.script:
             _until(plan, turn.opens)
         plan.history_lines[turn.key] = add(turn.text, True, False, pos, turn.role)
-        pos += count(turn.text)
+        pos += plan.tokens[-1]
         if mode == "interleaved":
             ready = [k for k in waiting if needed[k] and needed[k][-1] <= i and (_target(k) or 0) <= pos]
             for k in sorted(ready, key=lambda k: (_target(k) or 0, k)):

@@ -10,7 +10,8 @@ A registry of a kind holds entries (a name, the thing, where it came from, one l
 5. specs naming the code itself: `module:Name` or `path/to/file.py:Name`.
 
 A name belongs to one thing: a second thing under a name already taken is refused, naming both sources. An unknown
-name is one error listing the known ones.
+name is one error listing the known ones. Built-ins may be known by name before they are loaded (`lazy`: the built-in
+dataset modules): a run loads only those it names, and the rest when everything is listed.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class Registry(Generic[T]):
     def __init__(self, kind: str, group: str, accept: Callable[[Any, str], Iterable[Entry[T]]], *,
                  builtins: Callable[[], Iterable[Entry[T]]] = lambda: (),
                  scan: Callable[[Path], Iterable[Entry[T]]] | None = None, spec_default: str | None = None,
-                 error: type[LTMError] = ConfigError, hint: str = "") -> None:
+                 error: type[LTMError] = ConfigError, hint: str = "",
+                 lazy: Callable[[], Mapping[str, Callable[[], Iterable[Entry[T]]]]] = lambda: {}) -> None:
         self.kind = kind
         self.group = group
         self.accept = accept
@@ -55,11 +57,17 @@ class Registry(Generic[T]):
         self.error = error
         self.hint = hint  # how to add one, said with an unknown name
         self._entries: dict[str, Entry[T]] = {}
+        self._lazy_builtins = lazy  # name -> what loads the entries of its source (a module: its other names too)
+        self._lazy: dict[str, Callable[[], Iterable[Entry[T]]]] = {}
         self._loaded = False
         self._eps_loaded = False
 
     # -- adding --------------------------------------------------------------------------------------------------
     def _add(self, entry: Entry[T], into: dict[str, Entry[T]]) -> None:
+        if entry.name in self._lazy:  # a built-in known by name only so far: load it to compare
+            self._resolve(entry.name)
+            if into is not self._entries and entry.name not in into:
+                into[entry.name] = self._entries[entry.name]
         known = into.get(entry.name)
         if known is not None and not _same(known.value, entry.value):
             raise DefinitionError(f"{self.kind} name {entry.name!r} is used by {known.source} and by {entry.source}; "
@@ -71,6 +79,26 @@ class Registry(Generic[T]):
             self._loaded = True
             for entry in self._builtins():
                 self._add(entry, self._entries)
+            self._lazy = {name: load for name, load in self._lazy_builtins().items() if name not in self._entries}
+
+    def _resolve(self, name: str) -> Entry[T] | None:
+        """Load the built-in `name` known by name only (with the others of its source); None: not such a one."""
+        load = self._lazy.get(name)
+        if load is None:
+            return None
+        loaded = list(load())
+        for same in [n for n, other in self._lazy.items() if other is load]:
+            del self._lazy[same]
+        for entry in loaded:
+            self._add(entry, self._entries)
+        if name not in self._entries:
+            raise DefinitionError(f"built-in {self.kind} {name!r} is not defined where the harness expects it; "
+                                  "reinstall ltm-harness")
+        return self._entries[name]
+
+    def _resolve_all(self) -> None:
+        while self._lazy:
+            self._resolve(next(iter(self._lazy)))
 
     def _ensure_entry_points(self) -> None:
         self._ensure()
@@ -145,25 +173,44 @@ class Scope(Mapping[str, T]):
     def __init__(self, registry: Registry[T], entries: dict[str, Entry[T]], folders: list[Path]) -> None:
         self.registry = registry
         self._entries = entries
+        self._lazy = set(registry._lazy) - set(entries)  # built-ins known by name, loaded when first looked up
         self.folders = folders
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self._lazy
 
     def __getitem__(self, name: str) -> T:
-        return self._entries[name].value
+        known = self._known(name)
+        if known is None:
+            raise KeyError(name)
+        return known.value
 
     def __iter__(self) -> Iterator[str]:
+        self._load_all()
         return iter(sorted(self._entries))
 
     def __len__(self) -> int:
+        self._load_all()
         return len(self._entries)
 
     def entries(self) -> list[Entry[T]]:
+        self._load_all()
         return [self._entries[name] for name in sorted(self._entries)]
 
-    def entry(self, name: str) -> Entry[T]:
+    def _known(self, name: str) -> Entry[T] | None:
         known = self._entries.get(name)
+        if known is None and name in self._lazy:
+            known = self.registry._resolve(name) or self.registry._entries[name]  # loaded already with another
+            self._entries[name] = known
+            self._lazy.discard(name)
+        return known
+
+    def _load_all(self) -> None:
+        for name in sorted(self._lazy):
+            self._known(name)
+
+    def entry(self, name: str) -> Entry[T]:
+        known = self._known(name)
         if known is not None:
             return known
         reg = self.registry
@@ -172,6 +219,7 @@ class Scope(Mapping[str, T]):
             if len(found) != 1:
                 raise DefinitionError(f"{reg.kind} {name!r} names {len(found)} {reg.kind}s; name one of them")
             return Entry(found[0].name, found[0].value, name, found[0].description)
+        self._load_all()
         known_names = ", ".join(sorted(self._entries)) or "none"
         raise reg.error(f"unknown {reg.kind} {name!r}; known {reg.kind}s: {known_names}; fix the name"
                         + (f" ({reg.hint})" if reg.hint else ""))

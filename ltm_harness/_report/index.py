@@ -3,8 +3,9 @@ agents with their scores, judge, and a link to its report; comparisons made ther
 (inline style and script, allowed by hash, nothing loaded), sortable by any column and filtered as one types.
 
 It is rewritten whole (never half-written, also when two processes finish at once) after every run, re-scoring,
-report and comparison. A folder that cannot be read is listed as damaged with the reason; nothing in a folder stops
-the index from being written.
+report and comparison, reading only the summaries that changed since the last time (`index_rows.KnownRows`: the
+rule is there). A folder that cannot be read is listed as damaged with the reason; nothing in a folder stops the
+index from being written.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ltm_harness._errors import LTMError
 from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.assets import content_security_policy
 from ltm_harness._report.colours import colour_css, folder_slots
+from ltm_harness._report.index_rows import AgentCell, KnownRows, RowRecord, signature
 from ltm_harness._results.models import AgentSummary, RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
@@ -79,8 +81,21 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
     return None
 
 
-def index_rows(root: Path) -> list[IndexRow]:
-    """A row per run folder under `root` (and under root/suites/), newest first."""
+def _record(row: IndexRow) -> RowRecord:
+    return RowRecord(name=row.name, link=row.link, state=row.state, when=row.when, kind=row.kind, judge=row.judge,
+                     note=row.note, agents=[AgentCell(name=a.name, score=a.score, max_score=a.max_score, metric=a.metric)
+                                            for a in row.agents])
+
+
+def _from_record(r: RowRecord) -> IndexRow:
+    return IndexRow(r.name, r.link, r.state, r.when, r.kind, [AgentScore(a.name, a.score, a.max_score, metric=a.metric)
+                                                                       for a in r.agents],
+                    r.judge, r.note)
+
+
+def index_rows(root: Path, known: KnownRows | None = None) -> list[IndexRow]:
+    """A row per run folder under `root` (and under root/suites/), newest first. With `known` (an earlier index's
+    rows), a finished folder whose files are as they were is not read again, and the rows made are kept in it."""
     rows: list[IndexRow] = []
     candidates: list[Path] = []
     for parent in (root, root / SUITES):
@@ -90,8 +105,17 @@ def index_rows(root: Path) -> list[IndexRow]:
         except OSError:
             continue
     for path in candidates:
+        folder = RunFolder(path)
+        rel = path.relative_to(root).as_posix()
+        sig = signature(folder) if known is not None else None
+        record = known.get(rel, sig) if known is not None and sig is not None else None
+        if record is not None:
+            rows.append(_from_record(record))
+            continue
         try:
-            row = _row(RunFolder(path), root)
+            row = _row(folder, root)
+            if known is not None and sig is not None and row is not None and row.state == "finished":
+                known.keep(rel, sig, _record(row))
         except OSError as exc:
             row = IndexRow(path.name, f"{path.relative_to(root).as_posix()}/", "damaged", 0.0,
                            note=cut_words(f"cannot be read: {exc.strerror or exc}", MAX_REASON))
@@ -225,7 +249,8 @@ JS = r"""
 
 
 def build_index(root: Path) -> str:
-    rows = index_rows(root)
+    known = KnownRows.load(results_index(root))
+    rows = index_rows(root, known)
     slots = folder_slots(root, (a.name for r in rows for a in r.agents))  # one per name, as on the folder's pages
     for r in rows:
         for a in r.agents:
@@ -249,7 +274,7 @@ def build_index(root: Path) -> str:
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(rows), "folder")}: {_e(summary)} · newest first; click '
             "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
-            f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")
+            f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script>{known.block()}</body></html>\n")
 
 
 def write_index(root: Path) -> Path:

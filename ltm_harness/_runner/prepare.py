@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Container, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -165,7 +165,7 @@ def build_datasets(cfg: RunConfig, source: str = "config", registry: Scope[Datas
     return built
 
 
-def _warnings(cfg: RunConfig, datasets: BuiltDatasets, source: str, known: set[str]) -> list[str]:
+def _warnings(cfg: RunConfig, datasets: BuiltDatasets, source: str, known: Container[str]) -> list[str]:
     out = []
     for i, pair in enumerate(cfg.config.incompatibilities):
         for name in pair:
@@ -216,11 +216,11 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     `datasets` (built by the caller, as the AIQ runner does) replaces those the config names; `folder` is the run
     folder when it is not the one the config's run name gives (a run re-scored where it was put)."""
     dirs = dataset_dirs(cfg, source)
-    known: set[str]
+    known: Container[str]
     if datasets is None:
         registry = known_datasets(dirs)
         built = build_datasets(cfg, source, registry)
-        known = set(registry)
+        known = registry  # asked by name only: no other dataset module is loaded
     else:
         built, known = list(datasets), {d.name for d, _ in datasets}
     folder = folder or RunFolder.named(results_root, cfg.config.run_name)

@@ -362,3 +362,44 @@ def test_list_names_the_file_of_code_registered_by_a_loaded_file(tmp_path: Path)
         assert entry.source == f"code in {(tmp_path / 'games.py').resolve()}"
     finally:
         ENVIRONMENTS.unregister("coins_for_the_list_test")
+
+
+def test_built_in_datasets_are_known_by_name_and_loaded_only_when_named():
+    """The names read from the built-in modules' source are those their classes have once loaded; a run that names
+    one dataset loads its module alone (a LoCoMo run does not import the environments or LongMemEval's reader)."""
+    from ltm_harness._authoring.catalog import DATASETS, PACKAGE, _accept, _lazy_builtins
+    from ltm_harness._registry.loading import load_module_file
+    from ltm_harness._resources import shipped
+
+    loaded = {e.name for path in shipped("datasets").glob("[!_]*.py")
+              for e in _accept(load_module_file(path, PACKAGE), "built-in")}
+    assert set(_lazy_builtins()) == loaded and {"colours", "locomo", "env_bandit", "locations_directions"} <= loaded
+    code = ("import sys; from ltm_harness._authoring.catalog import known_datasets, PACKAGE\n"
+            "scope = known_datasets(); assert 'longmemeval' in scope and 'no-such' not in scope\n"
+            "cls = scope['locomo']\n"
+            "print(sorted(m.split('.')[1].rsplit('_', 1)[0] for m in sys.modules if m.startswith(PACKAGE + '.')))\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('nltk', 'ltm_harness._envs', "
+            "'ltm_harness._interop.longmemeval'))))\n"
+            "print(len(scope), sorted(scope)[:2])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "['locomo']" and out[1] == "[]"
+    assert out[2].startswith(f"{len(DATASETS.scope())} ")  # listing everything loads the rest
+
+
+def test_a_name_taken_by_a_built_in_not_loaded_yet_is_still_refused():
+    from ltm_harness._authoring.catalog import DATASETS
+    from ltm_harness._authoring.dataset import DatasetInterface
+    from ltm_harness._errors import DefinitionError
+
+    class Clash(DatasetInterface):
+        name = "env_guess"
+        description = "not the built-in"
+
+        def generate_examples(self, n):
+            return []
+
+        def evaluate_correct(self, questions, responses, expected):
+            return 0.0, 1.0, []
+
+    with pytest.raises(DefinitionError, match="dataset name 'env_guess' is used by built-in and by code"):
+        DATASETS.register(Clash, "code in test")

@@ -171,6 +171,12 @@ def test_an_isolated_schedule_runs_one_test_at_a_time():
     s = sched(isolated=True)
     s.start(shape("a/0", "a"))
     assert s.pick_start([shape("b/0", "b")]) is None
+    # also beside a test with no planned point left (where a shared schedule would start one at once)
+    s = sched(isolated=True)
+    watcher = s.start(shape("w/0", "w", span=100_000, lines=(10,)))
+    say_line(s, watcher, 10, 2)
+    watcher.asks = "turn"
+    assert s.pick_start([shape("b/0", "b", span=100_000)]) is None
 
 
 def test_replies_teach_the_estimates_and_turns_move_position_and_clock():
@@ -346,6 +352,31 @@ def test_a_test_starts_at_once_beside_tests_with_no_planned_lines_left():
     watcher.asks = "turn"  # it watches the replies to the turns that follow
     assert watcher.future_points() == []
     assert s.pick_start([shape("b/0", "b", span=100_000)]) == 0
+
+
+def test_by_default_a_group_never_overlaps_itself_while_other_groups_interleave():
+    s = Scheduler(T0, 10.0, filler_min_tokens=20)  # no incompatibilities given: a group is incompatible with itself
+    started_and_waiting(s, shape("a/0", "a", span=100_000))
+    same, other = shape("a/1", "a", span=100_000), shape("b/0", "b", span=100_000)
+    assert s.pick_start([same]) is None
+    assert s.pick_start([same, other]) == 1
+
+
+def test_the_clearance_allows_for_the_running_tests_longest_line():
+    """Around a running test whose lines are 300 tokens, a new test of 10-token lines keeps 300 tokens (and the
+    replies and a filler turn) clear, not 10."""
+    s = sched()
+    a = started_and_waiting(s, shape("a/0", "a", span=100_000, lines=(300, 300),
+                                     pauses=(Pause(tokens=3000), Pause())), tokens=3000)
+    point, pos = a.future_points()[0], s.pos
+    assert (point, s._reply_est, s._answer_replies) == (3000, 2, {})
+    clear = 300 + 2 + 2 + 20  # the longer line, the longest reply (none asked: the estimate), the estimate, filler
+
+    def b(name: str, gap: int) -> TestShape:
+        return shape(f"b/{name}", "b", span=100_000, lines=(10, 10), pauses=(Pause(tokens=gap), Pause()))
+
+    assert s.pick_start([b("too-close", point - clear + 1 - pos)]) is None
+    assert s.pick_start([b("clear", point - clear - pos)]) == 0
 
 
 def test_the_running_tests_may_take_exactly_half_the_span_and_no_more():

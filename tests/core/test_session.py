@@ -270,3 +270,48 @@ async def test_programs_may_await_ordinary_asyncio_work(tmp_path):
     assert results[0].status == "ok" and results[0].score == 1.0
     assert results[0].reasons == ["computed / remote error"]
     assert turns_of(events, "awaits/0")[1].user == "What is fact A? (computed / remote error)"
+
+
+@pytest.mark.parametrize("encoding, used", [(tok.encoding_name, True), ("o200k_base", False)])
+async def test_lines_counted_when_the_test_was_made_are_not_counted_again(tmp_path, encoding, used):
+    """A test made with its lines' token counts (a benchmark's planned conversation) is played with those counts
+    when the session's tokenizer is the encoding that counted them; counted by another, its lines are counted again."""
+    from ltm_harness._authoring.example import LineTokens
+
+    script = ("Fact A is 1.", "What is fact A?")
+    given = [57, 9]
+    assert [tok.count(line) for line in script] != given
+    ex = example(script=script).model_copy(update={"line_tokens": LineTokens(encoding=encoding, counts=given)})
+    _, _, events = await run_session(tmp_path, [(Scripted([ex]), ex)])
+    said = [t.user_tokens for t in turns_of(events, "scripted/0")]
+    assert said == (given if used else [tok.count(line) for line in script])
+
+
+def test_line_tokens_need_one_count_per_line_and_none_negative():
+    from pydantic import ValidationError
+
+    from ltm_harness._authoring.example import LineTokens
+
+    with pytest.raises(ValidationError, match="line_tokens has 1 counts but script has 2 lines"):
+        TestExample.model_validate({**example().model_dump(), "line_tokens": {"encoding": "cl100k_base", "counts": [3]}})
+    with pytest.raises(ValidationError, match="a count is 0 or more"):
+        LineTokens(encoding="cl100k_base", counts=[3, -1])
+    assert "line_tokens" not in example().model_dump_json()  # tests made without counts keep their JSON as it was
+
+
+@pytest.mark.parametrize("heavy, second", [({0, 1}, "a/2"), ({0, 1, 2}, "a/0")])
+async def test_a_test_may_start_before_at_most_two_earlier_ones_of_its_dataset(tmp_path, heavy, second):
+    """Beside a running test, a dataset's first tests too heavy to share the span are passed over by the next one
+    that fits, up to its third queued test (`START_WINDOW`): a fourth waits for the dataset's earlier ones."""
+    b = example("b", "0", script=("Fact B is 2.", "What is fact B?"), waits=[Wait(percentage_finished=90), Wait()],
+                expected=("2",))
+    long_fact = "The long fact goes on. " * 120 + "Fact A is 1."  # ~700 tokens: over half of a's 1,000-token span
+    a = [example("a", str(i), script=(long_fact if i in heavy else "Fact A is 1.", "What is fact A?"),
+                 waits=[Wait(), Wait()]) for i in range(4)]
+    B, A = Scripted([b], span=10_000, name="b"), Scripted(a, span=1000, name="a")
+    _, _, events = await run_session(tmp_path, [(B, b)] + [(A, e) for e in a])
+    starts = [e.test for e in events if isinstance(e, TestStart)]
+    assert starts[:2] == ["b/0", second] and sorted(starts) == ["a/0", "a/1", "a/2", "a/3", "b/0"]
+    b_end = next(e.pos for e in events if isinstance(e, TestEnd) and e.test == "b/0")
+    second_start = next(e.pos for e in events if isinstance(e, TestStart) and e.test == second)
+    assert (second_start < b_end) == (second == "a/2")  # beside b, or only once b is over

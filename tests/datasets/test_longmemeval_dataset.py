@@ -16,6 +16,7 @@ import pytest
 from ltm_harness._api import run_async
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._store.events import TurnEvent
+from ltm_harness._tokens import get_tokenizer
 from ltm_harness.testing import make_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "longmemeval" / "tiny.json"
@@ -38,6 +39,9 @@ async def test_each_question_is_a_conversation_of_its_own_heard_at_its_dates(tmp
     assert len(history) == 6 and all(t.observed and t.reply == "" for t in history)
     assert not history[0].user.startswith(("User: ", "Assistant: "))  # each turn in its role
     assert {t.role for t in history} == {None, "assistant"}  # the user's (left out), the assistant's
+    # each line's tokens were counted once, when the test was made, and the session played with those counts
+    count = get_tokenizer().count
+    assert all(t.user_tokens == count(t.user) for log in logs.values() for t in log if isinstance(t, TurnEvent))
     assert question.question and question.time == datetime(2023, 5, 19, 9, 58, tzinfo=timezone.utc)
     results = {r.example_id: r for r in out.results("oracle")}
     assert {r.labels["type"] for r in results.values() if r.labels} == TYPES

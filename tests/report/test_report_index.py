@@ -76,3 +76,88 @@ def test_names_from_folders_are_escaped_and_the_page_loads_nothing(small_run: Pa
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
     assert csp is not None and "default-src 'none'" in csp.group(1)
     assert html.count("<script>") == 1 and "http://" not in html and "https://" not in html
+
+
+def _reads(monkeypatch) -> list[Path]:
+    """The summaries the index reads and validates from now on."""
+    import ltm_harness._report.index as index_module
+
+    read: list[Path] = []
+    real = index_module.read_run_file
+
+    def counting(path, model):
+        read.append(path)
+        return real(path, model)
+
+    monkeypatch.setattr(index_module, "read_run_file", counting)
+    return read
+
+
+def test_the_index_reads_only_the_summaries_that_changed(small_run: Path, monkeypatch):
+    root = small_run.parent
+    for name in ("b", "c"):
+        shutil.copytree(small_run, root / name)
+    first = write_index(root).read_text()
+    read = _reads(monkeypatch)
+    assert write_index(root).read_text() == first and read == []  # nothing changed: nothing read, the same page
+    # another process rewrote one run's summary (a new file put in place, as the harness writes them)
+    summary = json.loads((root / "b" / "summary.json").read_text())
+    summary["run_name"] = "b-again"
+    (root / "b" / "new.json").write_text(json.dumps(summary))
+    (root / "b" / "new.json").replace(root / "b" / "summary.json")
+    shutil.rmtree(root / "c")  # and a folder was deleted
+    shutil.copytree(small_run, root / "d")  # and one came in
+    html = write_index(root).read_text()
+    assert sorted(p.parent.name for p in read) == ["b", "d"]
+    assert ">b-again</a>" in html and 'href="c/' not in html and 'href="d/' in html and len(_rows(html)) == 3
+    read.clear()
+    assert _rows(write_index(root).read_text()) == _rows(html) and read == []
+
+
+def test_rows_remembered_by_an_index_from_elsewhere_or_a_damaged_one_are_not_trusted(small_run: Path, monkeypatch):
+    root = small_run.parent
+    html = write_index(root).read_text()
+    # a results folder received from someone else: its index says the run scored 99, with a signature of its files
+    # that cannot be this machine's (a file unzipped here has its own inode and change time)
+    shutil.copytree(root, root.parent / "received")
+    received = root.parent / "received"
+    forged = (received / "index.html").read_text().replace('"score":', '"score":99,"x":')
+    (received / "index.html").write_text(forged)
+    read = _reads(monkeypatch)
+    assert _rows(write_index(received).read_text()) == _rows(html) and len(read) == 1
+    cut = html[:html.rfind("</script>")]  # the block never closed
+    for damaged in (html.replace('"rows":[', '"rows":[{'), cut, html.replace('"format":1', '"format":2'), "x" * 1000):
+        (root / "index.html").write_text(damaged)
+        read.clear()
+        assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1
+
+
+def test_text_from_a_folder_cannot_end_the_remembered_rows(small_run: Path):
+    root = small_run.parent
+    summary = json.loads((small_run / "summary.json").read_text())
+    summary["run_name"] = '</script><script>alert(1)</script><!--'
+    (small_run / "summary.json").write_text(json.dumps(summary))
+    html = write_index(root).read_text()
+    assert "alert(1)</script>" not in html and html.count("<script") == 2  # the page's script and the data block
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in html
+    assert _rows(write_index(root).read_text()) == _rows(html)  # read back from the block, the same row
+
+
+def test_an_index_too_big_or_not_a_file_is_not_read_back(small_run: Path, monkeypatch):
+    import os
+
+    import ltm_harness._report.index_rows as index_rows
+
+    root = small_run.parent
+    html = write_index(root).read_text()
+    read = _reads(monkeypatch)
+    monkeypatch.setattr(index_rows, "MAX_INDEX_BYTES", len(html.encode()) - 1)  # one byte over the cap
+    assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1
+    monkeypatch.undo()
+    read = _reads(monkeypatch)
+    (root / "index.html").unlink()
+    os.mkfifo(root / "index.html")  # never blocks on a FIFO: not a regular file, so not read
+    rows = index_rows.KnownRows.load(root / "index.html")
+    assert rows.get("small", [0]) is None
+    (root / "index.html").unlink()
+    assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1

@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ltm_harness._guard.redact import redact
-from ltm_harness._runner.config import RunConfig, Selection
 from ltm_harness._errors import ConfigError
+
+if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
+    from ltm_harness._runner.config import RunConfig, Selection
 
 
 AGENT_HELP = ("agent, repeatable: a spec (retrieval, recent:2000, openai:gpt-4o-mini@8k, http://127.0.0.1:8080/chat, "
@@ -61,6 +65,8 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
 def selection_of(args: argparse.Namespace) -> Selection:
     """The selection the command line asks for (nothing selected: every dataset, every example), checked as the
     library checks `run`'s datasets, exclude and limit."""
+    from ltm_harness._runner.config import Selection
+
     return Selection.given(args.datasets, args.exclude, args.limit)
 
 

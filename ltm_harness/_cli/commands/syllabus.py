@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from ltm_harness._cli.commands._options import add_agent_arguments, add_results_arguments
 from ltm_harness._cli.exit_codes import add_allow_errored_argument, describe, exit_status
 from ltm_harness._errors import ConfigError, DefinitionError, LTMError
-from ltm_harness._tokens import plural
 
 if TYPE_CHECKING:
     from ltm_harness._protocols.l2m.runner import RunOutcome
@@ -100,6 +99,7 @@ def _load(args: argparse.Namespace) -> tuple[Syllabus, SyllabusType | None, list
 
 def _validate(args: argparse.Namespace) -> int:
     from ltm_harness._protocols.l2m.syllabus import expand
+    from ltm_harness._tokens import plural
 
     syllabus, kind, found = _load(args)
     label = kind.value if kind else "general rules only; give --type for CL or ANT rules"
@@ -130,6 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     from ltm_harness._protocols.l2m.syllabus import expand, single_task_syllabus
     from ltm_harness._runner.claim import claim_scenario
     from ltm_harness._runner.modes import Fresh, Resume, RunMode
+    from ltm_harness._tokens import plural
     from ltm_harness._store.layout import ScenarioFolder
     from ltm_harness._store.lock import RunLock
 
