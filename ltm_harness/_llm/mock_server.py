@@ -11,7 +11,7 @@ Behaviour is chosen by the model name, and is deterministic:
 | `mock-memory`          | a memory layer's model (mem0): extracts facts as JSON when asked, else answers like `mock` from the memories it is given (below) |
 | `mock-fixed[:TEXT]`    | always TEXT (default "I don't know.") |
 | `mock-echo`            | the last user message |
-| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines) |
+| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines; BEAM's prompts: `mock_beam`) |
 | `mock-judge-garbage`   | text that is not a verdict (to test unscored handling) |
 | `mock-generator`       | generated dataset stages (content/questions/answers) as JSON, about invented places |
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |
@@ -234,7 +234,12 @@ def yes_no_reply(prompt: str) -> str | None:
 
 
 def judge_reply(messages: list[dict[str, Any]]) -> str:
+    from ltm_harness._llm.mock_beam import beam_judge_reply
+
     prompt = "\n".join(_text(m) for m in messages)
+    beam = beam_judge_reply(prompt)  # BEAM's rubric items and event alignment
+    if beam is not None:
+        return beam
     said = yes_no_reply(prompt)
     if said is not None:
         return said

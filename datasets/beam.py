@@ -1,0 +1,216 @@
+"""beam: BEAM ("Beyond a Million Tokens", Tavakoli et al., ICLR 2026), single-user conversations of 100K, 500K, 1M
+and 10M tokens, each with 20 probing questions over ten memory abilities, scored by a rubric judge.
+
+Each chat is a conversation of its own here, played as the reference plays it: every message in order (a 10M chat
+assembled from its ten sub-plans, ids running on across them), each batch at its date (`time_anchor`) through the
+virtual clock, as history that needs no reply, then the probing questions, ability by ability. `args: {scale: 100K
+| 500K | 1M | 10M}` chooses the chats; the reference's file where it has one (`chat_trunecated.json`, else
+`chat.json`). The data is fetched on first use from the repository at a pinned commit, file by file (see
+`ltm_harness._interop.beam.fetch`; `LTM_BEAM_URL` for a mirror, `args: {data_dir: PATH}` for a checkout or copy);
+CC BY-SA 4.0, never shipped.
+
+Modes (`args: {mode: ...}`): `reference` (default), all the history then the questions; `interleaved`, each
+question once `distance` tokens (default: the memory span) have passed since its earliest evidence message
+(`source_chat_ids`), so that results show score against memory distance per ability.
+
+Scoring (`ltm_harness._interop.beam.grade`): with a judge (`--judge MODEL`), each rubric item scored 1 / 0.5 / 0 by
+our prompt (the reference's own with `--reference-prompts PATH-TO-A-BEAM-CHECKOUT`), a question's score their mean;
+event ordering by aligning the answer's lines to the gold events, tau_norm x F1 (both reported). `args: {scoring:
+reference}` uses the published code's arithmetic instead (int() of every item score, the question slot left
+unfilled, tau_norm alone for event ordering). Without a judge only clear abstentions on abstention questions are
+decided (by a rule), the rest is unscored and counted. The headline is the mean of the ten abilities' means.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Iterator, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ltm_harness._authoring.dataset import DatasetInterface, ResultPart, ResultView
+from ltm_harness._authoring.example import TestExample
+from ltm_harness._engine.program import TestOutcome
+from ltm_harness._errors import DefinitionError
+from ltm_harness._interop.beam.chat import ChatMessage
+from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source
+from ltm_harness._interop.beam.grade import ORDER_REASON, RULE_REASON, grade
+from ltm_harness._interop.beam.probing import ABILITIES, ABILITY_NAMES, QUIRKS, BeamQuestion, Quirks, drop_unknown
+from ltm_harness._interop.beam.reference_prompts import ReferencePrompts, load_reference_prompts
+from ltm_harness._interop.beam.scoring import mean
+from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
+from ltm_harness._tokens import get_tokenizer
+
+ROLES = {"user": "User", "assistant": "Assistant"}
+_LABEL = re.compile(r"^\s*(?:llm\s+)?response\s+(?:should|must)\s+\w+\s*:\s*", re.I)
+_ORDER = re.compile(re.escape(ORDER_REASON) + r" F1 ([0-9.]+), tau_norm ([0-9.]+|undefined)")
+
+
+class BeamParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scale: Literal["100K", "500K", "1M", "10M"] = "100K"
+    mode: Literal["reference", "interleaved"] = "reference"
+    distance: int | None = Field(default=None, gt=0)  # interleaved: tokens from the evidence (default: memory_span)
+    data_dir: str | None = None  # a checkout or copy laid out like the repository
+    chats: list[int] | None = None  # chat numbers (folders 1..N); None: all, in order
+    abilities: list[str] = Field(default_factory=lambda: list(ABILITIES))
+    scoring: Literal["ours", "reference"] = "ours"  # the arithmetic: ours, or the published code's
+    reference_prompts: str | None = None  # a BEAM checkout: its judge prompts, for exact prompt parity
+
+
+def history_line(message: ChatMessage) -> str:
+    """What the agent is told of a message. PROTOCOL: the single call site that becomes the message in its own role
+    (`ctx.tell(text, role=...)`) once observed history carries roles; until then the role is said in the text."""
+    return f"{ROLES[message.role]}: {message.content}"
+
+
+def oracle_answer(q: BeamQuestion) -> str:
+    """What a perfect answer says: the gold events one per line (event ordering), else the rubric's items (labels
+    such as "LLM response should state:" dropped), after the gold answer of an abstention question."""
+    if q.ability == "event_ordering":
+        return "\n".join(q.rubric)
+    items = [_LABEL.sub("", item).strip() for item in q.rubric]
+    return "\n".join(([q.gold] if q.ability == "abstention" and q.gold else []) + items)
+
+
+class Beam(DatasetInterface):
+    name = "beam"
+    description = ("BEAM: single-user chats of 100K to 10M tokens, 20 probing questions each over ten memory "
+                   "abilities, rubric-judged; data fetched on first use (CC BY-SA)")
+    Params = BeamParams
+    params: BeamParams
+    conversation_per_example = True
+    requires_user_data = True  # fetched on first use (or given): never shipped
+    scoring_args = frozenset({"scoring", "reference_prompts"})
+
+    # -- generation -----------------------------------------------------------------------------------------
+    def generate_examples(self, num_examples: int) -> Iterator[TestExample]:  # type: ignore[override]
+        p = self.params
+        bad = [a for a in p.abilities if a not in ABILITIES]
+        if bad:
+            raise DefinitionError(f"beam: args.abilities: {bad[0]!r} is not a BEAM ability; use some of "
+                                  f"{', '.join(ABILITIES)}")
+        chats = p.chats if p.chats is not None else list(range(1, CHATS[p.scale] + 1))
+        wrong = [n for n in chats if not 1 <= n <= CHATS[p.scale]]
+        if wrong:
+            raise DefinitionError(f"beam: args.chats: {wrong[0]} is not a {p.scale} chat; they are numbered 1 to "
+                                  f"{CHATS[p.scale]}")
+        if num_examples > len(chats):
+            raise DefinitionError(f"beam: {num_examples} chats asked for (dataset_examples), but {p.scale} has "
+                                  f"{len(chats)}; ask for at most {len(chats)}")
+        for n in chats[:num_examples]:  # one chat at a time: only the files a run needs are fetched
+            yield self._example(chat_source(p.scale, n, p.data_dir))
+
+    def _example(self, source: ChatSource) -> TestExample:
+        p = self.params
+        quirks = Quirks()
+        turns: list[HistoryTurn] = []
+        start: datetime | None = None
+        for m in source.messages():
+            if m.anchor_text is not None and m.opens is None:
+                quirks.note("dates_unread")
+            start = start or m.opens
+            turns.append(HistoryTurn(str(m.id), history_line(m), m.opens))
+        known = {int(t.key) for t in turns}
+        questions = [q for q in drop_unknown(source.questions(quirks), known, quirks) if q.ability in p.abilities]
+        count = get_tokenizer().count if p.mode == "interleaved" else _no_count  # reference mode plans no distance
+        plan = plan_conversation(turns, [Question(q.question, tuple(str(i) for i in q.evidence)) for q in questions],
+                                 count, p.mode, p.distance or self.memory_span)
+        asked = [questions[k] for k in plan.asked]
+        return self.make_example(
+            f"{source.scale}-{source.number}", plan.script, plan.is_question,
+            [q.gold if q.gold is not None else "\n".join(q.rubric) for q in asked],
+            waits=plan.waits, oracle_answers=[oracle_answer(q) for q in asked], needs=plan.needs,
+            observe=plan.observe,
+            description=f"BEAM {source.scale} chat {source.number} ({source.kind} file), {len(turns)} messages, "
+                        f"{len(asked)} questions, {p.mode} mode",
+            extra={
+                "scale": source.scale, "chat": source.number, "file": source.kind,
+                "start": start.isoformat() if start else None,
+                "questions": [q.model_dump(mode="json") for q in asked],
+                "anchors": {str(line): list(anchor) for line, anchor in plan.answer_statements().items()},
+                "data_quirks": {k: quirks.counts[k] for k in QUIRKS if quirks.counts.get(k)},
+            },
+        )
+
+    # -- the conversation ------------------------------------------------------------------------------------
+    def conversation_start(self, example: TestExample) -> datetime | None:
+        start = example.extra.get("start")
+        return datetime.fromisoformat(start) if start else None
+
+    def result_parts(self, example: TestExample) -> list[ResultPart]:
+        return [ResultPart(f"{q['ability']}.{q['index']}", k, {"ability": ABILITY_NAMES[q["ability"]]})
+                for k, q in enumerate(example.extra["questions"])]
+
+    def answer_statements(self, example: TestExample) -> dict[int, tuple[int, int]] | None:
+        return {int(line): (anchor[0], anchor[1]) for line, anchor in example.extra["anchors"].items()}
+
+    # -- scoring -----------------------------------------------------------------------------------------------
+    def _prompts(self) -> ReferencePrompts | None:
+        from pathlib import Path
+
+        return load_reference_prompts(Path(self.params.reference_prompts)) if self.params.reference_prompts else None
+
+    async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],
+                                  judge: Any) -> TestOutcome:
+        prompts = self._prompts() if judge is not None else None
+        parts = []
+        for k, raw in enumerate(example.extra["questions"]):
+            q = BeamQuestion.model_validate(raw)
+            response = responses[k] if k < len(responses) else ""
+            graded = await grade(q, response, judge, self.params.scoring, prompts)
+            if graded.score is None:
+                parts.append(TestOutcome(0.0, 1.0, graded.reasons, unscored=True, verdicts=graded.verdicts))
+            else:
+                parts.append(TestOutcome(graded.score, 1.0, graded.reasons, verdicts=graded.verdicts))
+        scored = [p for p in parts if not p.unscored]
+        return TestOutcome(sum(p.score for p in scored), float(len(scored)), [], parts=parts,
+                           unscored=not scored)
+
+    def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
+        """The headline (the mean of the abilities' means, saying how many abilities it covers), each ability's
+        mean, event ordering's F1 and tau_norm, how many questions a rule decided and how many are unscored, and
+        the data's slips by kind."""
+        by_ability: dict[str, list[float]] = {}
+        f1s, taus = [], []
+        rule = unscored = 0
+        for r in results:
+            ability = (r.labels or {}).get("ability", "")
+            reasons = list(getattr(r, "reasons", []) or [])
+            rule += any(str(x).startswith(RULE_REASON) for x in reasons)
+            if r.status == "unscored":
+                unscored += 1
+                continue
+            by_ability.setdefault(ability, []).append(r.score / r.max_score if r.status == "ok" else 0.0)
+            for reason in reasons:
+                found = _ORDER.match(str(reason))
+                if found:
+                    f1s.append(float(found.group(1)))
+                    if found.group(2) != "undefined":
+                        taus.append(float(found.group(2)))
+        means = {a: m for a in (ABILITY_NAMES[x] for x in ABILITIES) if (m := mean(by_ability.get(a, []))) is not None}
+        variant = "reference arithmetic" if self.params.scoring == "reference" else "our arithmetic"
+        out: dict[str, float] = {}
+        if means:
+            covered = "the 10 abilities" if len(means) == len(ABILITIES) else f"{len(means)} of 10 abilities"
+            out[f"BEAM average (mean of {covered}, {variant})"] = sum(means.values()) / len(means)
+        if f1s:
+            out["event ordering: F1"] = sum(f1s) / len(f1s)
+        if taus:
+            out["event ordering: tau_norm"] = sum(taus) / len(taus)
+        out["rule-decided (no judge)"] = float(rule)
+        out["unscored"] = float(unscored)
+        quirks: dict[str, int] = {}
+        for example in examples:
+            for kind, n in example.extra.get("data_quirks", {}).items():
+                quirks[kind] = quirks.get(kind, 0) + n
+        for kind in QUIRKS:
+            if quirks.get(kind):
+                out[f"data: {kind.replace('_', ' ')}"] = float(quirks[kind])
+        return out
+
+
+def _no_count(text: str) -> int:
+    return 0
