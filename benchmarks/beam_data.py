@@ -69,7 +69,7 @@ def _batches(n_batches: int, turns: int, message_words: int, rng: random.Random,
             turn = []
             for m, (role, kind) in enumerate((("user", "main_question"), ("assistant", None),
                                              ("user", "followup_question"), ("assistant", None))):
-                content = pool[(mid * 7 + b) % pool_size]
+                content = f"Note {first_id + mid}: {pool[(mid * 7 + b) % pool_size]}"  # no two messages alike
                 fact = said.get(first_id + mid)
                 if fact:
                     content = f"{fact} {content}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Generator, Iterator
 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.longmemeval.stream import list_items
@@ -87,7 +87,7 @@ def iter_batches_file(path: Path, offset: int = 0) -> Iterator[ChatMessage]:
         yield from _messages_of_batch(batch, path, f"batch {b}", offset)
 
 
-def iter_chat_file(path: Path) -> Iterator[ChatMessage]:
+def iter_chat_file(path: Path) -> Generator[ChatMessage, None, None]:
     """The messages of a chat file of either form (a list of batches, or a combined 10M list of sub-plans)."""
     for k, item in list_items(path, what=WHAT):
         if isinstance(item, dict) and len(item) == 1 and str(next(iter(item))).startswith("plan-"):

@@ -45,7 +45,8 @@ async def grade(q: BeamQuestion, response: str, judge: Judge | None, variant: Va
     if q.ability == "event_ordering":
         return await _order(q, response, judge, variant, prompts, question)
     prompt = prompts.rubric if prompts else RUBRIC
-    verdicts, scores = [], []
+    verdicts: list[JudgeVerdict] = []
+    scores: list[float] = []
     for item in q.rubric:
         try:
             verdict = await judge.grade(question, item, response, prompt=prompt)

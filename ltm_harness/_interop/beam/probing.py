@@ -166,9 +166,8 @@ def _question(item: Any, ability: str, k: int, where: str, quirks: Quirks) -> Be
     gold = _text(item.get(field)) if field else None
     evidence = read_evidence(item.get("source_chat_ids"), ability, quirks)
     if ability == "event_ordering" and evidence:
-        firsts = [_first_id(e) for e in item["source_chat_ids"]] if isinstance(item.get("source_chat_ids"), list) \
-            else []
-        firsts = [f for f in firsts if f is not None]
+        raw = item.get("source_chat_ids")
+        firsts = [f for f in (_first_id(e) for e in (raw if isinstance(raw, list) else [])) if f is not None]
         quirks.note("event_ids_unordered", int(firsts != sorted(firsts)))
         quirks.note("event_ids_vs_rubric", int(len(item["source_chat_ids"]) != len(rubric)
                                                 if isinstance(item.get("source_chat_ids"), list) else 0))
