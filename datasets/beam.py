@@ -23,6 +23,7 @@ decided (by a rule), the rest is unscored and counted. The headline is the mean 
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any, Iterator, Literal, Sequence
@@ -36,6 +37,7 @@ from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.beam.chat import ChatMessage
 from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source
 from ltm_harness._interop.beam.grade import ORDER_REASON, RULE_REASON, grade
+from ltm_harness._interop.beam.memory import release_memory
 from ltm_harness._interop.beam.probing import ABILITIES, ABILITY_NAMES, QUIRKS, BeamQuestion, Quirks, drop_unknown
 from ltm_harness._interop.beam.reference_prompts import ReferencePrompts, load_reference_prompts
 from ltm_harness._interop.beam.scoring import mean
@@ -102,6 +104,7 @@ class Beam(DatasetInterface):
                                   f"{len(chats)}; ask for at most {len(chats)}")
         for n in chats[:num_examples]:  # one chat at a time: only the files a run needs are fetched
             yield self._example(chat_source(p.scale, n, p.data_dir))
+            release_memory()  # what building it freed, back to the system (a 10M chat: hundreds of MB)
 
     def _example(self, source: ChatSource) -> TestExample:
         p = self.params
@@ -147,6 +150,10 @@ class Beam(DatasetInterface):
     def answer_statements(self, example: TestExample) -> dict[int, tuple[int, int]] | None:
         return {int(line): (anchor[0], anchor[1]) for line, anchor in example.extra["anchors"].items()}
 
+    async def run(self, example: TestExample, ctx: Any) -> TestOutcome:
+        release_memory()  # what the conversations before this one freed (their tests, events), back to the system
+        return await super().run(example, ctx)
+
     # -- scoring -----------------------------------------------------------------------------------------------
     def _prompts(self) -> ReferencePrompts | None:
         from pathlib import Path
@@ -161,11 +168,13 @@ class Beam(DatasetInterface):
             q = BeamQuestion.model_validate(raw)
             response = responses[k] if k < len(responses) else ""
             graded = await grade(q, response, judge, self.params.scoring, prompts)
+            reasons = graded.reasons + (_quirks_reason(example) if k == 0 else [])
             if graded.score is None:
-                parts.append(TestOutcome(0.0, 1.0, graded.reasons, unscored=True, verdicts=graded.verdicts))
+                parts.append(TestOutcome(0.0, 1.0, reasons, unscored=True, verdicts=graded.verdicts))
             else:
-                parts.append(TestOutcome(graded.score, 1.0, graded.reasons, verdicts=graded.verdicts))
+                parts.append(TestOutcome(graded.score, 1.0, reasons, verdicts=graded.verdicts))
         scored = [p for p in parts if not p.unscored]
+        release_memory()  # before the results builder reads this chat's test back
         return TestOutcome(sum(p.score for p in scored), float(len(scored)), [], parts=parts,
                            unscored=not scored)
 
@@ -202,10 +211,12 @@ class Beam(DatasetInterface):
             out["event ordering: tau_norm"] = sum(taus) / len(taus)
         out["rule-decided (no judge)"] = float(rule)
         out["unscored"] = float(unscored)
-        quirks: dict[str, int] = {}
-        for example in examples:
-            for kind, n in example.extra.get("data_quirks", {}).items():
-                quirks[kind] = quirks.get(kind, 0) + n
+        quirks: dict[str, int] = {}  # from the results (reading every chat's test back would cost a 10M chat each)
+        for r in results:
+            for reason in getattr(r, "reasons", []) or []:
+                if str(reason).startswith(QUIRKS_REASON):
+                    for kind, n in json.loads(str(reason)[len(QUIRKS_REASON):]).items():
+                        quirks[kind] = quirks.get(kind, 0) + int(n)
         for kind in QUIRKS:
             if quirks.get(kind):
                 out[f"data: {kind.replace('_', ' ')}"] = float(quirks[kind])
@@ -214,3 +225,12 @@ class Beam(DatasetInterface):
 
 def _no_count(text: str) -> int:
     return 0
+
+
+QUIRKS_REASON = "data quirks of this chat: "
+
+
+def _quirks_reason(example: TestExample) -> list[str]:
+    """The chat's data quirks, said with its first question's result (the summary counts them from there)."""
+    quirks = example.extra.get("data_quirks") or {}
+    return [QUIRKS_REASON + json.dumps(quirks, sort_keys=True)] if quirks else []
