@@ -244,14 +244,23 @@ def write_10m_chat(folder: Path, seed: int = 1, *, plans: int = 10, batches: int
                 probing(facts, ids, quirks=True, plan_refs=True))
 
 
-def write_dataset(root: Path, scale: str = "100K", chats: int = 2, **kwargs: Any) -> Path:
-    """chats/<scale>/1..chats under `root` (the folder to give as data_dir); chat 1 has a truncated file."""
+def real_truncated(scale: str) -> set[int]:
+    """The chats of `scale` that have a chat_trunecated.json in the repository at the commit the harness pins."""
+    from ltm_harness._interop.beam.fetch import pinned_files
+
+    return {int(p.split("/")[1]) for p in pinned_files() if p.startswith(f"{scale}/") and "trunecated" in p}
+
+
+def write_dataset(root: Path, scale: str = "100K", chats: int = 2, truncated: set[int] | None = None,
+                  **kwargs: Any) -> Path:
+    """chats/<scale>/1..chats under `root` (the folder to give as data_dir, or to serve as LTM_BEAM_URL); the chats
+    in `truncated` (default: chat 1) also get a truncated file."""
     for n in range(1, chats + 1):
         folder = root / "chats" / scale / str(n)
         if scale == "10M":
             write_10m_chat(folder, seed=n, **kwargs)
         else:
-            write_chat(folder, seed=n, truncated=(n == 1), **kwargs)
+            write_chat(folder, seed=n, truncated=n in (truncated if truncated is not None else {1}), **kwargs)
     return root
 
 
@@ -263,6 +272,8 @@ def main() -> None:
     p.add_argument("--turns", type=int, default=None, help="turns per batch")
     p.add_argument("--message-words", type=int, default=None)
     p.add_argument("--combined", action="store_true", help="10M: also the combined chat_trunecated.json")
+    p.add_argument("--as-published", action="store_true",
+                   help="truncated files for the chats that have one in the pinned commit (to serve as LTM_BEAM_URL)")
     args = p.parse_args()
     kwargs: dict[str, Any] = {}
     if args.turns:
@@ -271,6 +282,8 @@ def main() -> None:
         kwargs["message_words"] = args.message_words
     if args.combined:
         kwargs["combined"] = True
+    if args.as_published:
+        kwargs["truncated"] = real_truncated(args.scale)
     write_dataset(args.out, args.scale, args.chats, **kwargs)
     print(args.out / "chats" / args.scale)
 

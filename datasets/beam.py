@@ -151,6 +151,10 @@ class Beam(DatasetInterface):
         return {int(line): (anchor[0], anchor[1]) for line, anchor in example.extra["anchors"].items()}
 
     async def run(self, example: TestExample, ctx: Any) -> TestOutcome:
+        """The default program (history, then the questions in order). PROTOCOL: the single call site where the
+        reference's independent questions go (each asked from the state the history left, `ctx.ask(...,
+        independent=True)` or a dataset-level setting) once the engine has them; until then they are asked in
+        sequence."""
         release_memory()  # what the conversations before this one freed (their tests, events), back to the system
         return await super().run(example, ctx)
 
