@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,7 +36,7 @@ from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.beam.chat import ChatMessage
-from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source
+from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source, local_source
 from ltm_harness._interop.beam.grade import ORDER_REASON, RULE_REASON, grade
 from ltm_harness._interop.beam.memory import release_memory
 from ltm_harness._interop.beam.probing import ABILITIES, ABILITY_NAMES, QUIRKS, BeamQuestion, Quirks, drop_unknown
@@ -88,6 +89,20 @@ class Beam(DatasetInterface):
     scoring_args = frozenset({"scoring", "reference_prompts"})
 
     # -- generation -----------------------------------------------------------------------------------------
+    def source_files(self) -> list[Path]:
+        """A copy of the user's (`data_dir`) decides the tests: editing its files makes them again. (Fetched files
+        are the pinned commit's, checked by their blob ids.)"""
+        p = self.params
+        if p.data_dir is None:
+            return []
+        out: list[Path] = []
+        for n in p.chats if p.chats is not None else range(1, CHATS[p.scale] + 1):
+            try:
+                out += local_source(p.data_dir, p.scale, n).files
+            except DefinitionError:
+                continue  # a chat the copy lacks: said when (if) a run plays it
+        return out
+
     def generate_examples(self, num_examples: int) -> Iterator[TestExample]:  # type: ignore[override]
         p = self.params
         bad = [a for a in p.abilities if a not in ABILITIES]
@@ -160,8 +175,6 @@ class Beam(DatasetInterface):
 
     # -- scoring -----------------------------------------------------------------------------------------------
     def _prompts(self) -> ReferencePrompts | None:
-        from pathlib import Path
-
         return load_reference_prompts(Path(self.params.reference_prompts)) if self.params.reference_prompts else None
 
     async def evaluate_with_judge(self, example: TestExample, questions: list[str], responses: list[str],

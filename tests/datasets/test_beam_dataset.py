@@ -209,3 +209,13 @@ def test_without_the_data_the_shipped_configs_stop_with_one_line(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "beam: cannot reach" in lines[0] and "data_dir" in lines[0]
+
+
+def test_a_copy_of_ones_own_decides_the_tests(data):
+    from ltm_harness._authoring.catalog import known_datasets
+
+    beam = known_datasets()["beam"](memory_span=32000, data_dir=str(data), scale="100K")
+    files = {p.relative_to(data).as_posix() for p in beam.source_files()}
+    assert files == {"chats/100K/1/probing_questions/probing_questions.json", "chats/100K/1/chat_trunecated.json",
+                     "chats/100K/2/probing_questions/probing_questions.json", "chats/100K/2/chat.json"}
+    assert known_datasets()["beam"](memory_span=32000).source_files() == []  # fetched files are pinned
