@@ -136,8 +136,9 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     finally:
         claim.lock.release()
         index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
-    return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + ([index_warning] if index_warning else []),
-                     claim.notes)
+    protocol = [w for a in summary.agents if a.questions is not None and (w := a.questions.warning(a.agent))]
+    return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + protocol
+                     + ([index_warning] if index_warning else []), claim.notes)
 
 
 def run(config: ConfigLike = "default", agents: Sequence[AgentLike] | None = None, **options: Any) -> RunOutput:

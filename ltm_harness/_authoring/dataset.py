@@ -242,9 +242,9 @@ class DatasetInterface:
         last = len(example.script) - 1
         for i, (line, is_q, wait) in enumerate(zip(example.script, example.is_question, example.waits)):
             if is_q:
-                await ctx.ask(line, oracle=next(answers, None))
+                await ctx.ask(line, oracle=next(answers, None), independent=bool(example.independent_questions))
             elif example.observed(i):
-                await ctx.tell(line)
+                await ctx.tell(line, example.role(i))
             else:
                 await ctx.say(line)
             if i < last:

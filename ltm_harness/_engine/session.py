@@ -66,6 +66,8 @@ class SessionStats:
     scored: int  # finished tests that count in means (errored as 0, unscored not at all)
     score_sum: float
     running_share: float  # how far the running tests are through their planned length, summed (0..1 each)
+    went_back: int = 0  # independent questions the agent went back from
+    in_sequence: int = 0  # independent questions asked in sequence (the agent cannot go back)
 
 
 class Session:
@@ -159,7 +161,7 @@ class Session:
         return SessionStats(sched.turns, self.filler_turns, channel.observed_turns, channel.failed_turns, sched.pos,
                             channel.prompt_tokens,
                             channel.completion_tokens, channel.cost_usd, self._tests_done, self._scored,
-                            self._score_sum, share)
+                            self._score_sum, share, channel.went_back, channel.in_sequence)
 
     def progress(self) -> TurnProgress:
         """Where the session stands now, as `on_turn` hears it after every turn and when the session ends."""
@@ -251,7 +253,8 @@ class Session:
                 run.needs_from = None if distance is None else line.pos - distance
         heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
                                                oracle=say.oracle, planned=line.planned if line else None,
-                                               observe=say.observe)
+                                               observe=say.observe, role=say.role,
+                                               independent=say.independent and say.is_question)
         if line is not None:
             self.scheduler.line_answered(run.slot, line, reply_tokens)
             if heard is None:  # the agent never answered this line: the test cannot be scored
@@ -265,10 +268,12 @@ class Session:
 
     async def _turn(self, kind: TurnKind, text: str, tokens: int, run: TestRun | None = None,
                     question: bool = False, oracle: str | None = None,
-                    planned: int | None = None, observe: bool = False) -> tuple[Heard | None, int]:
+                    planned: int | None = None, observe: bool = False, role: str = "user",
+                    independent: bool = False) -> tuple[Heard | None, int]:
         """Send one message, record the turn, and return it as heard with the reply's token count
         (None: the agent failed the turn, which is recorded with why). History that needs no reply (`observe`) is
-        not shown to tests watching every reply: it has none to judge."""
+        not shown to tests watching every reply: it has none to judge. An independent question the agent went back
+        from leaves the conversation's length as it was (it is in no later turn's memory)."""
         sched = self.scheduler
         now = sched.now
         hint = None
@@ -281,8 +286,10 @@ class Session:
                 (r.oracle_suffix, None if r.needs_from is None else sched.pos - r.needs_from)
                 for r in self.running if r.oracle_suffix])
         answer = await self.channel.send(Turn(sched.turns, now, sched.pos, kind, text, tokens,
-                                              run.test.id if run else None, question, planned, hint, observe))
-        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question, observe)
+                                              run.test.id if run else None, question, planned, hint, observe, role,
+                                              independent))
+        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question, observe,
+                        forgotten=bool(answer.went_back))
         heard_index = sched.turns - 1
         for other in self.running:
             if isinstance(other.pending, NextTurn) and other is not run and not observe:

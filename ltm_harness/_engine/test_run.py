@@ -5,16 +5,27 @@ never stored as valid, and a test scored question by question is checked part by
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ltm_harness._engine.program import ProgramDriver, Request, Say, TestContext, TestOutcome, TestProgram
-from ltm_harness._engine.scheduler import Slot
+from ltm_harness._engine.scheduler import Scheduler, Slot
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._store.events import EnvStep, PartEnd, Status
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ltm_harness._engine.session import Session
+    from ltm_harness._engine.session_llm import SessionLLM
+    from ltm_harness._store.eventlog import Recorder
+    from ltm_harness._tokens import Tokenizer
     from ltm_harness._scoring.verdict import Judge
+
+
+class SessionPort(Protocol):
+    """What a running test reaches of its session (the session itself; a port, so this module needs no import of it)."""
+
+    tokenizer: "Tokenizer"
+    scheduler: Scheduler
+    log: "Recorder"
+    llm: "SessionLLM"
 
 
 class TestRun:
@@ -23,7 +34,7 @@ class TestRun:
 
     __test__ = False
 
-    def __init__(self, session: "Session", test: TestProgram, slot: Slot, line_tokens: dict[str, int]) -> None:
+    def __init__(self, session: SessionPort, test: TestProgram, slot: Slot, line_tokens: dict[str, int]) -> None:
         self.session = session
         self.test = test
         self.slot = slot

@@ -221,7 +221,24 @@ class DatasetSummary(OmitWhenNone):
     metrics: dict[str, float] | None = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
 
 
-class AgentSummary(BaseModel):
+class QuestionProtocol(BaseModel):
+    """How the questions a benchmark asks independently (LoCoMo's and BEAM's reference protocol) were asked."""
+
+    independent: int  # answered, then the agent went back to its state before the question
+    in_sequence: int  # the agent cannot go back: asked after the earlier questions and answers
+
+    def warning(self, agent: str) -> str | None:
+        """The line the run's warnings and the report show when some were asked in sequence (None: none was)."""
+        if not self.in_sequence:
+            return None
+        return (f"agent {agent} cannot go back to its state before a question (no snapshot/rewind), so "
+                f"{self.in_sequence} question{'s' if self.in_sequence != 1 else ''} the benchmark asks independently "
+                "were asked in sequence, each after the earlier questions and answers: not the reference protocol")
+
+
+class AgentSummary(OmitWhenNone):
+    _omit_when_none = ("questions",)
+
     format: int = RESULTS_FORMAT
     agent: str
     benchmark_score: float  # sum over datasets of the mean normalised score
@@ -243,6 +260,7 @@ class AgentSummary(BaseModel):
     wall_seconds: float
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
+    questions: QuestionProtocol | None = None  # questions asked independently, if any (left out otherwise)
 
     def ltm_score_on(self, basis: DistanceBasis) -> float | None:
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""

@@ -16,7 +16,7 @@ from ltm_harness._engine.channel import TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestProgram
 from ltm_harness._engine.progress import OnTurn
-from ltm_harness._engine.session import Session, SessionSettings
+from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
 from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
@@ -24,7 +24,8 @@ from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._results.models import AgentSummary, DatasetMetrics, RunSummary, TestResult, summarize_agent
+from ltm_harness._results.models import (AgentSummary, DatasetMetrics, QuestionProtocol, RunSummary, TestResult,
+                                         summarize_agent)
 from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
                                           write_run_summary)
 from ltm_harness._runner.config import RunConfig
@@ -146,7 +147,14 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
         usage=usage,
         wall_seconds=round(wall, 3),
         error=error,
+        questions=question_protocol(stats),
     )
+
+
+def question_protocol(stats: Sequence[SessionStats]) -> QuestionProtocol | None:
+    """How the independent questions of these sessions were asked (None: there were none)."""
+    independent, in_sequence = sum(s.went_back for s in stats), sum(s.in_sequence for s in stats)
+    return QuestionProtocol(independent=independent, in_sequence=in_sequence) if independent or in_sequence else None
 
 
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent], on_turn: OnTurn | None = None,

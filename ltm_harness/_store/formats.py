@@ -14,7 +14,10 @@
   surrogates replaced, a bad cost), and a turn that failed every try keeps `tries` (how many, left out otherwise) and
   its last error first in `errors`, which is what its test's result says. Formats 1 to 4 are still read (report,
   rescore: their turns are replayed as format 5 records them, `TurnEvent.as_format_5`); only format 5 logs can be
-  resumed, since a resume checks every event it makes against the recorded one.
+  resumed, since a resume checks every event it makes against the recorded one. Added to format 5 without a new
+  number (both are left out of the JSON unless set, so every log without them is byte for byte as before): a turn's
+  `role` (who said it, when not the user) and `went_back` (an independent question: whether the agent went back to
+  its state before it); a log that has them needs this version to be resumed exactly.
 * `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
   1: the first format. 2: memory distances (`memory_distance` on each gap of results.json and each curve point,
   per dataset in the summary, and `ltm_score_memory_distance`). 3: results of benchmarks scored question by

@@ -129,6 +129,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
                   f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
                   "--retry-errored", file=sys.stderr)
+    for agent in summary.agents:
+        if agent.questions is not None and (line := agent.questions.warning(agent.agent)):
+            print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {error}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
