@@ -142,39 +142,57 @@ class MockInThread:
 
 def truncation_exact(folder: Path, requests: list[dict[str, Any]]) -> tuple[int, int]:
     """(requests checked, requests whose messages are exactly the newest that fit in BUDGET): the conversation is
-    rebuilt from the event log as the `openai:` agent keeps it (each message `[time] text`, each answered turn's
-    reply after it), and each request must be a suffix of it ending at its question, fitting, and one that the next
-    older message (with an assistant reply it would leave at the front) would not fit."""
+    rebuilt from the event log as the `openai:` agent keeps it (a user's message `[time] text`, an assistant's
+    message as it is, each answered question and its reply kept unless the agent went back from it), and each
+    request must be the end of it up to its question, fit, and be one the next older message (with an assistant
+    reply it would leave at the front) would not fit."""
     from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
     from ltm_harness._tokens import get_tokenizer
 
     count = get_tokenizer().count
     (log,) = sorted(folder.rglob("events/*.jsonl"))
     history: list[tuple[str, str]] = []
-    ends: list[int] = []  # after each question: how many messages the history had when it was asked
+    cost: list[int] = []
+    pending = iter(requests)
+    checked = exact = 0
+
+    def add(role: str, text: str) -> None:
+        history.append((role, text))
+        cost.append(count(text) + MESSAGE_OVERHEAD)
+
     for line in log.read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
         if event.get("type") != "turn":
             continue
         when = datetime.fromisoformat(event["time"])
-        history.append(("user", f"[{when:%Y-%m-%d %H:%M} UTC] {event['user']}"))
+        role = event.get("role") or "user"
+        add(role, event["user"] if role == "assistant" else f"[{when:%Y-%m-%d %H:%M} UTC] {event['user']}")
         if event.get("question"):
-            ends.append(len(history))
+            request = next(pending, None)
+            if request is not None:
+                checked += 1
+                exact += _exact(request, history, cost, count, MESSAGE_OVERHEAD, REPLY_PRIMING)
+            if event.get("went_back"):
+                history.pop()
+                cost.pop()
+                continue
         if not event.get("observed"):
-            history.append(("assistant", event["reply"]))
-    cost = [count(text) + MESSAGE_OVERHEAD for _, text in history]
-    exact = 0
-    for request, end in zip(requests, ends):
-        system = sum(count(m["content"]) + MESSAGE_OVERHEAD for m in request["messages"] if m["role"] == "system")
-        sent = [(m["role"], m["content"]) for m in request["messages"] if m["role"] != "system"]
-        start = end - len(sent)
-        used = REPLY_PRIMING + system + sum(cost[start:end])
-        fits = history[start:end] == sent and used <= BUDGET
-        # the longest fitting run starts at `start`, or one earlier at an assistant reply the window drops
-        maximal = start == 0 or used + cost[start - 1] > BUDGET or (
-            history[start - 1][0] == "assistant" and (start == 1 or used + cost[start - 1] + cost[start - 2] > BUDGET))
-        exact += fits and maximal
-    return min(len(requests), len(ends)), exact
+            add("assistant", event["reply"])
+    return checked, exact
+
+
+def _exact(request: dict[str, Any], history: list[tuple[str, str]], cost: list[int], count: Any, overhead: int,
+           priming: int) -> bool:
+    system = sum(count(m["content"]) + overhead for m in request["messages"] if m["role"] == "system")
+    sent = [(m["role"], m["content"]) for m in request["messages"] if m["role"] != "system"]
+    end = len(history)
+    start = end - len(sent)
+    used = priming + system + sum(cost[start:end])
+    fits = start >= 0 and history[start:end] == sent and used <= BUDGET
+    # the longest fitting run starts at `start`, or one earlier at an assistant reply the window drops
+    maximal = start <= 0 or used + cost[start - 1] > BUDGET or (
+        history[start - 1][0] == "assistant" and (start == 1 or used + cost[start - 1] + cost[start - 2] > BUDGET))
+    return fits and maximal
 
 
 def main() -> None:
@@ -183,6 +201,7 @@ def main() -> None:
     ap.add_argument("--chats", type=int, default=10)
     ap.add_argument("--turns", type=int, default=50, help="turns (4 messages) per batch; 10 batches per sub-plan")
     ap.add_argument("--message-words", type=int, default=400, help="~1.25 tokens a word")
+    ap.add_argument("--skip-floor", action="store_true")
     ap.add_argument("--skip-null", action="store_true")
     ap.add_argument("--skip-mock", action="store_true")
     args = ap.parse_args()
@@ -198,10 +217,11 @@ def main() -> None:
         mib = size_of(chats) / 2**20
         print(f"input: {args.chats} chats of the 10M shape, {mib:,.0f} MiB ({time.perf_counter() - start:.0f} s to "
               "write or find)")
-        low = floor(chats, work)
-        print(f"floor (stream + assemble, tokenize once, write one JSON line per message): {low['wall_s']} s, peak "
-              f"RSS {low['peak_rss_mib']} MiB; {low['messages']:,} messages, {low['tokens']:,} tokens "
-              f"({low['tokens'] / args.chats / 1e6:.2f}M per chat)")
+        low = None if args.skip_floor else floor(chats, work)
+        if low is not None:
+            print(f"floor (stream + assemble, tokenize once, write one JSON line per message): {low['wall_s']} s, peak "
+                  f"RSS {low['peak_rss_mib']} MiB; {low['messages']:,} messages, {low['tokens']:,} tokens "
+                  f"({low['tokens'] / args.chats / 1e6:.2f}M per chat)")
         if not args.skip_null:
             null = run(work, data, "null", args.chats, "beam-10m-null")
             print(f"beam-10m with null, {args.chats} chats: {null['wall_s']} s, peak RSS {null['peak_rss_mib']} MiB, "

@@ -45,7 +45,6 @@ from ltm_harness._interop.beam.scoring import mean
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
 from ltm_harness._tokens import get_tokenizer
 
-ROLES = {"user": "User", "assistant": "Assistant"}
 _LABEL = re.compile(r"^\s*(?:llm\s+)?response\s+(?:should|must)\s+\w+\s*:\s*", re.I)
 _ORDER = re.compile(re.escape(ORDER_REASON) + r" F1 ([0-9.]+), tau_norm ([0-9.]+|undefined)")
 
@@ -60,13 +59,17 @@ class BeamParams(BaseModel):
     chats: list[int] | None = None  # chat numbers (folders 1..N); None: all, in order
     abilities: list[str] = Field(default_factory=lambda: list(ABILITIES))
     scoring: Literal["ours", "reference"] = "ours"  # the arithmetic: ours, or the published code's
+    # reference mode: `independent` (default), each question answered from the memory the history left (the agent
+    # goes back after each), as the reference answers; `sequential`, each after the earlier questions and answers.
+    # Interleaved mode is always sequential (the history goes on after a question).
+    questions: Literal["independent", "sequential"] | None = None
     reference_prompts: str | None = None  # a BEAM checkout: its judge prompts, for exact prompt parity
 
 
-def history_line(message: ChatMessage) -> str:
-    """What the agent is told of a message. PROTOCOL: the single call site that becomes the message in its own role
-    (`ctx.tell(text, role=...)`) once observed history carries roles; until then the role is said in the text."""
-    return f"{ROLES[message.role]}: {message.content}"
+def history_turn(message: ChatMessage) -> HistoryTurn:
+    """A message as history: its content, in its own role (the assistant's replies are the agent's own, as the
+    reference's long-context baseline gives them), at its batch's date when it opens one."""
+    return HistoryTurn(str(message.id), message.content, message.opens, message.role)
 
 
 def oracle_answer(q: BeamQuestion) -> str:
@@ -109,6 +112,10 @@ class Beam(DatasetInterface):
         if bad:
             raise DefinitionError(f"beam: args.abilities: {bad[0]!r} is not a BEAM ability; use some of "
                                   f"{', '.join(ABILITIES)}")
+        if p.mode == "interleaved" and p.questions == "independent":
+            raise DefinitionError("beam: args.questions: independent questions are the reference mode's protocol; in "
+                                  "interleaved mode the history goes on after each question, so they are asked in "
+                                  "sequence: leave args.questions out, or use mode: reference")
         chats = p.chats if p.chats is not None else list(range(1, CHATS[p.scale] + 1))
         wrong = [n for n in chats if not 1 <= n <= CHATS[p.scale]]
         if wrong:
@@ -130,7 +137,7 @@ class Beam(DatasetInterface):
             if m.anchor_text is not None and m.opens is None:
                 quirks.note("dates_unread")
             start = start or m.opens
-            turns.append(HistoryTurn(str(m.id), history_line(m), m.opens))
+            turns.append(history_turn(m))
         known = {int(t.key) for t in turns}
         questions = [q for q in drop_unknown(source.questions(quirks), known, quirks) if q.ability in p.abilities]
         count = get_tokenizer().count if p.mode == "interleaved" else _no_count  # reference mode plans no distance
@@ -141,9 +148,9 @@ class Beam(DatasetInterface):
             f"{source.scale}-{source.number}", plan.script, plan.is_question,
             [q.gold if q.gold is not None else "\n".join(q.rubric) for q in asked],
             waits=plan.waits, oracle_answers=[oracle_answer(q) for q in asked], needs=plan.needs,
-            observe=plan.observe,
+            observe=plan.observe, roles=plan.line_roles, independent_questions=True if self.independent else None,
             description=f"BEAM {source.scale} chat {source.number} ({source.kind} file), {len(turns)} messages, "
-                        f"{len(asked)} questions, {p.mode} mode",
+                        f"{len(asked)} questions, {p.mode} mode{', each question on its own' if self.independent else ''}",
             extra={
                 "scale": source.scale, "chat": source.number, "file": source.kind,
                 "start": start.isoformat() if start else None,
@@ -165,11 +172,13 @@ class Beam(DatasetInterface):
     def answer_statements(self, example: TestExample) -> dict[int, tuple[int, int]] | None:
         return {int(line): (anchor[0], anchor[1]) for line, anchor in example.extra["anchors"].items()}
 
+    @property
+    def independent(self) -> bool:
+        """Each question answered from the memory the history left (the reference protocol)."""
+        p = self.params
+        return p.mode == "reference" and p.questions != "sequential"
+
     async def run(self, example: TestExample, ctx: Any) -> TestOutcome:
-        """The default program (history, then the questions in order). PROTOCOL: the single call site where the
-        reference's independent questions go (each asked from the state the history left, `ctx.ask(...,
-        independent=True)` or a dataset-level setting) once the engine has them; until then they are asked in
-        sequence."""
         release_memory()  # what the conversations before this one freed (their tests, events), back to the system
         return await super().run(example, ctx)
 

@@ -48,7 +48,11 @@ async def test_each_chat_is_played_as_history_at_its_dates_then_its_questions(da
     turns = [e for e in events["beam__100K-1"] if isinstance(e, TurnEvent)]
     history, questions = turns[:60], turns[60:]  # chat 1 is played from its truncated file: 60 messages
     assert all(t.observed and t.reply == "" for t in history) and len(questions) == 20
-    assert [t.user.split(":")[0] for t in history[:4]] == ["User", "Assistant", "User", "Assistant"]
+    # every message in its own role, its content as the file has it (the assistant's replies are the agent's own)
+    assert [t.role or "user" for t in history[:4]] == ["user", "assistant", "user", "assistant"]
+    assert history[0].user.startswith("Note 0: ")
+    # each question answered from the memory the history left, as the reference answers (the agent goes back)
+    assert all(t.went_back for t in questions)
     assert history[0].time == datetime(2024, 3, 15, tzinfo=timezone.utc)
     assert history[24].time >= datetime(2024, 3, 22, tzinfo=timezone.utc)  # the second batch at its date
     results = out.results("oracle")
