@@ -1,9 +1,11 @@
 """beam: BEAM ("Beyond a Million Tokens", Tavakoli et al., ICLR 2026), single-user conversations of 100K, 500K, 1M
 and 10M tokens, each with 20 probing questions over ten memory abilities, scored by a rubric judge.
 
-Each chat is a conversation of its own here, played as the reference plays it: every message in order (a 10M chat
-assembled from its ten sub-plans, ids running on across them), each batch at its date (`time_anchor`) through the
-virtual clock, as history that needs no reply, then the probing questions, ability by ability. `args: {scale: 100K
+Each chat is a conversation of its own here, played as the reference plays it: every message in order and in its
+own role (a 10M chat assembled from its ten sub-plans, ids running on across them), each batch at its date
+(`time_anchor`) through the virtual clock, as history that needs no reply, then the probing questions, ability by
+ability, each answered independently from the memory the history left (`args: {questions: sequential}`: in one
+conversation). `args: {scale: 100K
 | 500K | 1M | 10M}` chooses the chats; the reference's file where it has one (`chat_trunecated.json`, else
 `chat.json`). The data is fetched on first use from the repository at a pinned commit, file by file (see
 `ltm_harness._interop.beam.fetch`; `LTM_BEAM_URL` for a mirror, `args: {data_dir: PATH}` for a checkout or copy);

@@ -223,3 +223,13 @@ def test_a_copy_of_ones_own_decides_the_tests(data):
     assert files == {"chats/100K/1/probing_questions/probing_questions.json", "chats/100K/1/chat_trunecated.json",
                      "chats/100K/2/probing_questions/probing_questions.json", "chats/100K/2/chat.json"}
     assert known_datasets()["beam"](memory_span=32000).source_files() == []  # fetched files are pinned
+
+
+async def test_questions_in_sequence_when_asked_and_never_independent_in_interleaved_mode(data, tmp_path):
+    from ltm_harness import LTMError
+
+    out = await run_async(config(data, examples=1, questions="sequential"), ["oracle"], results=tmp_path / "a")
+    (events,) = out.events("oracle").values()
+    assert not any(e.went_back for e in events if isinstance(e, TurnEvent) and e.question)
+    with pytest.raises(LTMError, match="independent questions are the reference mode's protocol"):
+        await run_async(config(data, mode="interleaved", questions="independent"), ["oracle"], results=tmp_path / "b")
