@@ -184,7 +184,8 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def write_chat(folder: Path, seed: int = 1, *, batches: int = 3, turns: int = 6, message_words: int = 30,
-               truncated: bool = False, quirks: bool = True, id_strings: bool = False, bad_anchor: bool = False) -> None:
+               truncated: bool = False, quirks: bool = True, id_strings: bool = False,
+               bad_anchor: bool = False) -> None:
     """A 100K/500K/1M-shaped chat folder (module docstring)."""
     rng = random.Random(f"beam-chat:{seed}")
     total = batches * turns * 4

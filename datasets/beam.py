@@ -152,7 +152,8 @@ class Beam(DatasetInterface):
             waits=plan.waits, oracle_answers=[oracle_answer(q) for q in asked], needs=plan.needs,
             observe=plan.observe, roles=plan.line_roles, independent_questions=True if self.independent else None,
             description=f"BEAM {source.scale} chat {source.number} ({source.kind} file), {len(turns)} messages, "
-                        f"{len(asked)} questions, {p.mode} mode{', each question on its own' if self.independent else ''}",
+                        f"{len(asked)} questions, {p.mode} mode"
+                        f"{', each question on its own' if self.independent else ''}",
             extra={
                 "scale": source.scale, "chat": source.number, "file": source.kind,
                 "start": start.isoformat() if start else None,

@@ -17,6 +17,7 @@ from ltm_harness._interop.beam.judge import RUBRIC, SAME_EVENT, same_event
 from ltm_harness._interop.beam.probing import BeamQuestion
 from ltm_harness._interop.beam.reference_prompts import QUESTION_SLOT, ReferencePrompts
 from ltm_harness._interop.beam.scoring import Variant, align, answer_lines, order_score, rubric_score, rule_verdict
+from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 
 ORDER_REASON = "event order:"  # the reason line summary_metrics reads F1 and tau_norm from
@@ -97,7 +98,7 @@ class _Recording:
         self.judge, self.into, self.model = judge, into, judge.model
 
     async def grade(self, question: str, expected: str, response: str, *, context: str = "",
-                    prompt: object = None) -> JudgeVerdict:
-        verdict = await self.judge.grade(question, expected, response, context=context, prompt=prompt)  # type: ignore[arg-type]
+                    prompt: JudgePrompt | None = None) -> JudgeVerdict:
+        verdict = await self.judge.grade(question, expected, response, context=context, prompt=prompt)
         self.into.append(verdict)
         return verdict

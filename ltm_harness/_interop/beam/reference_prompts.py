@@ -61,7 +61,8 @@ def _parse(path: Path) -> ast.Module:
         raise DefinitionError(f"{path}: not Python this version can parse ({exc}); name a BEAM checkout") from None
 
 
-def _unchecked(name: str, description: str, system: str, user: str, verdict: str, max_tokens: int | None) -> JudgePrompt:
+def _unchecked(name: str, description: str, system: str, user: str, verdict: str,
+               max_tokens: int | None) -> JudgePrompt:
     """A JudgePrompt whose template may lack a placeholder the reference does not fill (its alignment message has
     no question): built without the check that every placeholder is there, after checking that it formats."""
     user.format(question="", expected="", response="", context="")
