@@ -39,14 +39,15 @@ from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.beam.chat import ChatMessage
 from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source, local_source
-from ltm_harness._interop.beam.grade import ORDER_REASON, RULE_REASON, grade
+from ltm_harness._interop.beam.grade import ORDER_REASON, grade
 from ltm_harness._interop.beam.memory import release_memory
 from ltm_harness._interop.beam.probing import ABILITIES, ABILITY_NAMES, QUIRKS, BeamQuestion, Quirks, drop_unknown
 from ltm_harness._interop.beam.reference_prompts import ReferencePrompts, load_reference_prompts
-from ltm_harness._interop.beam.scoring import mean
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._tokens import get_tokenizer
 
+ABILITY_ORDER = [ABILITY_NAMES[a] for a in ABILITIES]
 _LABEL = re.compile(r"^\s*(?:llm\s+)?response\s+(?:should|must)\s+\w+\s*:\s*", re.I)
 _ORDER = re.compile(re.escape(ORDER_REASON) + r" F1 ([0-9.]+), tau_norm ([0-9.]+|undefined)")
 
@@ -90,6 +91,12 @@ class Beam(DatasetInterface):
     Params = BeamParams
     params: BeamParams
     conversation_per_example = True
+    # Quoted as the paper quotes it: the average of the ten abilities (the unweighted mean of their means), and each
+    # ability's score; `headline_spec` names the arithmetic (ours or the reference's). Without a judge the rule
+    # decides only clear abstentions: the numbers then name themselves "rule-decided" and count the decided ones.
+    headline = Headline(metrics=[Metric(name="average of the ten abilities", by="ability", order=ABILITY_ORDER),
+                                 Metric(name="score", per="ability", order=ABILITY_ORDER)],
+                        unjudged="rule-decided", question="question", conversation="chat")
     requires_user_data = True  # fetched on first use (or given): never shipped
     scoring_args = frozenset({"scoring", "reference_prompts"})
 
@@ -207,39 +214,33 @@ class Beam(DatasetInterface):
         return TestOutcome(sum(p.score for p in scored), float(len(scored)), [], parts=parts,
                            unscored=not scored)
 
+    def headline_spec(self) -> Headline:
+        arithmetic = "the reference's arithmetic" if self.params.scoring == "reference" else "our arithmetic"
+        first, *rest = self.headline.metrics
+        return self.headline.model_copy(update={"metrics": [
+            first.model_copy(update={"name": f"average of the ten abilities ({arithmetic})"}), *rest]})
+
     def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
-        """The headline (the mean of the abilities' means, saying how many abilities it covers), each ability's
-        mean, event ordering's F1 and tau_norm, how many questions a rule decided and how many are unscored, and
-        the data's slips by kind."""
-        by_ability: dict[str, list[float]] = {}
-        f1s, taus = [], []
-        rule = unscored = 0
+        """Beside the headline (which counts what the rule decided without a judge): event ordering's F1 and
+        tau_norm (its score is tau_norm x F1, or tau_norm alone in the reference's arithmetic), and the data's slips
+        by kind."""
+        f1s: list[float] = []
+        taus: list[float] = []
         for r in results:
-            ability = (r.labels or {}).get("ability", "")
             reasons = list(getattr(r, "reasons", []) or [])
-            rule += any(str(x).startswith(RULE_REASON) for x in reasons)
             if r.status == "unscored":
-                unscored += 1
                 continue
-            by_ability.setdefault(ability, []).append(r.score / r.max_score if r.status == "ok" else 0.0)
             for reason in reasons:
                 found = _ORDER.match(str(reason))
                 if found:
                     f1s.append(float(found.group(1)))
                     if found.group(2) != "undefined":
                         taus.append(float(found.group(2)))
-        means = {a: m for a in (ABILITY_NAMES[x] for x in ABILITIES) if (m := mean(by_ability.get(a, []))) is not None}
-        variant = "reference arithmetic" if self.params.scoring == "reference" else "our arithmetic"
         out: dict[str, float] = {}
-        if means:
-            covered = "the 10 abilities" if len(means) == len(ABILITIES) else f"{len(means)} of 10 abilities"
-            out[f"BEAM average (mean of {covered}, {variant})"] = sum(means.values()) / len(means)
         if f1s:
             out["event ordering: F1"] = sum(f1s) / len(f1s)
         if taus:
             out["event ordering: tau_norm"] = sum(taus) / len(taus)
-        out["rule-decided (no judge)"] = float(rule)
-        out["unscored"] = float(unscored)
         quirks: dict[str, int] = {}  # from the results (reading every chat's test back would cost a 10M chat each)
         for r in results:
             for reason in getattr(r, "reasons", []) or []:

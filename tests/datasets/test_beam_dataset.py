@@ -26,7 +26,7 @@ gen = load_script(ROOT / "benchmarks" / "beam_data.py")
 ABILITIES = {"abstention", "contradiction resolution", "event ordering", "information extraction",
              "instruction following", "knowledge update", "multi session reasoning", "preference following",
              "summarization", "temporal reasoning"}
-HEADLINE = "BEAM average (mean of the 10 abilities, our arithmetic)"
+HEADLINE = "average of the ten abilities (our arithmetic)"
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,12 @@ async def test_each_chat_is_played_as_history_at_its_dates_then_its_questions(da
     assert all(r.score == 1.0 for r in results if r.status == "ok")
     assert all("--judge" in r.reasons[0] for r in results if r.status == "unscored")
     metrics = out.agent_summary("null").datasets[0].metrics or {}
-    assert metrics["rule-decided (no judge)"] == 4 and metrics["unscored"] == 36
-    assert metrics["BEAM average (mean of 1 of 10 abilities, our arithmetic)"] == 1.0
+    quoted = out.agent_summary("null").datasets[0].headline
+    assert quoted is not None and not quoted.judged
+    values = {v.name: v for v in quoted.values}
+    # the average over the one ability the rule decided, named for it, counting what it decided
+    average = values[f"{HEADLINE} (rule-decided)"]
+    assert (average.value, average.scored, average.tests) == (1.0, 4, 40)
     assert metrics["data: evidence nested"] == 2 and metrics["data: evidence missing"] == 2
     measured = [r for r in results if r.gaps and r.gaps[0].memory_distance is not None]
     assert len(measured) == 32  # every question with evidence (not abstention, not the empty/missing ones)
@@ -78,7 +82,10 @@ async def test_with_the_mock_judge_the_oracle_scores_1_in_every_ability(data, tm
     oracle = out.agent_summary("oracle").datasets[0]
     assert oracle.score == 1.0 and oracle.scored == 40
     assert {b.value: b.score for b in oracle.breakdown or [] if b.label == "ability"} == dict.fromkeys(ABILITIES, 1.0)
-    assert oracle.metrics is not None and oracle.metrics[HEADLINE] == 1.0
+    assert oracle.headline is not None and oracle.headline.judged
+    values = {v.name: v.value for v in oracle.headline.values}
+    assert values[HEADLINE] == 1.0 and len(values) == 11  # the average, then each of the ten abilities
+    assert oracle.metrics is not None
     assert oracle.metrics["event ordering: F1"] == 1.0 and oracle.metrics["event ordering: tau_norm"] == 1.0
     # one judge verdict per rubric item (nine abilities); for event ordering one per (line, event) pair tried: the
     # oracle's lines are the gold events in order, each matched at its first try (the mock server's disk cache may
@@ -89,8 +96,8 @@ async def test_with_the_mock_judge_the_oracle_scores_1_in_every_ability(data, tm
     assert [len(r.verdicts) for r in results if "event_ordering" in r.example_id] == [3, 3, 3, 3]
     assert any("<rubric_item>" in r["messages"][-1]["content"] for r in asked)
     assert any("<event>" in r["messages"][-1]["content"] for r in asked)
-    null = out.agent_summary("null").datasets[0].metrics or {}
-    assert null[HEADLINE] == 0.0
+    null = out.agent_summary("null").datasets[0].headline
+    assert null is not None and null.values[0].name == HEADLINE and null.values[0].value == 0.0
 
 
 async def test_an_openai_agent_makes_one_call_per_question(data, tmp_path, monkeypatch):
@@ -187,8 +194,8 @@ async def test_reference_arithmetic_truncates_half_points_and_scores_order_by_ta
         if "event_ordering" in k:
             tau = float(r.reasons[0].split("tau_norm ")[1].split(",")[0])
             assert r.score == pytest.approx(tau, abs=1e-4)
-    metrics = theirs.agent_summary("retrieval").datasets[0].metrics or {}
-    assert any("reference arithmetic" in name for name in metrics)
+    quoted = theirs.agent_summary("retrieval").datasets[0].headline
+    assert quoted is not None and quoted.values[0].name == "average of the ten abilities (the reference's arithmetic)"
 
 
 async def test_interleaved_mode_asks_each_question_at_the_distance_from_its_evidence(data, tmp_path):
