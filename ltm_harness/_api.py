@@ -98,8 +98,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     interrupted one is continued with `resume=True` or discarded with `overwrite=True`; `retry_errored=True` resumes
     and also does the errored tests of agents that finished again (each session replayed up to its first failed
     turn or errored test, then live), so that their results are those of a run in which they never failed.
-    `reference_prompts` (a LongMemEval checkout) judges the config's longmemeval datasets with the reference's own
-    prompt texts, read from it (nothing in it is run). `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
+    `reference_prompts` (a LongMemEval or BEAM checkout) judges the config's longmemeval (beam) datasets with the
+    reference's own prompt texts, read from it (nothing in it is run). `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
     its claim on the folder (with what was said about it) before any agent is called; `source` names where a config
     given as an object came from (its folder is where relative `dataset_dirs` start)."""
     if (resume or retry_errored) and overwrite:
@@ -218,10 +218,18 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
     """Judge the config's longmemeval datasets with the reference's own prompt texts, read (parsed, never run) from
-    a LongMemEval checkout; checked now, so a wrong folder is said before anything runs."""
+    a LongMemEval checkout (or its beam datasets, from a BEAM checkout); checked now, so a wrong folder is said
+    before anything runs."""
+    from ltm_harness._interop.beam import reference_prompts as beam
     from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
 
     path = Path(checkout).expanduser().resolve()
+    if beam.is_beam_checkout(path):  # a BEAM checkout: its rubric and alignment prompts, for the beam datasets
+        beam.load_reference_prompts(path)
+        if not cfg.datasets.set_for("beam", "reference_prompts", str(path)):
+            raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no beam dataset, whose "
+                              "judge these prompts are for; leave it out")
+        return
     load_reference_prompts(path)
     if not cfg.datasets.set_for("longmemeval", "reference_prompts", str(path)):
         raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no longmemeval dataset, whose "

@@ -5,9 +5,9 @@ from pathlib import Path
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-# Data files fetched on first use (chapterbreak, locomo, longmemeval) never come from the internet in tests: the
+# Data files fetched on first use (chapterbreak, locomo, longmemeval, beam) never come from the internet in tests: the
 # cache is a fresh folder and the download URL a closed local port, unless a test serves a file itself
-# (tests/datasets/test_fetch.py, test_locomo_fetch.py, test_longmemeval_fetch.py).
+# (tests/datasets/test_fetch.py, test_locomo_fetch.py, test_longmemeval_fetch.py, test_beam_fetch.py).
 def _offline_data_files() -> None:
     import atexit
     import os
@@ -20,6 +20,7 @@ def _offline_data_files() -> None:
     os.environ["LTM_CHAPTERBREAK_URL"] = "http://127.0.0.1:9/chapterbreak_ctx_8192.zst"
     os.environ["LTM_LOCOMO_URL"] = "http://127.0.0.1:9/locomo10.json"
     os.environ["LTM_LONGMEMEVAL_URL"] = "http://127.0.0.1:9"  # the folder of LongMemEval's files
+    os.environ["LTM_BEAM_URL"] = "http://127.0.0.1:9"  # the base of BEAM's repository layout
 
 
 _offline_data_files()

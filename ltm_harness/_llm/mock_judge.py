@@ -38,7 +38,12 @@ def yes_no_reply(prompt: str) -> str | None:
 
 
 def judge_reply(messages: list[dict[str, Any]]) -> str:
+    from ltm_harness._llm.mock_beam import beam_judge_reply
+
     prompt = "\n".join(_text(m) for m in messages)
+    beam = beam_judge_reply(prompt)  # BEAM's rubric items and event alignment
+    if beam is not None:
+        return beam
     said = yes_no_reply(prompt)
     if said is not None:
         return said

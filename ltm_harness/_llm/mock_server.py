@@ -12,7 +12,7 @@ Behaviour is chosen by the model name, and is deterministic:
 | `mock-memory`          | a memory layer's model (mem0): extracts facts as JSON when asked, else answers like `mock` from the memories it is given (see `mock_replies`) |
 | `mock-fixed[:TEXT]`    | always TEXT (default "I don't know.") |
 | `mock-echo`            | the last user message |
-| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines) |
+| `mock-judge`           | a judge verdict as JSON: correct when the expected answer's words are all in the response (a yes/no prompt laid out as LongMemEval's gets "yes" or "no" by the same rule, or by whether the response declines; BEAM's prompts: `mock_beam`) |
 | `mock-judge-garbage`   | text that is not a verdict (to test unscored handling) |
 | `mock-generator`       | generated dataset stages (content/questions/answers) as JSON, about invented places |
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |

@@ -20,8 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", metavar="MODEL", help="judge model (default: the run's config.judge.model)")
     p.add_argument("--no-judge", action="store_true", help="score by rules only, even if the run had a judge")
     p.add_argument("--reference-prompts", metavar="PATH",
-                   help="a LongMemEval checkout: judge the run's longmemeval datasets with the reference's own prompt "
-                        "texts (parsed, never run)")
+                   help="a LongMemEval (BEAM) checkout: judge the run's longmemeval (beam) datasets with the "
+                        "reference's own prompt texts (parsed, never run)")
     p.add_argument("--results", default="results", help="folder of runs, for RUN given by name (default: results)")
     p.add_argument("-c", "--config", metavar="CONFIG",
                    help="a config whose dataset_dirs and dataset specs may be loaded (dataset code is never taken from "

@@ -32,7 +32,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
     run.add_argument("--reference-prompts", metavar="PATH",
                      help="a LongMemEval checkout: its longmemeval datasets are judged with the reference's own prompt "
-                          "texts, read from src/evaluation/evaluate_qa.py there (parsed, never run)")
+                          "texts, read from src/evaluation/evaluate_qa.py there; or a BEAM checkout, for the beam "
+                          "datasets (src/prompts.py, src/evaluation/compute_metrics.py); parsed, never run")
     run.add_argument("--retry-errored", action="store_true",
                      help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
                           "session with one is replayed from its event log up to its first failed turn or errored "
