@@ -48,5 +48,9 @@ def main(args: argparse.Namespace) -> int:
         tables = files.tables_data
         console.print(report_table("mean score per dataset", tables.agents, tables.datasets, marks, plain=not terminal,
                                    breakdown=tables.breakdown, metrics=tables.metrics))
+    if files.statistics is not None:  # the paired differences and tests (docs/statistics.md)
+        from ltm_harness._report.stats_section import pair_lines
+        for line in pair_lines(files.statistics):
+            print(line)
     print_written(files)
     return 0
