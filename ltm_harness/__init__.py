@@ -27,7 +27,8 @@ from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 if TYPE_CHECKING:  # imported when first used: `import ltm_harness` stays light for the command line
     from ltm_harness._agents.specs import register_agent
-    from ltm_harness._api import RunOutput, read_run, rescore, rescore_async, run, run_async
+    from ltm_harness._api import (ImportOutput, RunOutput, import_answers, import_answers_async, read_run, rescore,
+                                  rescore_async, run, run_async)
     from ltm_harness._authoring.catalog import register_dataset
     from ltm_harness._envs.catalog import register_env
     from ltm_harness._llm.judge import register_judge_prompt
@@ -39,6 +40,7 @@ Dataset = DatasetInterface
 _LAZY = {
     "run": "ltm_harness._api", "run_async": "ltm_harness._api", "rescore": "ltm_harness._api",
     "rescore_async": "ltm_harness._api", "read_run": "ltm_harness._api", "RunOutput": "ltm_harness._api",
+    "import_answers": "ltm_harness._api", "import_answers_async": "ltm_harness._api", "ImportOutput": "ltm_harness._api",
     "RunConfig": "ltm_harness._runner.config", "register_agent": "ltm_harness._agents.specs",
     "register_dataset": "ltm_harness._authoring.catalog", "register_env": "ltm_harness._envs.catalog",
     "register_judge_prompt": "ltm_harness._llm.judge", "register_suite": "ltm_harness._protocols.aivle.catalog",
@@ -59,6 +61,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     # running and reading runs
     "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
+    # published answers of other tools, as runs
+    "import_answers", "import_answers_async", "ImportOutput",
     # writing tests
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict",

@@ -19,6 +19,7 @@ from ltm_harness._report.html import breakable as _label, esc as _e, num as _num
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
+from ltm_harness._report.imported_section import NAV as IMPORTED_NAV, imported_section
 from ltm_harness._report.stats_section import NAV as STATS_NAV, report_statistics, statistics_section
 from ltm_harness._stats import Statistics
 from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, dataset_points, has_values, xy
@@ -354,6 +355,8 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
         nav.append('<a href="#breakdown">by category and type</a>')
     statistics = statistics_section(stats if stats is not None else report_statistics(entries))
     nav += [STATS_NAV] if statistics else []
+    imported = imported_section(entries)
+    nav += [IMPORTED_NAV] if imported else []
     nav.append('<a href="#charts">charts</a>')
     usage = _usage(entries, tables)
     if usage:
@@ -370,6 +373,6 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
-            f"{_summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{statistics}{_charts(entries, tables)}{usage}{matrix}"
+            f"{_summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{statistics}{imported}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")
