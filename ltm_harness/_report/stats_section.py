@@ -16,6 +16,8 @@ from ltm_harness._report.tables import Entry, write_table
 from ltm_harness._stats import METHOD, IntervalRow, OutcomeRow, PairRow, Scored, Statistics, compute_statistics
 
 NAV = '<a href="#statistics">statistics</a>'
+MAX_TERMINAL_PAIRS = 12  # pair lines `compare` prints; the rest are in the page and the tables
+FOLDED = 40  # a table of more rows is folded (click to open)
 
 
 def report_statistics(entries: Sequence[Entry]) -> Statistics:
@@ -68,18 +70,23 @@ def _pair_table(rows: Sequence[PairRow]) -> str:
     return f'<div class="scroll"><table class="grid stats"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
 
+def _fold(what: str, rows: int, table: str) -> str:
+    return table if rows <= FOLDED else f"<details><summary>{what}: {rows} rows</summary>{table}</details>"
+
+
 def statistics_section(stats: Statistics) -> str:
     """The page's "Statistics" section ("" when no agent has results)."""
     if not stats:
         return ""
     parts = ['<section id="statistics"><h2>Statistics</h2>', f'<p class="note">{_e(METHOD)} '
              "A mean over no scored question is shown as –. See docs/statistics.md.</p>",
-             "<h3>Means with their intervals</h3>", _interval_table(stats.intervals)]
+             "<h3>Means with their intervals</h3>",
+             _fold("means with their intervals", len(stats.intervals), _interval_table(stats.intervals))]
     if stats.pairs:
         parts += ["<h3>Agents compared in pairs, on the questions scored for both</h3>",
                   '<p class="note">A − B is the mean of the per-question differences; a win is a question A scored '
                   "higher than B. The per-question outcomes are in the .outcomes.csv/.json tables beside this page.</p>",
-                  _pair_table(stats.pairs)]
+                  _fold("agents compared in pairs", len(stats.pairs), _pair_table(stats.pairs))]
     parts.append("</section>")
     return "".join(parts)
 

@@ -49,8 +49,11 @@ def main(args: argparse.Namespace) -> int:
         console.print(report_table("mean score per dataset", tables.agents, tables.datasets, marks, plain=not terminal,
                                    breakdown=tables.breakdown, metrics=tables.metrics))
     if files.statistics is not None:  # the paired differences and tests (docs/statistics.md)
-        from ltm_harness._report.stats_section import pair_lines
-        for line in pair_lines(files.statistics):
+        from ltm_harness._report.stats_section import MAX_TERMINAL_PAIRS, pair_lines
+        lines = pair_lines(files.statistics)
+        for line in lines[:MAX_TERMINAL_PAIRS]:
             print(line)
+        if len(lines) > MAX_TERMINAL_PAIRS:
+            print(f"... and {len(lines) - MAX_TERMINAL_PAIRS} more pairs and datasets in the page and its .pairs.csv")
     print_written(files)
     return 0
