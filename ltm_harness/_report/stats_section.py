@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ltm_harness._report.html import breakable, esc as _e
 from ltm_harness._report.tables import Entry, write_table
+from ltm_harness._stats.compute import JUDGE
 from ltm_harness._stats import METHOD, IntervalRow, OutcomeRow, PairRow, Scored, Statistics, compute_statistics
 
 NAV = '<a href="#statistics">statistics</a>'
@@ -40,6 +41,8 @@ def _p(value: float | None) -> str:
 
 
 def _what(by: str, value: str) -> str:
+    if by == JUDGE:
+        return "judge verdicts (share correct, judged questions)"
     return "all questions" if by == "" else f"{by}: {value}"
 
 

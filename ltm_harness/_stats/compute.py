@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal, Sequence
+from typing import Collection, Literal, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -25,6 +25,7 @@ from ltm_harness._stats.resample import (BOOTSTRAP, EXACT_FLIPS, LEVEL, PERMUTAT
                                          cluster_bootstrap_mean, mcnemar_exact, sign_flip_test)
 
 ALL = "all"  # the `value` of a dataset's overall row
+JUDGE, VERDICTS = "judge", "verdicts"  # (by, value) of the row over the judge's verdicts (LoCoMo's J)
 MAX_PAIRED_AGENTS = 8  # pairs are formed among the first 8 agents of a report (28 pairs)
 _TIE = 1e-9
 
@@ -46,7 +47,8 @@ class IntervalRow(BaseModel):
     agent: str
     label: str
     dataset: str
-    by: str  # the label's name (category, type, ...); "" for the dataset's overall mean
+    by: str  # the label's name (category, type, ...); "" for the dataset's overall mean; "judge" (value "verdicts"):
+    # the share judged correct, over the judged questions (LoCoMo's J), when the verdicts are not the score itself
     value: str
     questions: int  # scored questions the mean is over
     conversations: int  # the conversations they come from
@@ -109,21 +111,36 @@ def _rng(*key: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
 
-def _value(r: TestResult) -> float:
+def _value(r: TestResult, by: str = "") -> float:
+    if by == JUDGE:
+        return r.verdicts[0].score if r.verdicts else 0.0
     return r.normalized if r.status == "ok" else 0.0
+
+
+def _judged(results: Sequence[TestResult]) -> list[TestResult]:
+    return [r for r in results if r.status != "unscored" and len(r.verdicts) == 1]
+
+
+def judged_apart(agents: Sequence["Scored"]) -> set[str]:
+    """The datasets whose questions are judged beside their score (LoCoMo's J: a CORRECT/WRONG verdict on F1-scored
+    questions), told by a verdict that differs from its question's score for some agent; not those where the verdict
+    is the score itself (LongMemEval's judged accuracy), which the other rows already cover."""
+    return {r.dataset for s in agents for r in _judged(s.results) if abs(r.verdicts[0].score - _value(r)) > _TIE}
 
 
 def _cluster(r: TestResult) -> str:
     return r.group if r.group is not None else f"\x00{r.example_id}"
 
 
-def _groups(results: Sequence[TestResult]) -> dict[tuple[str, str], list[TestResult]]:
+def _groups(results: Sequence[TestResult], apart: bool = False) -> dict[tuple[str, str], list[TestResult]]:
     """The scored results of one dataset: overall, then per label value in order of first appearance."""
     scored = [r for r in results if r.status != "unscored"]
     out: dict[tuple[str, str], list[TestResult]] = {("", ALL): scored}
     for r in scored:
         for name, value in (r.labels or {}).items():
             out.setdefault((name, value), []).append(r)
+    if apart and (judged := _judged(scored)):
+        out[(JUDGE, VERDICTS)] = judged
     return out
 
 
@@ -138,12 +155,12 @@ def _has_conversations(clusters: Sequence[str]) -> bool:
     return len(set(clusters)) < len(clusters)
 
 
-def interval_rows(s: Scored) -> list[IntervalRow]:
+def interval_rows(s: Scored, apart: Collection[str] = ()) -> list[IntervalRow]:
     rows = []
     for dataset, results in _by_dataset(s.results).items():
         labelled = {(name, value) for r in results for name, value in (r.labels or {}).items()}
-        for (by, value), rs in _groups(results).items():
-            values = [_value(r) for r in rs]
+        for (by, value), rs in _groups(results, dataset in apart).items():
+            values = [_value(r, by) for r in rs]
             clusters = [_cluster(r) for r in rs]
             key = (s.run, s.agent, dataset, by, value)
             q = bootstrap_mean(values, _rng("question", *key))
@@ -173,17 +190,19 @@ def _test_name(binary: bool, exact: bool, flips: int) -> str:
     return "sign-flip permutation (exact)" if exact else f"sign-flip permutation ({flips} random flips)"
 
 
-def pair_rows(a: Scored, b: Scored) -> tuple[list[PairRow], list[OutcomeRow]]:
+def pair_rows(a: Scored, b: Scored, apart: Collection[str] = ()) -> tuple[list[PairRow], list[OutcomeRow]]:
     """A against B on every dataset both have, on the questions scored for both (by dataset and test id)."""
     rows: list[PairRow] = []
     outcomes: list[OutcomeRow] = []
     a_sets, b_sets = _by_dataset(a.results), _by_dataset(b.results)
     for dataset in [d for d in a_sets if d in b_sets]:
         theirs = {r.example_id: r for r in b_sets[dataset] if r.status != "unscored"}
-        for (by, value), rs in _groups(a_sets[dataset]).items():
+        for (by, value), rs in _groups(a_sets[dataset], dataset in apart).items():
             both = [(r, theirs[r.example_id]) for r in rs if r.example_id in theirs]
-            va = [_value(x) for x, _ in both]
-            vb = [_value(y) for _, y in both]
+            if by == JUDGE:  # verdicts only where both were judged
+                both = [(x, y) for x, y in both if y.verdicts]
+            va = [_value(x, by) for x, _ in both]
+            vb = [_value(y, by) for _, y in both]
             diffs = [x - y for x, y in zip(va, vb)]
             clusters = [_cluster(x) for x, _ in both]
             key = (a.run, a.agent, b.run, b.agent, dataset, by, value)
@@ -216,11 +235,12 @@ def pair_rows(a: Scored, b: Scored) -> tuple[list[PairRow], list[OutcomeRow]]:
 
 def compute_statistics(agents: Sequence[Scored]) -> Statistics:
     """Intervals for every agent; pairs among the first MAX_PAIRED_AGENTS agents (in the order given)."""
-    intervals = [row for s in agents for row in interval_rows(s)]
+    apart = judged_apart(agents)
+    intervals = [row for s in agents for row in interval_rows(s, apart)]
     pairs: list[PairRow] = []
     outcomes: list[OutcomeRow] = []
     for a, b in combinations(agents[:MAX_PAIRED_AGENTS], 2):
-        p, o = pair_rows(a, b)
+        p, o = pair_rows(a, b, apart)
         pairs += p
         outcomes += o
     return Statistics(intervals, pairs, outcomes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ltm_harness._results.models import TestResult
+from ltm_harness._scoring.verdict import JudgeVerdict
 from ltm_harness._stats import Scored, compute_statistics
 from ltm_harness._stats.resample import mcnemar_exact
 
@@ -52,3 +53,28 @@ def test_graded_scores_get_the_permutation_test_and_nothing_scored_is_none_not_z
     alone = compute_statistics([Scored("A", "r", "a", a)])
     assert alone.intervals == [r for r in stats.intervals if r.agent == "a"]
     assert compute_statistics([Scored("A", "r", "a", a), Scored("B", "r", "b", b)]) == stats
+
+
+def verdict(score: float) -> JudgeVerdict:
+    return JudgeVerdict(question="q", score=score, reason="", model="judge", prompt_hash="0" * 16, raw="")
+
+
+def test_verdicts_beside_an_f1_score_get_rows_of_their_own_and_mcnemar_on_the_questions_judged_for_both():
+    # LoCoMo's J: F1 is the score, the judge's CORRECT/WRONG is beside it (category 5 is not judged)
+    a = [result(f"q{i}", 0.5) for i in range(12)]
+    b = [result(f"q{i}", 0.25) for i in range(12)]
+    for i in range(10):
+        a[i].verdicts = [verdict(1.0 if i < 8 else 0.0)]
+        if i < 9:
+            b[i].verdicts = [verdict(1.0 if i < 3 else 0.0)]
+    stats = compute_statistics([Scored("A", "r", "a", a), Scored("B", "r", "b", b)])
+    row = next(r for r in stats.intervals if r.agent == "a" and r.by == "judge")
+    assert (row.value, row.questions, row.mean) == ("verdicts", 10, 0.8)
+    pair = next(p for p in stats.pairs if p.by == "judge")
+    assert pair.questions == 9 and pair.test == "exact McNemar"  # judged for both: q0..q8
+    assert (pair.wins, pair.losses) == (5, 0) and pair.p_value == 2 / 2 ** 5
+    # where the verdict is the score (LongMemEval's judged accuracy), no extra rows
+    c = [result(f"q{i}", float(i % 2)) for i in range(6)]
+    for r in c:
+        r.verdicts = [verdict(r.score)]
+    assert not [r for r in compute_statistics([Scored("C", "r", "c", c)]).intervals if r.by == "judge"]

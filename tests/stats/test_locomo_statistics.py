@@ -98,3 +98,23 @@ def test_the_paired_difference_and_its_tests_against_independent_computations(tw
     overall = next(p for p in stats.pairs if p.by == "")
     assert overall.conversations == 6 and overall.conversation_low is not None
     assert overall.question_low <= overall.difference <= overall.question_high
+
+
+async def test_j_from_a_judged_locomo_run_has_its_interval_equal_to_the_summary_s_j(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import MockLLMServer
+
+    data = ROOT / "tests" / "data" / "locomo" / "synthetic.json"
+    cfg = {"config": {"run_name": "judged", "seed": 0},
+           "datasets": {"args": {"memory_span": 4000, "dataset_examples": 2},
+                        "datasets": [{"name": "locomo", "args": {"data_file": str(data), "judge": "strict"}}]}}
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(cfg, ["oracle", "null"], results=tmp_path, judge="mock-judge")
+    stats = compute_statistics([Scored(a, "judged", a, out.results(a)) for a in ("oracle", "null")])
+    for agent in ("oracle", "null"):
+        j = next(r for r in stats.intervals if r.agent == agent and r.by == "judge")
+        metrics = out.agent_summary(agent).datasets[0].metrics or {}
+        assert j.mean == pytest.approx(metrics["J (strict judge, categories 1-4)"])
+        assert j.questions == metrics["J: questions judged"] == 8
+    pair = next(p for p in stats.pairs if p.by == "judge")
+    assert pair.test == "exact McNemar" and pair.questions == 8 and pair.wins == 7
