@@ -174,3 +174,17 @@ def test_the_library_call_says_a_config_playing_another_benchmark_in_one_line(tm
     (tmp_path / "a.jsonl").write_text(json.dumps({"question_id": "a", "hypothesis": "b"}))
     with pytest.raises(ConfigError, match="plays exactly one benchmark, locomo or longmemeval; this one plays"):
         import_answers("default", tmp_path / "a.jsonl", name="x", results=tmp_path / "r")
+
+
+async def test_with_a_judge_their_judge_is_set_beside_ours_and_unanswered_questions_stay_unscored(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import MockLLMServer
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await import_answers_async("locomo", mem0_file(tmp_path / "mem0.json"), name="mem0", data_file=LOCOMO,
+                                         examples=2, results=tmp_path / "results", judge="mock-judge")
+    results = out.results("mem0")
+    assert sum(1 for r in results if r.verdicts) == 8  # our judge on the 8 answered questions of categories 1-4
+    assert all(r.status == "unscored" for r in results if r.labels == {"category": "adversarial"})
+    page = write_report([out.path]).html.read_text()
+    assert "their judge vs our judge (J)" in page
