@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from ltm_harness._engine.program import TestOutcome
+from ltm_harness._scoring.not_answered import NOT_ANSWERED, REASON
 
-NOT_ANSWERED = "[no answer in the imported file]"
-REASON = "unscored: the imported file has no answer to this question"
+__all__ = ["NOT_ANSWERED", "REASON", "mark_not_answered"]
 
 
 def mark_not_answered(outcome: TestOutcome, responses: Sequence[str], part_questions: Sequence[int]) -> TestOutcome:

@@ -188,3 +188,18 @@ async def test_with_a_judge_their_judge_is_set_beside_ours_and_unanswered_questi
     assert all(r.status == "unscored" for r in results if r.labels == {"category": "adversarial"})
     page = write_report([out.path]).html.read_text()
     assert "their judge vs our judge (J)" in page
+    assert len([r for r in server.requests if r["model"] == "mock-judge"]) == 8
+
+
+async def test_no_judge_call_is_made_for_a_question_the_file_does_not_answer(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import MockLLMServer
+
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lme_lines(False)[:7]))  # the last 2 questions: no answer
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await import_answers_async("longmemeval", path, name="p", data_file=LME, examples=len(QUESTIONS),
+                                         results=tmp_path / "results", judge="mock-judge")
+    assert len([r for r in server.requests if r["model"] == "mock-judge"]) == 7
+    missing = [r for r in out.results("p") if r.responses == [NOT_ANSWERED]]
+    assert len(missing) == 2 and all(r.status == "unscored" and "no answer" in r.reasons[0] for r in missing)
