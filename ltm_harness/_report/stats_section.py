@@ -19,6 +19,7 @@ from ltm_harness._stats import METHOD, IntervalRow, OutcomeRow, PairRow, Scored,
 NAV = '<a href="#statistics">statistics</a>'
 MAX_TERMINAL_PAIRS = 12  # pair lines `compare` prints; the rest are in the page and the tables
 FOLDED = 40  # a table of more rows is folded (click to open)
+MAX_OUTCOMES = 200  # questions listed per pair and dataset in the page (all are in .outcomes.csv)
 
 
 def report_statistics(entries: Sequence[Entry]) -> Statistics:
@@ -73,6 +74,27 @@ def _pair_table(rows: Sequence[PairRow]) -> str:
     return f'<div class="scroll"><table class="grid stats"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
 
+def _outcome_tables(rows: Sequence[OutcomeRow]) -> str:
+    """Per pair and dataset, folded: the questions one agent scored higher than the other, question by question."""
+    groups: dict[tuple[str, str, str], list[OutcomeRow]] = {}
+    for r in rows:
+        groups.setdefault((r.a, r.b, r.dataset), []).append(r)
+    parts = []
+    for (a, b, dataset), rs in groups.items():
+        differ = [r for r in rs if r.outcome != "tie"]
+        body = "".join(f'<tr><td>{_e(r.example_id)}</td><td class="num">{r.score_a:.3f}</td>'
+                       f'<td class="num">{r.score_b:.3f}</td><td>{"A" if r.outcome == "win" else "B"}</td></tr>'
+                       for r in differ[:MAX_OUTCOMES])
+        more = (f'<p class="note">{len(differ) - MAX_OUTCOMES} more in the .outcomes tables.</p>'
+                if len(differ) > MAX_OUTCOMES else "")
+        table = (f'<div class="scroll"><table class="grid"><thead><tr><th>question</th><th class="num">A</th>'
+                 f'<th class="num">B</th><th>higher</th></tr></thead><tbody>{body}</tbody></table></div>{more}'
+                 if differ else '<p class="note">No question differs.</p>')
+        parts.append(f"<details><summary>{breakable(a)} <i>vs</i> {breakable(b)} on {_e(dataset)}: "
+                     f"{len(differ)} of {len(rs)} questions differ</summary>{table}</details>")
+    return "".join(parts)
+
+
 def _fold(what: str, rows: int, table: str) -> str:
     return table if rows <= FOLDED else f"<details><summary>{what}: {rows} rows</summary>{table}</details>"
 
@@ -88,8 +110,9 @@ def statistics_section(stats: Statistics) -> str:
     if stats.pairs:
         parts += ["<h3>Agents compared in pairs, on the questions scored for both</h3>",
                   '<p class="note">A − B is the mean of the per-question differences; a win is a question A scored '
-                  "higher than B. The per-question outcomes are in the .outcomes.csv/.json tables beside this page.</p>",
-                  _fold("agents compared in pairs", len(stats.pairs), _pair_table(stats.pairs))]
+                  "higher than B. Every question's outcome is in the .outcomes.csv/.json tables beside this page.</p>",
+                  _fold("agents compared in pairs", len(stats.pairs), _pair_table(stats.pairs)),
+                  "<h3>Question by question</h3>", _outcome_tables(stats.outcomes)]
     parts.append("</section>")
     return "".join(parts)
 
