@@ -19,6 +19,7 @@ from ltm_harness._report.html import breakable, esc as _e
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import TestResult
 from ltm_harness._store.layout import RunFolder
+from ltm_harness._tokens import plural
 
 NAV = '<a href="#imported">imported answers</a>'
 DIFFERS = 0.01  # a per-question score of theirs and ours further apart than this disagree
@@ -72,9 +73,10 @@ def comparisons(report: MatchReport, results: Sequence[TestResult]) -> list[Comp
 
 
 def _block(e: Entry, report: MatchReport) -> str:
-    counts = (f"{report.answers} answers in {_e(report.file)} ({_e(FORMAT_NAMES.get(report.file_format, report.file_format))}) "
-              f"for {report.questions} questions of the run: <b>{report.matched}</b> matched, {report.unmatched} unmatched, "
-              f"{report.duplicated} duplicated; {report.unanswered} questions without an answer (unscored).")
+    counts = (f"{plural(report.answers, 'answer')} in {_e(report.file)} "
+              f"({_e(FORMAT_NAMES.get(report.file_format, report.file_format))}) for {plural(report.questions, 'question')} "
+              f"of the run: <b>{report.matched}</b> matched, {report.unmatched} unmatched, {report.duplicated} duplicated; "
+              f"{plural(report.unanswered, 'question')} without an answer (unscored).")
     parts = [f"<h3>{breakable(e.label)}</h3><p>{counts}</p>"]
     listed = [("unmatched", report.unmatched_list), ("duplicated", report.duplicated_list)]
     for what, lines in listed:
