@@ -9,6 +9,8 @@ question's text in the message, in order among equal texts. It keeps no memory, 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ltm_harness._agents.base import Agent, AgentMessage, Reply
 from ltm_harness._authoring.unanswered import NOT_ANSWERED
 
@@ -39,6 +41,14 @@ class ImportedAnswersAgent(Agent):
 
     async def observe(self, message: AgentMessage) -> None:
         """History is heard: the answers were given elsewhere."""
+
+    def snapshot(self) -> Any:
+        """Going back (independent questions): there is no memory to go back in; the count of questions asked is
+        kept on purpose, so that equal texts keep their order."""
+        return None
+
+    def rewind(self, snapshot: Any) -> None:
+        """Nothing to forget: the answers come from the file."""
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Resuming: count the questions already answered, so equal texts keep their order."""
