@@ -10,7 +10,10 @@ them), each session at its date, then its questions. The data file is the reposi
 Modes (`args: {mode: ...}`):
 
 * `reference` (default): all the sessions, then the questions, as the benchmark's own evaluation feeds them: no
-  opening message, no filler. Each question is scored as the reference scores it (by category: F1 on Porter-stemmed
+  opening message, no filler. Each question is answered from the memory the history left, as in every published
+  LoCoMo protocol: after its reply is recorded the agent goes back to its state at the end of the history, so no
+  question sees another (`args: {questions: sequential}`: each after the earlier questions and answers instead).
+  An agent that cannot go back has its questions asked in sequence, and the run says so. Each question is scored as the reference scores it (by category: F1 on Porter-stemmed
   tokens; multi-hop by comma-separated parts; open-domain against the gold before ';'; adversarial by whether the
   answer says the conversation does not mention it); the dataset's score is the mean over questions, the
   reference's overall number.
@@ -40,6 +43,7 @@ from ltm_harness._interop.locomo.data import CATEGORY_NAMES, LocomoSample, rende
 from ltm_harness._interop.locomo.fetch import load_locomo
 from ltm_harness._interop.locomo.judge import JUDGED_CATEGORIES, judge_prompt
 from ltm_harness._interop.locomo.scoring import question_text, score_answer
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
 from ltm_harness._tokens import get_tokenizer
 
@@ -63,6 +67,10 @@ class LoCoMoParams(BaseModel):
     conversations: list[str] | None = None  # sample ids (e.g. conv-26); None: in file order
     judge: Literal["lenient", "strict"] = "lenient"  # the J prompt, when the run has a judge
     not_mentioned_hint: Literal["adversarial", "all"] = "adversarial"  # which questions say how to answer "not mentioned"
+    # reference mode: `independent` (default), each question answered from the memory the history left (the agent
+    # goes back after each); `sequential`, each question after the earlier questions and answers. Interleaved mode
+    # is always sequential (the history goes on after a question).
+    questions: Literal["independent", "sequential"] | None = None
 
 
 class LoCoMo(DatasetInterface):
@@ -72,8 +80,24 @@ class LoCoMo(DatasetInterface):
     Params = LoCoMoParams
     params: LoCoMoParams  # the validated args, typed
     conversation_per_example = True
+    # Quoted by the reference's F1 (the mean over every question, category 5 by its "not mentioned" rule), per
+    # category, and, judged, the vendors' J: the share judged correct over categories 1-4 (`headline_spec` names
+    # the judge prompt).
+    headline = Headline(metrics=[Metric(name="F1"), Metric(name="F1", per="category", order=list(CATEGORY_NAMES.values())),
+                                 Metric(name="J (judge, categories 1-4)", of="verdict",
+                                        unless={"category": [CATEGORY_NAMES[5]]})],
+                        question="question", conversation="conversation")
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"judge"})
+
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self.params.mode == "interleaved":
+            return {}
+        why = "plays in reference mode (every question after the whole conversation)"
+        return {"memory_span": (f"{why}, where no span is used", {"mode": "interleaved"}),
+                "distance": (f"{why}, where no distance is used", {"mode": "interleaved"}),
+                "seed": ("plays its conversations in file order with no filler, so no seed changes it "
+                         "(args.conversations chooses them)", {})}
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:
@@ -82,6 +106,10 @@ class LoCoMo(DatasetInterface):
         if bad:
             raise DefinitionError(f"locomo: args.categories: {bad[0]} is not a LoCoMo category; use 1 to 5 "
                                   f"({', '.join(f'{k} {v}' for k, v in CATEGORY_NAMES.items())})")
+        if p.mode == "interleaved" and p.questions == "independent":
+            raise DefinitionError("locomo: args.questions: independent questions are the reference mode's protocol; "
+                                  "in interleaved mode the history goes on after each question, so they are asked "
+                                  "in sequence: leave args.questions out, or use mode: reference")
         data = load_locomo(Path(p.data_file) if p.data_file else None)
         samples = data.samples
         if p.conversations is not None:
@@ -103,7 +131,8 @@ class LoCoMo(DatasetInterface):
         turns = []
         for session in sample.sessions:
             for k, turn in enumerate(session.turns):
-                turns.append(HistoryTurn(turn.dia_id, render_turn(turn), _utc(session.date_time) if k == 0 else None))
+                turns.append(HistoryTurn(turn.dia_id, render_turn(turn), _utc(session.date_time) if k == 0 else None,
+                                         turn.speaker))
         chosen = [q for q in sample.questions if q.category in p.categories]
         questions = [Question(question_text(q, not_mentioned_hint=p.not_mentioned_hint), tuple(q.evidence))
                      for q in chosen]
@@ -115,9 +144,11 @@ class LoCoMo(DatasetInterface):
         start = _utc(next((s.date_time for s in sample.sessions if s.date_time is not None), None))
         return self.make_example(
             sample.sample_id, plan.script, plan.is_question, gold, waits=plan.waits, oracle_answers=oracle,
-            needs=plan.needs, observe=plan.observe,
+            needs=plan.needs, observe=plan.observe, roles=plan.line_roles,
+            independent_questions=True if self.independent else None,
             description=f"LoCoMo conversation {sample.sample_id} ({sample.speaker_a} and {sample.speaker_b}), "
-                        f"{len(turns)} turns, {len(asked)} questions, {p.mode} mode",
+                        f"{len(turns)} turns, {len(asked)} questions, {p.mode} mode"
+                        f"{', each question on its own' if self.independent else ''}",
             extra={
                 "sample_id": sample.sample_id,
                 "start": start.isoformat() if start else None,
@@ -127,6 +158,12 @@ class LoCoMo(DatasetInterface):
                 "data_quirks": {k: v for k, v in quirks.items() if v},
             },
         )
+
+    @property
+    def independent(self) -> bool:
+        """Each question answered from the memory the history left (the reference protocol)."""
+        p = self.params
+        return p.mode == "reference" and p.questions != "sequential"
 
     # -- the conversation ------------------------------------------------------------------------------------
     def conversation_start(self, example: TestExample) -> datetime | None:
@@ -165,14 +202,14 @@ class LoCoMo(DatasetInterface):
             parts.append(TestOutcome(score, 1.0, reasons, verdicts=verdicts))
         return TestOutcome(sum(p.score for p in parts), float(len(parts)), [], parts=parts)
 
+    def headline_spec(self) -> Headline:
+        metrics = [m.model_copy(update={"name": f"J ({self.params.judge} judge, categories 1-4)"})
+                   if m.of == "verdict" else m for m in self.headline.metrics]
+        return self.headline.model_copy(update={"metrics": metrics})
+
     def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
-        """J (the share judged CORRECT over categories 1-4) when judged, and the file's known data errors, mended
-        or left out, by kind."""
+        """The file's known data errors, mended or left out, by kind (J is in the headline)."""
         out: dict[str, float] = {}
-        judged = [r.verdicts[0].score for r in results if r.verdicts and r.status == "ok"]
-        if judged:
-            out[f"J ({self.params.judge} judge, categories 1-4)"] = sum(v >= 1.0 for v in judged) / len(judged)
-            out["J: questions judged"] = float(len(judged))
         quirks: dict[str, Any] = examples[0].extra.get("data_quirks", {}) if examples else {}
         for kind, n in quirks.items():
             out[f"data: {kind.replace('_', ' ')}"] = float(n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,9 +13,17 @@ from ltm_harness._errors import AgentError, option
 from ltm_harness._store.records import LLMCall
 
 
+USER, ASSISTANT = "user", "assistant"
+
+
 class AgentMessage(BaseModel):
-    """One user message: its text, its virtual timestamp and its token count (derived from the text). `observe`:
-    history that needs no reply (handed to `Agent.observe`; a benchmark's conversation to remember, say)."""
+    """One message: its text, its virtual timestamp and its token count (derived from the text). `observe`:
+    history that needs no reply (handed to `Agent.observe`; a benchmark's conversation to remember, say).
+
+    `role`: who said it. "user" (every message the agent answers, and most history); "assistant" for history the
+    agent itself said earlier (a benchmark's user-assistant chat, where the agent under test is the assistant: it
+    remembers those lines as its own replies); or a named speaker (LoCoMo's "Caroline": a conversation between two
+    people the agent listens to; the text then starts with the name, `Caroline: ...`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -22,6 +31,7 @@ class AgentMessage(BaseModel):
     timestamp: datetime
     tokens: int
     observe: bool = False
+    role: str = USER
 
 
 class Reply(BaseModel):
@@ -87,6 +97,28 @@ class Agent(ABC):
     async def reset(self) -> None:
         """Forget the conversation (a new session starts)."""
 
+    # -- going back (optional): independent questions -------------------------------------------------------
+    # A benchmark whose reference answers each question from the memory the history left (LoCoMo, BEAM) asks its
+    # questions independently: after each is answered and recorded, the agent goes back to its state before it, so
+    # no question sees another. An agent that can go back implements both methods (sync or async); one that does
+    # not has its questions asked in sequence, and the run says so in its warnings and report.
+
+    def snapshot(self) -> Any:
+        """Optional: a token for the agent's state now (its memory as it stands), to go back to with `rewind`. Any
+        value the agent itself understands (a copy of its memory, a length, a checkpoint id). The harness takes one
+        before an independent question and may rewind to it more than once (one question after another)."""
+        raise NotImplementedError
+
+    def rewind(self, snapshot: Any) -> Any:
+        """Optional: bring the agent back to the state `snapshot` was taken in (everything heard since forgotten)."""
+        raise NotImplementedError
+
+    @property
+    def can_go_back(self) -> bool:
+        """Whether the agent implements `snapshot` and `rewind` (so questions can be asked independently)."""
+        cls = type(self)
+        return cls.snapshot is not Agent.snapshot and cls.rewind is not Agent.rewind
+
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Resuming a run: rebuild the memory this agent had after the given turns (each message with the
         reply it gave then, "" for history it observed: `message.observe`), without answering them again. Called
@@ -96,6 +128,13 @@ class Agent(ABC):
         if turns:
             raise AgentError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
                             f"rebuild its memory; run it again with {option('overwrite')}")
+
+    async def preflight(self) -> str | None:
+        """Checked once before a run's first turn, on an agent made for it and closed after: raise an AgentError (or
+        ConfigError) when the agent cannot answer at all (nothing listening, no key), so that the run stops in one
+        line before it starts; return a note when something could not be checked. Default: nothing (the agent was
+        made, so its code loaded)."""
+        return None
 
     async def close(self) -> None:
         """Release connections."""

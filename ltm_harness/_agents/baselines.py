@@ -53,6 +53,12 @@ class OracleAgent(Agent):
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the oracle keeps no memory."""
 
+    def snapshot(self) -> None:
+        """Independent questions: nothing to go back to (no memory)."""
+
+    def rewind(self, snapshot: None) -> None:
+        """Nothing to forget."""
+
 
 class NullAgent(Agent):
     """No memory at all: always says it does not know. Should score about 0."""
@@ -67,6 +73,12 @@ class NullAgent(Agent):
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the null agent keeps no memory."""
+
+    def snapshot(self) -> None:
+        """Independent questions: nothing to go back to (no memory)."""
+
+    def rewind(self, snapshot: None) -> None:
+        """Nothing to forget."""
 
 
 FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)
@@ -131,6 +143,17 @@ class _MemoryAgent(Agent):
         for message, _ in turns:
             if not self._forget(message):
                 self._remember(message)
+
+    def snapshot(self) -> tuple[LexicalMemory, tuple[int, int, int]]:
+        """Independent questions: a mark in the memory (what is remembered and forgotten after it can be undone)."""
+        return self.memory, self.memory.mark()
+
+    def rewind(self, snapshot: tuple[LexicalMemory, tuple[int, int, int]]) -> None:
+        """The memory as it was at the mark: a question and what it made the agent forget, undone."""
+        memory, mark = snapshot
+        if memory is not self.memory:
+            raise AgentError(f"agent {self.spec!r}: cannot go back to a snapshot taken before a reset")
+        memory.undo_to(mark)
 
     async def reset(self) -> None:
         self.memory = LexicalMemory()

@@ -20,6 +20,17 @@ History that needs no reply (a benchmark's earlier sessions; the agent should re
                "timestamp": "2023-05-08T13:56:00+00:00", "reset": false, "observe": true}
     -> 2xx    an empty body, or JSON: ``reply`` optional (recorded, never scored), usage fields as above
 
+A message said by someone other than the user carries ``"role"``: ``"assistant"`` (history the agent itself said
+earlier, in a benchmark's user-assistant chat) or a speaker's name (LoCoMo's ``"Caroline"``); no ``role``: the user.
+
+Going back (optional; independent questions, as LoCoMo's and BEAM's reference asks them)::
+
+    POST URL  {"session": "ltm-1", "snapshot": true}    -> 2xx  {"snapshot": ANY_JSON_VALUE}
+    POST URL  {"session": "ltm-1", "rewind": ANY_JSON_VALUE}  -> any 2xx
+
+An agent without it answers the snapshot request with an error status (or JSON without ``snapshot``): its
+questions are then asked in sequence, and the run says so.
+
 A reset (the harness wants the agent to forget the session)::
 
     POST URL  {"session": "ltm-1", "reset": true}
@@ -44,7 +55,7 @@ from typing import Any
 
 import aiohttp
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
@@ -54,6 +65,7 @@ from ltm_harness._guard.retry_after import retry_after_seconds
 from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
 
 DEFAULT_TIMEOUT = 300.0
+PING_TIMEOUT = 30.0  # seconds the ping before the first turn waits for an answer
 _SNIPPET = 200
 
 
@@ -137,6 +149,22 @@ class HTTPAgent(Agent):
         except aiohttp.ClientError as exc:
             raise AgentError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it is running") from None
 
+    async def preflight(self) -> str | None:
+        """The ping (docs/http-agent.md): `GET URL`, once; any HTTP answer, whatever its status, shows the agent is
+        there (an agent need not implement it); a connection that fails or no answer within PING_TIMEOUT seconds
+        stops the run in one line."""
+        wait = min(self.timeout, PING_TIMEOUT)
+        try:
+            async with self._client().get(self.url, allow_redirects=False, timeout=aiohttp.ClientTimeout(total=wait),
+                                          headers={"Accept": "application/json"}):
+                return None  # the body is not read
+        except asyncio.TimeoutError:
+            raise AgentError(f"agent {self.shown_url}: no answer to the ping (GET) within {wait:g} s; check that it is "
+                             "running", fatal=True) from None
+        except aiohttp.ClientError as exc:
+            raise AgentError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it "
+                             "is running", fatal=True) from None
+
     def _fail(self, what: str) -> AgentError:
         return AgentError(f"agent {self.shown_url}: {what}; see docs/http-agent.md for the protocol")
 
@@ -168,6 +196,8 @@ class HTTPAgent(Agent):
         }
         if message.observe:
             payload["observe"] = True
+        if message.role != USER:
+            payload["role"] = message.role
         status, body = await self._post(payload)
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
@@ -213,7 +243,8 @@ class HTTPAgent(Agent):
         if not turns:
             return
         payload = {"session": self.session_id, "reset": False, "restore": [
-            {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply, **({"observe": True} if m.observe else {})}
+            {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply,
+             **({"observe": True} if m.observe else {}), **({"role": m.role} if m.role != USER else {})}
             for m, reply in turns]}
         status, body = await self._post(payload)
         if not 200 <= status < 300:
@@ -221,6 +252,28 @@ class HTTPAgent(Agent):
             raise AgentError(f"agent {self.shown_url} cannot be resumed: it answered HTTP status {status} to the restore "
                             f"request{detail} (see 'Resuming' in docs/http-agent.md); run it again with "
                             f"{option('overwrite')}")
+
+    async def snapshot(self) -> Any:
+        """Independent questions: `{"session": ..., "snapshot": true}` answered with `{"snapshot": VALUE}` (any JSON
+        value the agent understands). Any other answer (an error status, no such field) says the agent cannot go
+        back: its questions are then asked in sequence (docs/http-agent.md, "Going back")."""
+        status, body = await self._post({"session": self.session_id, "snapshot": True})
+        if not 200 <= status < 300 or not body.strip():
+            raise NotImplementedError
+        try:
+            data = jsonsafe.loads(body)
+        except (ValueError, jsonsafe.TooDeep):
+            raise NotImplementedError from None
+        if not isinstance(data, dict) or "snapshot" not in data:
+            raise NotImplementedError
+        return data["snapshot"]
+
+    async def rewind(self, snapshot: Any) -> None:
+        """`{"session": ..., "rewind": VALUE}` (the snapshot's value): back to that state; any 2xx is success."""
+        status, body = await self._post({"session": self.session_id, "rewind": snapshot})
+        if not 200 <= status < 300:
+            detail = f": {_snippet(body)}" if body.strip() else ""
+            raise self._fail(f"answered HTTP status {status} to a rewind{detail}")
 
     async def close(self) -> None:
         if self._http is not None:

@@ -53,6 +53,7 @@ class LexicalMemory:
         self._total_len = 0
         self._next = 0
         self.tokens = 0
+        self._journal: list[tuple[bool, Unit]] | None = None  # (added?, unit) since the first mark, for undo_to
 
     def add(self, text: str, tokens: int) -> None:
         """Remember a message, sentence by sentence; `tokens` is the message's count, shared out by length."""
@@ -62,12 +63,37 @@ class LexicalMemory:
             counts = Counter(terms(part))
             unit = Unit(self._next, part, counts, max(sum(counts.values()), 1), max(1, round(tokens * len(part) / total_chars)))
             self._next += 1
-            self.units[unit.uid] = unit
             self._order.append(unit.uid)
-            self._total_len += unit.length
-            self.tokens += unit.tokens
-            for term, tf in counts.items():
-                self._postings.setdefault(term, {})[unit.uid] = tf
+            self._insert(unit)
+            if self._journal is not None:
+                self._journal.append((True, unit))
+
+    def _insert(self, unit: Unit) -> None:
+        self.units[unit.uid] = unit
+        self._total_len += unit.length
+        self.tokens += unit.tokens
+        for term, tf in unit.terms.items():
+            self._postings.setdefault(term, {})[unit.uid] = tf
+
+    def mark(self) -> tuple[int, int, int]:
+        """A point to come back to with `undo_to` (any number of times): from the first mark on, what is added and
+        removed is kept in a journal."""
+        if self._journal is None:
+            self._journal = []
+        return len(self._journal), self._head, len(self._order)
+
+    def undo_to(self, mark: tuple[int, int, int]) -> None:
+        """The memory as it was at `mark`: units added since removed, units removed since put back."""
+        assert self._journal is not None
+        size, head, order = mark
+        while len(self._journal) > size:
+            added, unit = self._journal.pop()
+            if added:
+                self._drop(unit.uid)
+            else:
+                self._insert(unit)
+        del self._order[order:]
+        self._head = head
 
     def forget_oldest(self) -> None:
         while self._head < len(self._order):
@@ -76,11 +102,16 @@ class LexicalMemory:
             if uid in self.units:
                 self.remove(uid)
                 break
-        if self._head > 1024 and self._head * 2 > len(self._order):
+        if self._journal is None and self._head > 1024 and self._head * 2 > len(self._order):
             self._order = self._order[self._head:]
             self._head = 0
 
     def remove(self, uid: int) -> None:
+        unit = self._drop(uid)
+        if self._journal is not None:
+            self._journal.append((False, unit))
+
+    def _drop(self, uid: int) -> Unit:
         unit = self.units.pop(uid)
         self._total_len -= unit.length
         self.tokens -= unit.tokens
@@ -89,6 +120,7 @@ class LexicalMemory:
             del posting[uid]
             if not posting:
                 del self._postings[term]
+        return unit
 
     def search(self, query: str, min_relative: float = 0.3, limit: int | None = 5,
                where: Callable[[Unit], bool] | None = None) -> list[Unit]:

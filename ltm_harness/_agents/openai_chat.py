@@ -6,8 +6,11 @@ The endpoint is ``OPENAI_BASE_URL`` (default: the SDK's, https://api.openai.com/
 
 The agent keeps the whole conversation and sends the system prompt plus the history on every turn.
 Each user message is sent as ``[2024-01-01 09:00 UTC] text`` so the model knows the (virtual) time.
-History that needs no reply (`observe`) is appended to the history as a user message with no model call: it goes
-to the model with the next answered turn (several user messages in a row), under the same window rules.
+History that needs no reply (`observe`) is appended to the history with no model call, in the role of who said it
+(a user message, timestamped; what the assistant said earlier in a user-assistant chat: an assistant message, as
+the model's own replies are kept): it goes to the model with the next answered turn, under the same window rules.
+Independent questions (`snapshot`/`rewind`): after the reply is recorded, the history and its window go back to
+their state before the question (no call).
 
 Context window (only with ``@MAX_CONTEXT``), counted with the harness tokenizer (ltm_harness._tokens):
 
@@ -33,8 +36,8 @@ import re
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError, LTMError
+from ltm_harness._agents.base import ASSISTANT, Agent, AgentMessage, Reply
+from ltm_harness._errors import AgentError, LLMError, LTMError
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING, LLMSettings
 from ltm_harness._llm.endpoint import DEFAULT_BASE_URL, LOCAL_KEY, _Secret, display_url, is_local_url, resolve_endpoint
 from ltm_harness._tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
@@ -202,6 +205,24 @@ class OpenAIChatAgent(Agent):
                 self._client = LLMClient(endpoint, self._settings, tokenizer=self._tokenizer.encoding_name)
         return self._client
 
+    async def preflight(self) -> str | None:
+        """The key is there (resolving the endpoint says so in one line) and the endpoint lists the model
+        (`GET /models`); an endpoint with no list (HTTP 404/405) leaves the model to the first turn."""
+        client = self._get_client()  # no key for a remote endpoint: a ConfigError naming the agent
+        try:
+            listed = await client.listed_models()
+        except LLMError as exc:
+            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=True) from None
+        if listed is None:
+            return (f"agent {self.spec!r}: {self.base_url} lists no models (GET /models answered 404), so the model "
+                    f"{self.model!r} is checked by the first turn")
+        if self.model not in listed:
+            shown = ", ".join(sorted(listed)[:5]) + (", ..." if len(listed) > 5 else "")
+            raise AgentError(f"agent {self.spec!r}: {self.base_url} does not list the model {self.model!r} (it lists "
+                             f"{len(listed)}: {shown or 'none'}); check the model name, or set config.preflight: false "
+                             "if the endpoint serves models it does not list", fatal=True)
+        return None
+
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         prefix = timestamp_prefix(message.timestamp)
         self._add("user", prefix + message.text)
@@ -220,16 +241,35 @@ class OpenAIChatAgent(Agent):
                      cost_usd=call.cost_usd, llm_calls=[call])
 
     async def observe(self, message: AgentMessage) -> None:
-        """History: kept in the chat history, sent with the next answered turn (no model call now)."""
-        self._add("user", timestamp_prefix(message.timestamp) + message.text)
+        """History: kept in the chat history, sent with the next answered turn (no model call now). What the
+        assistant said earlier goes in as an assistant message (as the model's own replies do, with no timestamp);
+        everything else (the user, a named speaker) as a user message."""
+        self._add(*self._observed(message))
+
+    @staticmethod
+    def _observed(message: AgentMessage) -> tuple[str, str]:
+        if message.role == ASSISTANT:
+            return "assistant", message.text
+        return "user", timestamp_prefix(message.timestamp) + message.text
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
-        """The memory is the chat history: the same user and assistant messages, in order (observed history as
-        user messages alone)."""
+        """The memory is the chat history: the same user and assistant messages, in order (observed history alone,
+        in its role)."""
         for message, reply in turns:
+            if message.observe:
+                self._add(*self._observed(message))
+                continue
             self._add("user", timestamp_prefix(message.timestamp) + message.text)
-            if not message.observe:
-                self._add("assistant", reply)
+            self._add("assistant", reply)
+
+    def snapshot(self) -> tuple[int, int, int]:
+        """Independent questions: the history's length and window now (going back costs no call)."""
+        return len(self.history), self._start, self._window_tokens
+
+    def rewind(self, snapshot: tuple[int, int, int]) -> None:
+        """Back to the history and window as `snapshot` found them: what was added since is dropped."""
+        length, self._start, self._window_tokens = snapshot
+        del self.history[length:], self.counts[length:]
 
     def _drop_newest(self) -> None:
         """Undo the user message of a failed turn, so the history stays user/assistant pairs."""

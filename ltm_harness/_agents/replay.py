@@ -9,7 +9,9 @@ Two uses:
 * `run --resume` replays an interrupted session the same way (judge calls are handed back too), checking
   every event against the log (`EventLog` in resume mode), then hands the conversation to the live agent:
   its memory is rebuilt from the replayed turns (`Agent.restore`) and the session goes on from the first
-  turn that has no recorded reply. The scheduler, the virtual clock, the filler generator's random state
+  turn that has no recorded reply. Independent questions the agent went back from (`went_back` in the log) are left
+  out of the rebuilt memory, as they were out of the agent's: killed in the middle of a benchmark's questions, the
+  agent is rebuilt to its state at the end of the history, and nothing is fed to it twice. The scheduler, the virtual clock, the filler generator's random state
   and the test programs' state are thereby exactly those of the interrupted run.
 
 If the conversation the harness builds differs from the recorded one (the definitions or the code changed),
@@ -59,8 +61,8 @@ class TurnReplay:
             raise RunFolderError(f"{self._record.path}: turn {event.i} differs from the recorded one; the definitions or "
                                  "the harness changed since the run, so it cannot be re-scored or resumed")
         self._next += 1
-        if self.then_live and not event.failed:
-            self._heard.append((message, event.reply))
+        if self.then_live and not event.failed and not event.went_back:  # an independent question the agent went
+            self._heard.append((message, event.reply))  # back from is not in its memory: not rebuilt either
         return event, calls
 
     async def go_live(self, agent: Agent) -> None:

@@ -40,7 +40,7 @@ class TestExample(OmitWhenNone):
     expected answers."""
 
     model_config = ConfigDict(extra="forbid")
-    _omit_when_none = ("observe",)
+    _omit_when_none = ("observe", "roles", "independent_questions")
     __test__ = False  # not a pytest class
 
     format: int = DEFINITION_FORMAT
@@ -67,6 +67,13 @@ class TestExample(OmitWhenNone):
     # Which lines are history that needs no reply (one flag per line; None: every line is answered). The agent takes
     # them in with its `observe` (no model call for a chat model: they go with the next answered turn).
     observe: list[bool] | None = None
+    # Who said each line (None: the user said every line): "user", "assistant" (history the agent under test said
+    # earlier in a user-assistant chat: it remembers it as its own reply) or a named speaker (LoCoMo's "Caroline").
+    # Only history (observe) may be said by someone other than the user.
+    roles: list[str] | None = None
+    # True: every question is asked independently (`TestContext.ask(independent=True)`): answered from the memory as
+    # it stood before it, then forgotten, so no question sees another (LoCoMo's and BEAM's reference protocol).
+    independent_questions: bool | None = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":
@@ -86,6 +93,17 @@ class TestExample(OmitWhenNone):
             if both is not None:
                 raise ValueError(f"line {both} is both a question and history that needs no reply (observe); a "
                                  "question needs its reply")
+        if self.roles is not None:
+            if len(self.roles) != n:
+                raise ValueError(f"roles has {len(self.roles)} entries but script has {n} lines")
+            empty = next((i for i, r in enumerate(self.roles) if not r.strip()), None)
+            if empty is not None:
+                raise ValueError(f"roles[{empty}] is empty; give who said the line: user, assistant or a speaker's "
+                                 "name")
+            spoken = next((i for i, r in enumerate(self.roles) if r != "user" and not self.observed(i)), None)
+            if spoken is not None:
+                raise ValueError(f"line {spoken} is said by {self.roles[spoken]!r} but is not history (observe); only "
+                                 "history may be said by someone other than the user")
         if self.oracle_answers and len(self.oracle_answers) != sum(self.is_question):
             raise ValueError("oracle_answers needs one entry per question")
         if self.needs:
@@ -103,6 +121,10 @@ class TestExample(OmitWhenNone):
     def observed(self, line: int) -> bool:
         """Whether script line `line` is history that needs no reply."""
         return self.observe is not None and self.observe[line]
+
+    def role(self, line: int) -> str:
+        """Who said script line `line` ("user" unless `roles` says otherwise)."""
+        return "user" if self.roles is None else self.roles[line]
 
     @property
     def questions(self) -> list[str]:

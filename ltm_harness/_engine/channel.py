@@ -18,19 +18,21 @@ asked; the channel asks the live agent only once the record is used up.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, LTMError
 from ltm_harness._guard.limits import clip, exception_line, kind_of
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.events import NOTE, TurnEvent
 from ltm_harness._store.records import FailedTry, LLMCall
+from ltm_harness._tokens import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
@@ -70,6 +72,8 @@ class Turn:
     planned: int | None = None  # a test line's offset from the test's start that its waits asked for
     hint: str | None = None  # what a perfect reply contains (given to the oracle calibration agent only)
     observe: bool = False  # history that needs no reply: handed to the agent's `observe`
+    role: str = "user"  # who said it (see AgentMessage.role)
+    independent: bool = False  # a question the agent forgets once answered, when it can go back (`went_back`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,7 @@ class Answer:
     reply: str
     tokens: int
     ok: bool  # False: no try got a reply (`reply` is empty)
+    went_back: bool | None = None  # an independent question: whether the agent went back to its state before it
 
 
 def _one_line(exc: BaseException) -> str:
@@ -84,6 +89,11 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, LTMError) and str(exc).strip():
         return " ".join(str(exc).split())[:300]
     return exception_line(exc)
+
+
+async def _maybe_awaited(value: Any) -> Any:
+    """What an optional agent method returned, awaited when it is awaitable (authors may write it sync or async)."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def _as_reply(reply: object) -> Reply:
@@ -118,6 +128,10 @@ class Channel:
         self._failed_in_a_row = 0
         self._answered = 0
         self._last_failed = False
+        self.went_back = 0  # independent questions the agent answered and then forgot (went back)
+        self.in_sequence = 0  # independent questions the agent could not go back from (asked in sequence)
+        self._can_go_back: bool | None = None  # known once the first independent question is asked live
+        self._mark: tuple[Any] | None = None  # the agent's snapshot before the independent questions now asked
 
     @property
     def is_oracle(self) -> bool:
@@ -125,7 +139,8 @@ class Channel:
 
     async def send(self, turn: Turn) -> Answer:
         """Ask the agent (or the record), write the turn, and return the reply with its token count."""
-        message = AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens, observe=turn.observe)
+        message = AgentMessage(text=turn.text, timestamp=turn.time, tokens=turn.tokens, observe=turn.observe,
+                               role=turn.role)
         recorded = self.replay.take(message) if self.replay is not None else None
         if recorded is not None:
             event, calls = self._replayed(turn, *recorded)
@@ -134,6 +149,11 @@ class Channel:
         for call in calls:
             self.record_call(call)
         self.recorder.write(event)
+        if event.went_back is not None:
+            self.went_back += event.went_back
+            self.in_sequence += not event.went_back
+        if recorded is None and event.went_back:  # recorded first: a kill before it is undone resumes exactly
+            await self._go_back()
         self._last_failed = event.failed
         self.observed_turns += turn.observe
         if event.failed:
@@ -149,18 +169,50 @@ class Channel:
             self.cost_usd += event.cost_usd
         self.prompt_tokens += event.prompt_tokens or 0
         self.completion_tokens += event.completion_tokens or 0
-        return Answer(event.reply, event.reply_tokens, not event.failed)
+        return Answer(event.reply, event.reply_tokens, not event.failed, event.went_back)
 
     def _event(self, turn: Turn, user: str, reply: str, **outcome: Any) -> TurnEvent:
+        outcome.setdefault("went_back", None)
         return TurnEvent(i=turn.i, time=turn.time, pos=turn.pos, kind=turn.kind, test=turn.test, question=turn.question,
                          planned=turn.planned, user=user, user_tokens=turn.tokens, reply=reply,
-                         reply_tokens=self.count(reply), observed=True if turn.observe else None, **outcome)
+                         reply_tokens=self.count(reply), observed=True if turn.observe else None,
+                         role=turn.role if turn.role != USER else None, **outcome)
+
+    # -- independent questions: going back ----------------------------------------------------------------------
+    async def _prepare_going_back(self, agent: Agent, turn: Turn) -> bool | None:
+        """Before a live turn: for an independent question, whether the agent will go back after it (a snapshot of
+        its state taken now, unless the one taken before the previous independent question still holds); None for
+        any other turn (which makes the snapshot stale)."""
+        if not turn.independent:
+            self._mark = None
+            return None
+        if self._can_go_back is None:
+            self._can_go_back = agent.can_go_back
+        if self._can_go_back and self._mark is None:
+            try:
+                self._mark = (await _maybe_awaited(agent.snapshot()),)
+            except NotImplementedError:  # the agent says, when asked, that it cannot (an HTTP agent without the route)
+                self._can_go_back = False
+            except Exception as exc:
+                raise AgentDown(f"the agent failed to take a snapshot of its state before an independent question: "
+                                f"{_one_line(exc)}") from None
+        return bool(self._can_go_back)
+
+    async def _go_back(self) -> None:
+        """After an independent question was recorded: the agent back to its state before it."""
+        assert self.agent is not None and self._mark is not None
+        try:
+            await _maybe_awaited(self.agent.rewind(self._mark[0]))
+        except Exception as exc:
+            raise AgentDown(f"the agent failed to go back to its state before an independent question: "
+                            f"{_one_line(exc)}") from None
 
     def _replayed(self, turn: Turn, recorded: TurnEvent, calls: list[LLMCall]) -> tuple[TurnEvent, list[LLMCall]]:
         """The turn as the record has it (reply, usage, failure and notes), at this turn's place."""
         return self._event(turn, sanitize(turn.text)[0], recorded.reply, prompt_tokens=recorded.prompt_tokens,
                            completion_tokens=recorded.completion_tokens, cost_usd=recorded.cost_usd,
-                           failed=recorded.failed, tries=recorded.tries, errors=list(recorded.errors)), calls
+                           failed=recorded.failed, tries=recorded.tries, errors=list(recorded.errors),
+                           went_back=recorded.went_back), calls
 
     async def _live(self, turn: Turn, message: AgentMessage) -> tuple[TurnEvent, list[LLMCall]]:
         """The turn as the live agent answers it. What the event says of a failed turn is how many tries it had and
@@ -169,6 +221,7 @@ class Channel:
         assert agent is not None, "a replay without a live agent answers every turn or raises"
         if self.replay is not None:
             await self.replay.go_live(agent)
+        went_back = await self._prepare_going_back(agent, turn)
         reply, failures = await self._ask(agent, message, turn.hint)
         notes: list[str] = []
         reply_text, replaced = sanitize(reply.text if reply is not None else "")
@@ -181,7 +234,7 @@ class Channel:
                          "by U+FFFD in the log")
         if reply is None:
             return self._event(turn, user_text, "", failed=True, tries=len(failures),
-                               errors=[failures[-1].error, *notes], failed_tries=failures), []
+                               errors=[failures[-1].error, *notes], failed_tries=failures, went_back=went_back), []
         cost = reply.cost_usd
         if cost is not None and not (isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0):
             notes.append(f"{NOTE}the reply's cost_usd {clip(cost)} is not a finite non-negative number; recorded as "
@@ -189,7 +242,7 @@ class Channel:
             cost = None
         return self._event(turn, user_text, reply_text, prompt_tokens=reply.prompt_tokens,
                            completion_tokens=reply.completion_tokens, cost_usd=cost, errors=notes,
-                           failed_tries=failures), reply.llm_calls
+                           failed_tries=failures, went_back=went_back), reply.llm_calls
 
     def check_down(self) -> None:
         """Raise AgentDown when the last turn failed and the agent counts as down."""
@@ -198,7 +251,7 @@ class Channel:
         if self._answered == 0:
             raise AgentDown(f"the agent failed its first turn ({self.failed_reason}); the session was stopped")
         if self._failed_in_a_row >= self.policy.give_up_after:
-            raise AgentDown(f"the agent failed {self._failed_in_a_row} turns in a row (last: {self.failed_reason}); "
+            raise AgentDown(f"the agent failed {plural(self._failed_in_a_row, 'turn')} in a row (last: {self.failed_reason}); "
                             "the session was stopped")
 
     async def _ask(self, agent: Agent, message: AgentMessage, hint: str | None) -> tuple[Reply | None, list[FailedTry]]:

@@ -37,6 +37,8 @@ class Say(Request):
     kind: Literal["test", "reset"] = "test"
     oracle: str | None = None  # what a perfect agent replies (oracle agent only)
     observe: bool = False  # history that needs no reply (the agent's `observe`)
+    role: str = "user"  # who said it (history: "user", "assistant" or a named speaker; see AgentMessage.role)
+    independent: bool = False  # a question answered from the memory before it: the agent goes back after it
 
 
 @dataclass(slots=True)
@@ -116,16 +118,25 @@ class TestContext:
         reply = await Say(text, False, "test", oracle)
         return reply
 
-    async def tell(self, text: str) -> None:
+    async def tell(self, text: str, role: str = "user") -> None:
         """Say a line of history that needs no reply (a benchmark's earlier sessions, say): the agent takes it in with
         its `observe`, with no model call where it can. An agent without `observe` answers it; that reply is recorded
-        but never handed to the test or scored."""
-        await Say(text, False, "test", None, True)
+        but never handed to the test or scored. `role`: who said it: "user" (default), "assistant" (a reply the
+        agent under test gave earlier in a user-assistant chat: it remembers it as its own) or a named speaker
+        (LoCoMo's "Caroline"; the text then starts with the name)."""
+        if not isinstance(role, str) or not role.strip():
+            raise ValueError(f"tell(): role must be a non-empty string such as 'user' or 'assistant', not {role!r}")
+        await Say(text, False, "test", None, True, role)
 
-    async def ask(self, text: str, *, oracle: str | None = None) -> str:
-        """Ask a question; the reply is recorded as a response to be evaluated."""
+    async def ask(self, text: str, *, oracle: str | None = None, independent: bool = False) -> str:
+        """Ask a question; the reply is recorded as a response to be evaluated.
+
+        `independent`: the question is answered from the memory as it stands before it, and then forgotten: once the
+        reply is recorded the agent goes back to its state before the question (`Agent.snapshot`/`rewind`), so no
+        later question sees it (the reference protocol of LoCoMo and BEAM: every question from the memory the
+        history left). An agent that cannot go back hears the questions in sequence; the run says so."""
         self.questions.append(text)
-        reply = await Say(text, True, "test", oracle)
+        reply = await Say(text, True, "test", oracle, independent=independent)
         self.responses.append(reply)
         return reply
 

@@ -364,9 +364,9 @@ class Scheduler:
         slot.plan_cursor = line.planned + line.tokens + line.reply_tokens
 
     def turn_done(self, kind: str, tokens: int, reply_tokens: int, group: str | None = None,
-                  question: bool = False, observed: bool = False) -> None:
+                  question: bool = False, observed: bool = False, forgotten: bool = False) -> None:
         """A turn is over: learn from the reply's size (not from history the agent only took in), move the position
-        and the clock."""
+        (not for a turn the agent went back from, `forgotten`: it is in no later turn's memory) and the clock."""
         if kind == "filler":
             self._filler_replies.append(reply_tokens)
         elif kind == "test" and not observed:
@@ -374,6 +374,7 @@ class Scheduler:
                 self._answer_replies[group] = max(self._answer_replies.get(group, 0), reply_tokens)
             self._n_test_replies += 1
             self._reply_est += (reply_tokens - self._reply_est) / min(self._n_test_replies, 20)
-        self.pos += tokens + reply_tokens
+        if not forgotten:
+            self.pos += tokens + reply_tokens
         self.turns += 1
         self.clock.tick()

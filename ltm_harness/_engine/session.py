@@ -15,24 +15,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
-from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._agents.base import Agent, OracleHint
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
-from ltm_harness._engine.program import (Heard, NextTurn, ProgramDriver, Request, Say, TestContext, TestOutcome,
-                                         TestProgram, WaitFor, memory_distance)
+from ltm_harness._engine.program import Heard, NextTurn, Say, TestOutcome, TestProgram, WaitFor, memory_distance
 from ltm_harness._engine.progress import OnTurn, TurnProgress
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import Pause, SaidLine, Scheduler, Slot, TestShape, same_group
+from ltm_harness._engine.test_run import TestRun, recorded_outcome
 from ltm_harness._tokens import Tokenizer
 from ltm_harness._errors import RunFolderError
 from ltm_harness._store.eventlog import Recorder
-from ltm_harness._store.events import (ClockJump, EnvStep, PartEnd, SessionAborted, SessionEnd, SessionStart,
-                                       Status, TestEnd, TestStart)
+from ltm_harness._store.events import (ClockJump, PartEnd, SessionAborted, SessionEnd, SessionStart, Status,
+                                       TestEnd, TestStart)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
-    from ltm_harness._scoring.verdict import Judge
 
 INTRO = (
     "Hello. This will be a long conversation with many topics; I will sometimes come back to things "
@@ -68,61 +66,8 @@ class SessionStats:
     scored: int  # finished tests that count in means (errored as 0, unscored not at all)
     score_sum: float
     running_share: float  # how far the running tests are through their planned length, summed (0..1 each)
-
-
-class TestRun:
-    """A test program running in the session: its driver, its slot in the schedule, and the port its
-    `TestContext` reaches the session through."""
-
-    __test__ = False
-
-    def __init__(self, session: "Session", test: TestProgram, slot: Slot, line_tokens: dict[str, int]) -> None:
-        self.session = session
-        self.test = test
-        self.slot = slot
-        self.line_tokens = line_tokens
-        self.ctx = TestContext(self)
-        self.driver = ProgramDriver(self._program())
-        self.pending: Request | None = None
-        self.oracle_suffix: str | None = None
-        self.needs_from: int | None = None  # where the earliest line its last question needs was said (oracle)
-
-    async def _program(self) -> TestOutcome:
-        outcome = await self.test.program(self.ctx)
-        if self.test.reset_message:
-            await Say(self.test.reset_message, False, "reset")
-        return outcome
-
-    def count(self, text: str) -> int:
-        n = self.line_tokens.get(text)
-        return self.session.tokenizer.count(text) if n is None else n
-
-    # -- the port (ltm_harness._engine.program.TestPort) --------------------------------------------------
-    @property
-    def now(self) -> datetime:
-        return self.session.scheduler.now
-
-    def time_of_line(self, index: int) -> datetime:
-        return self.slot.lines[index].time
-
-    def expect_in_next_reply(self, text: str | None) -> None:
-        self.oracle_suffix = text
-
-    def record_step(self, step: EnvStep) -> None:
-        self.session.log.write(step.model_copy(update={"test": self.test.id}))
-
-    @property
-    def judge(self) -> "Judge | None":
-        return self.session.llm.judge_for(self.test.id)
-
-    @property
-    def has_llm(self) -> bool:
-        return self.session.llm.has_test_llm
-
-    async def llm(self, messages: list[dict[str, str]], *, model: str | None, temperature: float | None,
-                  max_tokens: int | None, json_mode: bool) -> str:
-        return await self.session.llm.call(self.test.id, messages, model=model, temperature=temperature,
-                                           max_tokens=max_tokens, json_mode=json_mode)
+    went_back: int = 0  # independent questions the agent went back from
+    in_sequence: int = 0  # independent questions asked in sequence (the agent cannot go back)
 
 
 class Session:
@@ -216,7 +161,7 @@ class Session:
         return SessionStats(sched.turns, self.filler_turns, channel.observed_turns, channel.failed_turns, sched.pos,
                             channel.prompt_tokens,
                             channel.completion_tokens, channel.cost_usd, self._tests_done, self._scored,
-                            self._score_sum, share)
+                            self._score_sum, share, channel.went_back, channel.in_sequence)
 
     def progress(self) -> TurnProgress:
         """Where the session stands now, as `on_turn` hears it after every turn and when the session ends."""
@@ -308,7 +253,8 @@ class Session:
                 run.needs_from = None if distance is None else line.pos - distance
         heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
                                                oracle=say.oracle, planned=line.planned if line else None,
-                                               observe=say.observe)
+                                               observe=say.observe, role=say.role,
+                                               independent=say.independent and say.is_question)
         if line is not None:
             self.scheduler.line_answered(run.slot, line, reply_tokens)
             if heard is None:  # the agent never answered this line: the test cannot be scored
@@ -322,10 +268,12 @@ class Session:
 
     async def _turn(self, kind: TurnKind, text: str, tokens: int, run: TestRun | None = None,
                     question: bool = False, oracle: str | None = None,
-                    planned: int | None = None, observe: bool = False) -> tuple[Heard | None, int]:
+                    planned: int | None = None, observe: bool = False, role: str = "user",
+                    independent: bool = False) -> tuple[Heard | None, int]:
         """Send one message, record the turn, and return it as heard with the reply's token count
         (None: the agent failed the turn, which is recorded with why). History that needs no reply (`observe`) is
-        not shown to tests watching every reply: it has none to judge."""
+        not shown to tests watching every reply: it has none to judge. An independent question the agent went back
+        from leaves the conversation's length as it was (it is in no later turn's memory)."""
         sched = self.scheduler
         now = sched.now
         hint = None
@@ -338,8 +286,10 @@ class Session:
                 (r.oracle_suffix, None if r.needs_from is None else sched.pos - r.needs_from)
                 for r in self.running if r.oracle_suffix])
         answer = await self.channel.send(Turn(sched.turns, now, sched.pos, kind, text, tokens,
-                                              run.test.id if run else None, question, planned, hint, observe))
-        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question, observe)
+                                              run.test.id if run else None, question, planned, hint, observe, role,
+                                              independent))
+        sched.turn_done(kind, tokens, answer.tokens, run.test.group if run else None, question, observe,
+                        forgotten=bool(answer.went_back))
         heard_index = sched.turns - 1
         for other in self.running:
             if isinstance(other.pending, NextTurn) and other is not run and not observe:
@@ -359,19 +309,7 @@ class Session:
     def _finish(self, run: TestRun, error: str | None = None) -> None:
         self.scheduler.finish(run.slot)
         del self._runs[run.slot]
-        driver = run.driver
-        status: Status
-        parts: list[PartEnd] | None = None
-        if error is not None:
-            status, outcome = "errored", TestOutcome(0.0, 1.0, [error])
-        elif driver.error is not None:
-            status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: {driver.error}"])
-        elif not isinstance(driver.result, TestOutcome):
-            status, outcome = "errored", TestOutcome(0.0, 1.0, [f"the test program returned {type(driver.result).__name__}, not a TestOutcome"])
-        elif run.test.parts:
-            status, outcome, parts = _scored_parts(driver.result, run.test.parts)
-        else:
-            status, outcome = _checked(driver.result)
+        status, outcome, parts = recorded_outcome(run, error)
         self._end(run.test.id, outcome, status, parts, run.test.parts)
 
     def _end(self, test: str, outcome: TestOutcome, status: Status, parts: list[PartEnd] | None = None,
@@ -389,30 +327,3 @@ class Session:
                 self._scored += 1
                 if one == "ok" and max_score > 0:
                     self._score_sum += score / max_score
-
-
-def _checked(outcome: TestOutcome) -> tuple[Status, TestOutcome]:
-    """A test's outcome as recorded: a wrong score is never stored as valid (errored, saying why)."""
-    status: Status = "unscored" if outcome.unscored else "ok"
-    problem = None if outcome.unscored else score_problem(outcome.score, outcome.max_score, outcome.reasons)
-    if problem is not None:
-        return "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned a wrong score: {problem}; fix the "
-                                                 "dataset's scoring"])
-    return status, outcome
-
-
-def _scored_parts(outcome: TestOutcome, expected: int) -> tuple[Status, TestOutcome, list[PartEnd] | None]:
-    """A test scored question by question: each part checked as a test would be; the test's own score is the sum of
-    its scored parts'. The wrong number of parts errors the whole test (and so every part), saying why."""
-    if len(outcome.parts) != expected:
-        return "errored", TestOutcome(0.0, 1.0, [f"the test's scoring returned {len(outcome.parts)} part scores "
-                                                 f"for {expected} result parts; fix the dataset's scoring"]), None
-    parts = []
-    for part in outcome.parts:
-        status, checked = _checked(part)
-        parts.append(PartEnd(score=checked.score, max_score=checked.max_score, status=status,
-                             reasons=checked.reasons, verdicts=checked.verdicts))
-    scored = [p for p in parts if p.status != "unscored"]
-    whole = TestOutcome(sum(p.score for p in scored), sum(p.max_score for p in scored) or 1.0,
-                        list(outcome.reasons), raw_score=outcome.raw_score)
-    return ("ok" if scored else "unscored"), whole, parts

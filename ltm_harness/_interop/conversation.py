@@ -32,11 +32,13 @@ MODES: tuple[Mode, ...] = ("reference", "interleaved")
 @dataclass(frozen=True)
 class HistoryTurn:
     """A turn of the benchmark's history: what the agent is told, the date of the session it opens (None when it
-    continues one) and its id in the benchmark (e.g. LoCoMo's "D3:7")."""
+    continues one), its id in the benchmark (e.g. LoCoMo's "D3:7") and who said it (`role`: "user", "assistant" for
+    the replies of the assistant the agent under test plays, or a named speaker such as LoCoMo's "Caroline")."""
 
     key: str
     text: str
     opens: datetime | None = None
+    role: str = "user"
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,18 @@ class ConversationPlan:
 
     script: list[str] = field(default_factory=list)
     observe: list[bool] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)  # who said each line (questions: "user")
     is_question: list[bool] = field(default_factory=list)
     waits: list[Wait] = field(default_factory=list)
     asked: list[int] = field(default_factory=list)  # the given questions' indices, in the order they are asked
     question_lines: list[int] = field(default_factory=list)
     needs: list[list[int]] = field(default_factory=list)
     history_lines: dict[str, int] = field(default_factory=dict)  # history turn id -> its line
+
+    @property
+    def line_roles(self) -> list[str] | None:
+        """`roles` for a TestExample: None when the user said every line."""
+        return None if all(r == "user" for r in self.roles) else list(self.roles)
 
     def answer_statements(self) -> dict[int, tuple[int, int]]:
         """Per question line, the end of the last line it needs (its gap is measured from there)."""
@@ -85,9 +93,10 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
     starts: list[int] = []  # planned start of each line
     pos = 0
 
-    def add(text: str, observe: bool, question: bool, start: int) -> int:
+    def add(text: str, observe: bool, question: bool, start: int, role: str = "user") -> int:
         plan.script.append(text)
         plan.observe.append(observe)
+        plan.roles.append(role)
         plan.is_question.append(question)
         plan.waits.append(Wait())
         starts.append(start)
@@ -119,7 +128,7 @@ def plan_conversation(turns: Sequence[HistoryTurn], questions: Sequence[Question
             break
         if turn.opens is not None and plan.script:
             _until(plan, turn.opens)
-        plan.history_lines[turn.key] = add(turn.text, True, False, pos)
+        plan.history_lines[turn.key] = add(turn.text, True, False, pos, turn.role)
         pos += count(turn.text)
         if mode == "interleaved":
             ready = [k for k in waiting if needed[k] and needed[k][-1] <= i and (_target(k) or 0) <= pos]

@@ -126,6 +126,9 @@ def _load_agent(folder: AgentFolder, summary: AgentSummary | None, raw: dict[str
         warnings.extend(problems)
     if not logs and results:
         warnings.append(f"{folder.path} has no event log: conversations are not shown for {spec}")
+    in_sequence = summary.questions.warning(spec) if summary.questions is not None else None
+    if in_sequence:
+        warnings.append(in_sequence)
     return AgentData(spec, folder.path, summary, raw or {}, results, sessions, earlier, warnings)
 
 

@@ -7,8 +7,11 @@ truncation is honoured) and answers as a typical model would:
 * filler (arithmetic, answered "as JSON"): a JSON answer such as {"answer": 42};
 * a statement (a message without a question mark): "Noted.";
 * a question: a short answer of `reply_tokens` tokens (default 8; give your agent's mean with --reply-tokens);
-* history that needs no reply (a benchmark's earlier sessions): no call; its tokens join the history and are sent
-  with the next answered turn, as the `openai:` adapter does.
+* history that needs no reply (a benchmark's earlier sessions): no call; its tokens join the history (in its role:
+  what the assistant said as an assistant message) and are sent with the next answered turn, as the `openai:`
+  adapter does;
+* independent questions (LoCoMo, BEAM): each prompt is the history and that question alone, as the `openai:` adapter
+  goes back after each; no history is paid twice.
 
 Nothing is called. Reply lengths are the only guess; they shift the totals little, because every
 turn re-sends the whole history, which is dominated by the user's messages.
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.base import ASSISTANT, Agent, AgentMessage, Reply
 from ltm_harness._agents.specs import NAMED
 from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, OpenAIChatAgent, parse_spec, timestamp_prefix
 from ltm_harness._runner.config import RunConfig
@@ -185,10 +188,26 @@ class SimulatedChatAgent(Agent):
         return prefix + message.text, self._prefixed.count(prefix, message.text, message.tokens) + MESSAGE_OVERHEAD
 
     async def observe(self, message: AgentMessage) -> None:
-        """History: joins every window's history, no call (it is sent with the next answered turn)."""
-        user, counted = self._counted(message)
+        """History: joins every window's history in its role, no call (it is sent with the next answered turn)."""
+        if message.role == ASSISTANT:  # kept as the model's own reply: no timestamp
+            role, content, counted = "assistant", message.text, message.tokens + MESSAGE_OVERHEAD
+        else:
+            (content, counted), role = self._counted(message), "user"
         for counter in self.counters.values():
-            counter._add("user", user, counted)
+            counter._add(role, content, counted)
+
+    def snapshot(self) -> list[tuple[int, int, int]]:
+        """Independent questions, as the `openai:` adapter goes back: every window's history as it stands."""
+        return [counter.snapshot() for counter in self.counters.values()]
+
+    def rewind(self, snapshot: list[tuple[int, int, int]]) -> None:
+        """Every window back to its history before the question; the prompts counted so far stay counted. The next
+        prompt shares with the last one the history before the question, which a provider caching prompt prefixes
+        bills as cached."""
+        for counter, mark in zip(self.counters.values(), snapshot):
+            counter.rewind(mark)
+            if counter._last_start >= 0:  # (not after a cut prompt, which nothing shares)
+                counter._last_prompt, counter._last_start = counter.prompt_tokens()[0], counter._start
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         user, counted = self._counted(message)

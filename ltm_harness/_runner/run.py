@@ -16,7 +16,7 @@ from ltm_harness._engine.channel import TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
 from ltm_harness._engine.program import TestProgram
 from ltm_harness._engine.progress import OnTurn
-from ltm_harness._engine.session import Session, SessionSettings
+from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
 from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
@@ -24,7 +24,9 @@ from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._results.models import AgentSummary, DatasetMetrics, RunSummary, TestResult, summarize_agent
+from ltm_harness._results.headline import DatasetHeadline, quote
+from ltm_harness._results.models import (AgentSummary, DatasetHeadlines, DatasetMetrics, QuestionProtocol, RunSummary,
+                                         TestResult, summarize_agent)
 from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
                                           write_run_summary)
 from ltm_harness._runner.config import RunConfig
@@ -121,8 +123,9 @@ async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: Se
 
 
 def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Session], wall: float,
-                       metrics: DatasetMetrics | None = None) -> AgentSummary:
-    """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers)."""
+                       metrics: DatasetMetrics | None = None, headlines: DatasetHeadlines | None = None) -> AgentSummary:
+    """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers;
+    `headlines`: the metrics each is quoted by)."""
     usage = UsageTotals()
     for s in sessions:
         usage.merge(s.llm.usage)
@@ -133,7 +136,7 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
         if failures else None
     return summarize_agent(
-        spec, results, metrics,
+        spec, results, metrics, headlines,
         turns=sum(s.turns for s in stats),
         filler_turns=sum(s.filler_turns for s in stats),
         observed_turns=sum(s.observed_turns for s in stats),
@@ -146,7 +149,14 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
         usage=usage,
         wall_seconds=round(wall, 3),
         error=error,
+        questions=question_protocol(stats),
     )
+
+
+def question_protocol(stats: Sequence[SessionStats]) -> QuestionProtocol | None:
+    """How the independent questions of these sessions were asked (None: there were none)."""
+    independent, in_sequence = sum(s.went_back for s in stats), sum(s.in_sequence for s in stats)
+    return QuestionProtocol(independent=independent, in_sequence=in_sequence) if independent or in_sequence else None
 
 
 async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent], on_turn: OnTurn | None = None,
@@ -231,8 +241,13 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     def metrics(name: str, rs: list[TestResult]) -> dict[str, float]:
         return datasets[name].summary_metrics(prepared.examples.get(name, []), rs)
 
+    def headlines(name: str, rs: list[TestResult]) -> DatasetHeadline:
+        dataset, chosen = datasets[name], prepared.examples.get(name, [])
+        return quote(dataset.headline_spec(), rs, llm is not None and llm.judge is not None,
+                     len(chosen) if dataset.conversation_per_example else None,
+                     sum(sum(e.observe or []) for e in chosen))
 
-    summary = summarize_sessions(spec, results, sessions, wall, metrics)
+    summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines)
     write_agent_outputs(plan.out, results, summary)
     plan.commit()
     return AgentRun(spec, results, summary, summary.error)

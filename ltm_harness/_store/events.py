@@ -34,7 +34,7 @@ class TurnEvent(OmitWhenNone):
     log's side file (`TurnWallFacts`), so that a run whose faults the turn policy overcame writes the same log as a
     run without them."""
 
-    _omit_when_none = ("tries", "observed")
+    _omit_when_none = ("tries", "observed", "role", "went_back")
 
     type: Literal["turn"] = "turn"
     i: int
@@ -60,6 +60,13 @@ class TurnEvent(OmitWhenNone):
     # history that needs no reply, handed to the agent's `observe` (its `reply` then: what an agent without one said,
     # never scored); left out of the JSON for every other turn
     observed: bool | None = None
+    # who said the message when not the user ("assistant", or a named speaker such as LoCoMo's "Caroline"); left out
+    # for the user
+    role: str | None = None
+    # an independent question (answered from the memory before it): True when the agent went back to its state
+    # before the question once the reply was recorded (so it is not in the agent's memory, nor in the conversation's
+    # length), False when the agent cannot go back (it was asked in sequence); left out for every other turn
+    went_back: bool | None = None
 
     def failure(self) -> tuple[int, str]:
         """A failed turn's number of tries and why the last one failed (format 5; see `as_format_5`)."""

@@ -14,13 +14,20 @@
   surrogates replaced, a bad cost), and a turn that failed every try keeps `tries` (how many, left out otherwise) and
   its last error first in `errors`, which is what its test's result says. Formats 1 to 4 are still read (report,
   rescore: their turns are replayed as format 5 records them, `TurnEvent.as_format_5`); only format 5 logs can be
-  resumed, since a resume checks every event it makes against the recorded one.
+  resumed, since a resume checks every event it makes against the recorded one. Added to format 5 without a new
+  number (both are left out of the JSON unless set, so every log without them is byte for byte as before): a turn's
+  `role` (who said it, when not the user) and `went_back` (an independent question: whether the agent went back to
+  its state before it); a log that has them needs this version to be resumed exactly.
 * `RESULTS_FORMAT` is written in every `summary.json` (the run's and each agent's).
   1: the first format. 2: memory distances (`memory_distance` on each gap of results.json and each curve point,
   per dataset in the summary, and `ltm_score_memory_distance`). 3: results of benchmarks scored question by
   question (LoCoMo, LongMemEval): `labels` on a result (its category or type), per dataset a `breakdown` by label
   and the benchmark's own `metrics`, and `observed_turns` (history that needed no reply) in each agent's summary.
-  Formats 1 and 2 are still read (the new fields missing: None, or 0).
+  4: each dataset's `headline` in the summary: the numbers it is quoted by as it declares them (results/headline.py),
+  whether the run was judged, their values (None when nothing was scored) with their counts, and what was played;
+  LoCoMo's J and LongMemEval's accuracies moved there from `metrics`.
+  Formats 1 to 3 are still read (the new fields missing: None, or 0; no headline: the mean score, None over nothing
+  scored).
 
 The layout and every field are described in docs/run-format.md.
 """
@@ -35,7 +42,7 @@ EVENT_FORMAT = 5
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
 RESUMABLE_EVENT_FORMAT = 5  # the oldest event format a run can be resumed from
 FAILED_TRIES_ASIDE = 5  # the first event format whose turns keep their failed tries in the side file
-RESULTS_FORMAT = 3
+RESULTS_FORMAT = 4
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

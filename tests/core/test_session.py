@@ -219,7 +219,7 @@ async def test_every_message_is_counted_once(tmp_path, monkeypatch):
     assert len(counted) == len(lines) + 1 + len(turns)
 
 
-async def test_agent_sees_only_text_timestamp_and_token_count(tmp_path):
+async def test_agent_sees_only_text_timestamp_token_count_and_role(tmp_path):
     seen = []
 
     class Spy(NullAgent):
@@ -230,7 +230,7 @@ async def test_agent_sees_only_text_timestamp_and_token_count(tmp_path):
     ex = example()
     _, _, _ = await run_session(tmp_path, [(Scripted([ex]), ex)], agent=Spy("spy"))
     assert seen and all(hint is None for _, hint in seen)
-    assert all(set(m.model_dump()) == {"text", "timestamp", "tokens", "observe"} for m, _ in seen)
+    assert all(set(m.model_dump()) == {"text", "timestamp", "tokens", "observe", "role"} for m, _ in seen)
     blob = json.dumps([m.model_dump(mode="json") for m, _ in seen])
     assert "It is 1." not in blob and "scripted/0" not in blob
 

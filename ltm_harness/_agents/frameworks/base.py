@@ -9,7 +9,8 @@ failed ones not counted, as the harness counts them in `restore`). An adapter im
 
 * `_open()`: open the store (in `state_dir`; in memory when the run keeps no folder);
 * `_answer(text, turn)`: send a user message, get the reply and the usage the framework reported (`Answer`);
-* `_ingest(text, turn)`: put a message that needs no reply into the store, without a model call (`ingests`);
+* `_ingest(text, turn, role)`: put a message that needs no reply into the store, without a model call (`ingests`),
+  in its role ("user", or "assistant" for the agent's own earlier replies in a user-assistant chat);
 * `_rollback(turns)`: bring the store back to its state after exactly `turns` turns, from what it saved (an
   `AgentError` when it cannot: the run then cannot be resumed, said in one line);
 * `_close()`.
@@ -19,6 +20,8 @@ fresh conversation (`turns` = 0: a store left from an earlier run is emptied), i
 before a kill may be in the store already), and after a turn that failed or was cut off by the turn timeout (its
 partial writes are undone before the turn is tried again). So a failed turn never leaves half of itself behind, and
 a resumed conversation is the framework's own memory after exactly the recorded turns: nothing is fed again.
+Independent questions (LoCoMo's and BEAM's protocol) use the same roll-back: `snapshot` is the turns held before the
+question, `rewind` rolls the store back to them once the reply is recorded.
 
 Each message is sent with the virtual time in front, as `openai:` agents send it (`[2024-01-01 09:00 UTC] text`).
 Errors of the framework fail the turn as one line (`AgentError`; fatal for a wrong key or an unknown model, so the
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
-from ltm_harness._agents.base import Agent, AgentMessage, Reply
+from ltm_harness._agents.base import ASSISTANT, USER, Agent, AgentMessage, Reply
 from ltm_harness._agents.openai_chat import timestamp_prefix
 from ltm_harness._errors import AgentError, LTMError
 from ltm_harness._guard.limits import clip, clip_text
@@ -147,8 +150,9 @@ class FrameworkAgent(Agent):
     async def _answer(self, text: str, turn: int) -> Answer:
         """Send the user message `text` (the conversation's turn number `turn`, from 1) and return the reply."""
 
-    async def _ingest(self, text: str, turn: int) -> Answer | None:
-        """Put `text` (turn number `turn`) into the store as a user message, without a model call (or with only the
+    async def _ingest(self, text: str, turn: int, role: str = USER) -> Answer | None:
+        """Put `text` (turn number `turn`) into the store as a message of `role` ("user"; "assistant": a reply the
+        agent gave earlier, stored in the framework's own assistant role), without a model call (or with only the
         framework's own memory calls: their usage in the `Answer`, whose text is not used)."""
         raise NotImplementedError  # only called when `ingests`
 
@@ -186,8 +190,32 @@ class FrameworkAgent(Agent):
     async def observe(self, message: AgentMessage) -> Reply | str | None:
         if not self.ingests:
             return await self.reply(message, None)
-        used = await self._step("taking in history", self._ingest, timestamp_prefix(message.timestamp) + message.text)
+        if message.role == ASSISTANT:  # the agent's own earlier reply: as the framework keeps replies (no timestamp)
+            text, role = message.text, ASSISTANT
+        else:
+            text, role = timestamp_prefix(message.timestamp) + message.text, USER
+
+        async def ingest(text: str, turn: int) -> Answer | None:
+            return await self._ingest(text, turn, role) if role != USER else await self._ingest(text, turn)
+
+        used = await self._step("taking in history", ingest, text)
         return self._reply(Answer("", used.usage), "") if used is not None and used.usage else None
+
+    async def snapshot(self) -> int:
+        """Independent questions: the turns the store holds now (the framework's memory after exactly them)."""
+        return self.turns
+
+    async def rewind(self, snapshot: int) -> None:
+        """Back to the store after exactly `snapshot` turns, as `restore` brings it back (the framework's roll-back:
+        a LangGraph checkpoint, the SDK session's items, mem0's undo log)."""
+        await self._ensure_open()
+        try:
+            await self._rollback(snapshot)
+        except LTMError:
+            raise
+        except Exception as exc:
+            raise self._failure(exc, "going back before a question") from None
+        self.turns, self._clean = snapshot, True
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """The framework's memory as it saved it after exactly these turns (nothing is sent to it again)."""
@@ -199,6 +227,11 @@ class FrameworkAgent(Agent):
         except Exception as exc:
             raise self._failure(exc, "restoring its memory") from None
         self.turns, self._clean = len(turns), True
+
+    async def preflight(self) -> str | None:
+        """The adapter loaded its target; its store opens (in memory: the run has given it no folder yet)."""
+        await self._ensure_open()
+        return None
 
     async def reset(self) -> None:
         self.turns, self._clean = 0, False  # the next turn starts an empty conversation

@@ -102,9 +102,11 @@ class LangGraphAgent(FrameworkAgent):
                              "returns an AI message")
         return Answer(content_text(said[-1].content), [usage for m in new if (usage := _usage(m)) is not None])
 
-    async def _ingest(self, text: str, turn: int) -> None:
+    async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
         config = self._config(turn)
-        await self.graph.aupdate_state(config, self._input(self._message(text, turn)), as_node=START)
+        message: BaseMessage = self._message(text, turn) if role != "assistant" else \
+            AIMessage(content=text, id=f"ltm-harness-{turn}")  # the agent's own earlier reply, as an AI message
+        await self.graph.aupdate_state(config, self._input(message), as_node=START)
         await self.graph.aupdate_state(config, None, as_node=END)  # nothing left to run: no node is called
 
     async def _rollback(self, turns: int) -> None:

@@ -288,9 +288,10 @@ class Mem0Agent(FrameworkAgent):
         call = result.call
         return Answer(result.text, [ModelUsage(self.model, call.prompt_tokens, call.completion_tokens), *self._usage])
 
-    async def _ingest(self, text: str, turn: int) -> Answer:
+    async def _ingest(self, text: str, turn: int, role: str = "user") -> Answer:
         self._usage = []
-        await self.memory.add([{"role": "user", "content": text}], user_id=self.session_name,
+        mem0_role = "assistant" if role == "assistant" else "user"  # mem0 keeps the assistant's own turns as such
+        await self.memory.add([{"role": mem0_role, "content": text}], user_id=self.session_name,
                               metadata={"turn": turn}, infer=self.settings.observe == "infer")
         await self._mark(turn)
         return Answer("", list(self._usage))

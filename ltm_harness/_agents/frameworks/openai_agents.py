@@ -75,15 +75,17 @@ class OpenAIAgentsAgent(FrameworkAgent):
         used = [ModelUsage(self.model_name, usage.input_tokens, usage.output_tokens)] if usage.requests else []
         return Answer(_output_text(result.final_output), used)
 
-    async def _ingest(self, text: str, turn: int) -> None:
-        await self.session.add_items([{"role": "user", "content": text}])
+    async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
+        # the agent's own earlier reply as an assistant item (its text alone: how the harness's items are told apart
+        # from the SDK's own output items, which carry a type and a list of content parts)
+        await self.session.add_items([{"role": "assistant" if role == "assistant" else "user", "content": text}])
 
     async def _rollback(self, turns: int) -> None:
         if turns == 0:
             await self.session.clear_session()
             return
         items = await self.session.get_items()
-        starts = [i for i, item in enumerate(items) if _is_user_message(item)]  # where each turn begins
+        starts = [i for i, item in enumerate(items) if _starts_turn(item)]  # where each turn begins
         if len(starts) < turns:
             raise AgentError(f"agent {self.spec!r}: cannot be resumed: its session {self.session_name!r} holds "
                              f"{len(starts)} turns, fewer than the {turns} recorded; run it again with --overwrite")
@@ -139,8 +141,12 @@ def _model_name(model: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _is_user_message(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
+def _starts_turn(item: Any) -> bool:
+    """A user message, or an assistant message the harness put in as history (plain text, no item type)."""
+    if not isinstance(item, dict) or item.get("type", "message") != "message":
+        return False
+    return item.get("role") == "user" or (item.get("role") == "assistant" and "type" not in item
+                                           and isinstance(item.get("content"), str))
 
 
 def _output_text(output: Any) -> str:

@@ -46,8 +46,9 @@ def main(args: argparse.Namespace) -> int:
                 if row.run == d.run.name:
                     marks[row.label] = ", ".join(filter(None, [marks.get(row.label), f"{d.what} differ"]))
         tables = files.tables_data
-        console.print(report_table("mean score per dataset", tables.agents, tables.datasets, marks, plain=not terminal,
-                                   breakdown=tables.breakdown, metrics=tables.metrics))
+        console.print(report_table("headline numbers per dataset, on the tests scored for every agent", tables.agents,
+                                   tables.datasets, marks, plain=not terminal, breakdown=tables.breakdown,
+                                   metrics=tables.metrics, headline=tables.headline))
     if files.statistics is not None:  # the paired differences and tests (docs/statistics.md)
         from ltm_harness._report.stats_section import MAX_TERMINAL_PAIRS, pair_lines
         lines = pair_lines(files.statistics)
