@@ -36,9 +36,10 @@ def _mean(value: float | None, signed: bool = False) -> str:
 
 
 def _p(value: float | None) -> str:
+    """`p = 0.0123`, `p < 0.0001`, or `p = –` (no question to test)."""
     if value is None:
-        return "–"
-    return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
+        return "p = –"
+    return "p < 0.0001" if value < 1e-4 else f"p = {value:.4f}"
 
 
 def _what(by: str, value: str) -> str:
@@ -69,7 +70,7 @@ def _pair_table(rows: Sequence[PairRow]) -> str:
         f'<td class="num">{r.questions}</td><td class="num">{_mean(r.mean_a)}</td><td class="num">{_mean(r.mean_b)}</td>'
         f'<td class="num"><b>{_mean(r.difference, True)}</b></td><td class="num">{_ci(r.question_low, r.question_high, 3)}</td>'
         f'<td class="num">{_ci(r.conversation_low, r.conversation_high, 3)}</td>'
-        f'<td>{_e(r.test or "–")}, p&nbsp;=&nbsp;{_p(r.p_value)}</td><td class="num">{r.wins} / {r.losses} / {r.ties}</td></tr>'
+        f'<td>{_e(r.test or "–")}, {_e(_p(r.p_value)).replace(" ", "&nbsp;")}</td><td class="num">{r.wins} / {r.losses} / {r.ties}</td></tr>'
         for r in rows)
     return f'<div class="scroll"><table class="grid stats"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
@@ -139,6 +140,6 @@ def pair_lines(stats: Statistics) -> list[str]:
         conv = f", by conversation {_ci(r.conversation_low, r.conversation_high, 3)}" if r.conversation_low is not None else ""
         line = (f"{r.a} vs {r.b} on {r.dataset} ({r.questions} questions scored for both): A-B "
                 f"{_mean(r.difference, True)}, 95% by question {_ci(r.question_low, r.question_high, 3)}{conv}; "
-                f"{r.test or 'no test'} p = {_p(r.p_value)}; A wins {r.wins}, B wins {r.losses}, ties {r.ties}")
+                f"{r.test or 'no test'} {_p(r.p_value)}; A wins {r.wins}, B wins {r.losses}, ties {r.ties}")
         lines.append(line.replace("–", "-"))  # plain ASCII on the terminal
     return lines
