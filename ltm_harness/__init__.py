@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # each name is imported when first used: `import ltm_harness` (and the command line) stays light
     from ltm_harness._agents.base import Agent, AgentMessage, Reply
     from ltm_harness._agents.specs import register_agent
-    from ltm_harness._api import RunOutput, read_run, rescore, rescore_async, run, run_async
+    from ltm_harness._api import (ImportOutput, RunOutput, import_answers, import_answers_async, read_run, rescore,
+                                  rescore_async, run, run_async)
     from ltm_harness._authoring.catalog import register_dataset
     from ltm_harness._authoring.dataset import DatasetInterface
     from ltm_harness._authoring.dataset import DatasetInterface as Dataset
@@ -37,7 +38,8 @@ if TYPE_CHECKING:  # each name is imported when first used: `import ltm_harness`
 
 _LAZY = {  # name -> (module, its name there)
     **{name: ("ltm_harness._api", name) for name in ("run", "run_async", "rescore", "rescore_async", "read_run",
-                                                      "RunOutput")},
+                                                      "RunOutput", "import_answers", "import_answers_async",
+                                                      "ImportOutput")},
     **{name: ("ltm_harness._agents.base", name) for name in ("Agent", "AgentMessage", "Reply")},
     **{name: ("ltm_harness._authoring.example", name) for name in ("DynamicExample", "TestExample", "Wait",
                                                                     "spread_waits")},
@@ -76,6 +78,8 @@ def __dir__() -> list[str]:
 __all__ = [
     # running and reading runs
     "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
+    # published answers of other tools, as runs
+    "import_answers", "import_answers_async", "ImportOutput",
     # writing tests
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict", "Headline", "Metric",

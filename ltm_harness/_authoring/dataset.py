@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal, Mapping, Protocol, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
+from ltm_harness._authoring.unanswered import mark_not_answered
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._scoring.headline import GOODAI, Headline
@@ -268,7 +269,9 @@ class DatasetInterface:
                 await ctx.wait(wait.tokens, wait.time, wait.percentage_finished, wait.until)
         if example.uses_callback:
             return await self._watch(example, ctx)
-        return await self.score(example, ctx)
+        # a question an imported answers file has no answer to is unscored, whatever the rule makes of the marker
+        return mark_not_answered(await self.score(example, ctx), ctx.responses,
+                                 [p.question for p in self.result_parts(example)])
 
     async def score(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         """`evaluate_with_judge` on what the test asked and heard; an unparseable verdict leaves it unscored."""

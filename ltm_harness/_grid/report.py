@@ -25,6 +25,8 @@ from ltm_harness._report.colours import colour_css, folder_slots, slot_colour, v
 from ltm_harness._report.curves import MAX_POINTS
 from ltm_harness._report.labels import metric_text
 from ltm_harness._report.svg_score import Curve, Series, score_panel, span_chart
+from ltm_harness._grid.stats import study_statistics
+from ltm_harness._report.stats_section import statistics_section, write_statistics_tables
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder
@@ -164,7 +166,8 @@ def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, lines: list[_Line])
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
                      quantities: Sequence[PooledX], level: float, by_label: Sequence[LabelScoreRow] = (),
-                     metrics: Sequence[MetricMeanRow] = (), root: Path | None = None) -> str:
+                     metrics: Sequence[MetricMeanRow] = (), root: Path | None = None,
+                     statistics: str = "") -> str:
     lines = _lines(rows, root)
     datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
     legend = "".join(f'<span class="item"><span class="swatch c{line.slot}{" alt" if line.variant else ""}"></span>'
@@ -194,7 +197,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
             f"{_score_table(rows, [line.label for line in lines])}"
             f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'
-            f"{_breakdown_section(by_label, metrics, lines)}"
+            f"{_breakdown_section(by_label, metrics, lines)}{statistics}"
             f'<section id="pooled"><h2>Pooled over the study</h2><div class="charts">{pooled}</div></section>'
             f'<section id="cells"><h2>Cells</h2>{problems}{_cells_table(cells)}</section>'
             "</main></body></html>\n")
@@ -221,8 +224,10 @@ def write_study_report(folder: StudyFolder, output: Path | None = None,
     if output.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
     by_label, metrics = label_rows(cells), metric_rows(cells)
+    stats = study_statistics(cells)  # intervals per cell, agents compared in pairs (docs/statistics.md)
     page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, chosen,
-                            rows[0].level if rows else 0.95, by_label, metrics, folder.path.parent)
+                            rows[0].level if rows else 0.95, by_label, metrics, folder.path.parent,
+                            statistics_section(stats))
     written = []
     try:
         write_text(output, page)  # whole or not at all (it makes the folder)
@@ -235,6 +240,7 @@ def write_study_report(folder: StudyFolder, output: Path | None = None,
             json_path = output.with_name(f"{output.stem}.{name}.json")
             write_table(items, model, csv_path, json_path)
             written += [csv_path, json_path]
+        written += write_statistics_tables(stats, output)
     except OSError as exc:
         raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; give another file with -o") \
             from None

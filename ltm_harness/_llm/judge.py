@@ -28,6 +28,7 @@ from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.client import LLMClient
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
+from ltm_harness._scoring.not_answered import NOT_ANSWERED
 from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
 from ltm_harness._resources import shipped
 
@@ -114,6 +115,8 @@ class LLMJudge:
         (recorded by an interrupted run being resumed) are used in order before any new call is made. `prompt`
         replaces the run's judge prompt for this call (a dataset's own)."""
         prompt = prompt or self.prompt
+        if response == NOT_ANSWERED:  # nothing to judge (the question is left unscored): no call is made
+            raise JudgeUnparseable("no answer to judge: the imported file has none for this question")
         messages = prompt.messages(question, expected, response, context)
         raw, problem, cached = "", "", True
         for _ in range(prompt.parse_attempts):

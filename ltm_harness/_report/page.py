@@ -19,6 +19,9 @@ from ltm_harness._report.html import esc as _e, num as _num, score_class as _sco
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
+from ltm_harness._report.imported_section import NAV as IMPORTED_NAV, imported_section
+from ltm_harness._report.stats_section import NAV as STATS_NAV, report_statistics, statistics_section
+from ltm_harness._stats import Statistics
 from ltm_harness._report.curves import (GAP, MAX_POINTS, MEMORY_DISTANCE, QUANTITIES, Quantity, dataset_points,
                                         has_values, label_points, xy)
 from ltm_harness._report.labels import by_label
@@ -287,7 +290,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
 
 
 def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
-               found: Sequence[Difference] = ()) -> str:
+               found: Sequence[Difference] = (), stats: Statistics | None = None) -> str:
     """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
     css = CSS + colour_css(e.slot for e in entries)
     csp = content_security_policy(JS, css)
@@ -295,6 +298,10 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
     breakdown = breakdown_section(entries)
     if breakdown:
         nav.append('<a href="#breakdown">by category and type</a>')
+    statistics = statistics_section(stats if stats is not None else report_statistics(entries))
+    nav += [STATS_NAV] if statistics else []
+    imported = imported_section(entries)
+    nav += [IMPORTED_NAV] if imported else []
     nav.append('<a href="#charts">charts</a>')
     usage = _usage(entries, tables)
     if usage:
@@ -311,6 +318,6 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
-            f"{summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{_charts(entries, tables)}{usage}{matrix}"
+            f"{summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{statistics}{imported}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")

@@ -13,6 +13,8 @@ from ltm_harness._report.page import build_page
 from ltm_harness._report.index import refresh_index
 from ltm_harness._report.compat import Difference, differences, refusal
 from ltm_harness._report.tables import Tables, build_tables, entries, write_tables
+from ltm_harness._report.stats_section import report_statistics, write_statistics_tables
+from ltm_harness._stats import Statistics
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import COMPARE_PREFIX, RunFolder, slug
 
@@ -25,6 +27,7 @@ class ReportFiles:
     warnings: list[str]
     tables_data: Tables | None = None  # what the page shows, for a terminal table
     differences: list[Difference] = field(default_factory=list)  # how compared runs differ (with force)
+    statistics: Statistics | None = None  # intervals and paired comparisons (ltm_harness/_stats)
 
 
 def default_compare_path(folders: Sequence[Path]) -> Path:
@@ -66,11 +69,13 @@ def write_report(folders: Sequence[Path], output: Path | None = None, force: boo
         raise ConfigError(refusal(found))
     all_entries = entries(runs)
     tables = build_tables(all_entries)
-    page = build_page(_title(runs), runs, all_entries, tables, found)
+    stats = report_statistics(all_entries)
+    page = build_page(_title(runs), runs, all_entries, tables, found, stats=stats)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         write_text(output, page)  # whole or not at all; a failure is one line (RunFolderWriteError)
         written = write_tables(tables, output)
+        written += write_statistics_tables(stats, output)
     except OSError as exc:
         raise RunFolderError(f"cannot write the report to {output}: {exc.strerror or exc}; "
                         "give another file with -o") from None
@@ -78,4 +83,4 @@ def write_report(folders: Sequence[Path], output: Path | None = None, force: boo
     for root in dict.fromkeys(f.resolve().parent for f in folders):  # the index links the report, lists the comparison
         if (problem := refresh_index(root)) is not None:
             warnings.append(problem)
-    return ReportFiles(output, written, warnings, tables, found)
+    return ReportFiles(output, written, warnings, tables, found, stats)

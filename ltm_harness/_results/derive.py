@@ -77,12 +77,12 @@ class ResultsBuilder:
 
         def result(example_id: str, status: Status, score: float, max_score: float, reasons: list[str],
                    verdicts: list[JudgeVerdict], asked: list[TurnEvent], expected: list[Any], gaps: list[GapMeasure],
-                   labels: dict[str, str], raw_score: float | None = None) -> TestResult:
+                   labels: dict[str, str], raw_score: float | None = None, group: str | None = None) -> TestResult:
             return TestResult(dataset=example.dataset_name, example_id=example_id, status=status, score=score,
                               max_score=max_score, reasons=reasons, verdicts=verdicts, questions=[t.user for t in asked],
                               responses=[t.reply for t in asked], expected=expected, memory_span=began.span, gaps=gaps,
                               start_turn=began.turn, end_turn=e.turn, tokens=e.pos - began.pos, raw_score=raw_score,
-                              labels=labels or None)
+                              labels=labels or None, group=group)
 
         parts = dataset.result_parts(example)
         if not parts:
@@ -101,7 +101,7 @@ class ResultsBuilder:
                 f"{example.example_id}.{part.id}", end.status if end else e.status, end.score if end else 0.0,
                 end.max_score if end else 1.0, end.reasons if end else e.reasons, end.verdicts if end else [],
                 running.asked[q:q + 1], example.expected_responses[q:q + 1], [g for g in gaps if g.line == line],
-                dict(part.labels)))
+                dict(part.labels), group=example.example_id))
 
 
 def results_from_events(events: Iterable[BaseModel], examples: Mapping[str, TestExample],

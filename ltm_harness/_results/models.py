@@ -74,7 +74,7 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
 
 class TestResult(OmitWhenNone):
     __test__ = False
-    _omit_when_none = ("raw_score", "labels")
+    _omit_when_none = ("raw_score", "labels", "group")
 
     dataset: str
     example_id: str
@@ -95,6 +95,9 @@ class TestResult(OmitWhenNone):
     raw_score: float | None = None
     # what the dataset says the result is about, e.g. {"category": "temporal"} (summed up per label in the summary)
     labels: dict[str, str] | None = None
+    # the test this result is a part of (a benchmark's conversation: LoCoMo's "conv-26" for "conv-26.q17"); None for a
+    # test scored as a whole. Statistics resample conversations by it (ltm_harness/_stats).
+    group: str | None = None
 
     @model_validator(mode="after")
     def _score_in_range(self) -> "TestResult":

@@ -52,6 +52,7 @@ SUMMARY = "summary.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
 EVENTS_DIR = "events"
+IMPORTED_DIR = "imported"  # <run>/imported/<agent>.json: how an imported answers file met the questions (import-answers)
 STATE_DIR = "state"  # <agent>/state/<session>/: an adapter's own memory files (Agent.state_dir)
 WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
@@ -238,6 +239,10 @@ class RunFolder(_Folder):
 
     def agent(self, name: str) -> AgentFolder:
         return AgentFolder(self.path / slug(name))
+
+    def imported(self, agent: str) -> Path:
+        """Where `import-answers` keeps how an agent's imported file met the questions, and the publisher's scores."""
+        return self.path / IMPORTED_DIR / f"{slug(agent)}.json"
 
     def agent_folders(self) -> list[AgentFolder]:
         """The folders holding an agent's outputs (not the definitions, nor a re-scoring in progress)."""

@@ -11,7 +11,7 @@ import ltm_harness
 
 ROOT = Path(ltm_harness.__file__).parent
 # top to bottom, as in docs/architecture.md; the public faces (ltm_harness, envs, aivle, testing) may import anything
-LAYERS = ["_cli", "_grid", "_api", "_report", "_protocols", "_interop", "_runner", "_envs", "_results", "_authoring", "_engine",
+LAYERS = ["_cli", "_grid", "_api", "_report", "_protocols", "_interop", "_runner", "_envs", "_stats", "_results", "_authoring", "_engine",
           "_agents", "_llm", "_registry", "_store", "_scoring", "_resources", "_tokens", "_guard", "_errors"]
 
 

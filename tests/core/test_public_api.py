@@ -13,6 +13,7 @@ import ltm_harness
 
 TOP = {
     "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
+    "import_answers", "import_answers_async", "ImportOutput",
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
     "TestOutcome", "Heard", "Judge", "JudgeVerdict", "Headline", "Metric",
     "Agent", "AgentMessage", "Reply",

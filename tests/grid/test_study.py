@@ -144,6 +144,13 @@ def test_the_study_report_has_span_curves_with_intervals_and_tables(tmp_path: Pa
     gaps = {k[:3]: x for k, x in by_test.items() if k[3] == "gap"}
     assert gaps and all(by_test[(*k, "memory_distance")] >= x for k, x in gaps.items())
     assert "score against memory distance, pooled over the study" in page
+    # the statistics: every cell's means with intervals, oracle and null compared on each (span, seed)'s tests
+    assert '<section id="statistics">' in page
+    pairs = json.loads((folder / "report.pairs.json").read_text())
+    overall_pairs = [p for p in pairs if p["by"] == ""]
+    assert len({(p["a"], p["b"]) for p in overall_pairs}) == 6  # 2 spans x 3 seeds, one pair each
+    assert all(p["a"].startswith("oracle · span ") and p["b"].startswith("null · span ") for p in overall_pairs)
+    assert all(p["questions"] > 0 and p["difference"] > 0 and p["losses"] == 0 for p in overall_pairs)
 
 
 def test_a_pooled_quantity_added_to_the_table_gets_its_chart_and_points(tmp_path: Path,

@@ -49,5 +49,12 @@ def main(args: argparse.Namespace) -> int:
         console.print(report_table("headline numbers per dataset, on the tests scored for every agent", tables.agents,
                                    tables.datasets, marks, plain=not terminal, breakdown=tables.breakdown,
                                    metrics=tables.metrics, headline=tables.headline))
+    if files.statistics is not None:  # the paired differences and tests (docs/statistics.md)
+        from ltm_harness._report.stats_section import MAX_TERMINAL_PAIRS, pair_lines
+        lines = pair_lines(files.statistics)
+        for line in lines[:MAX_TERMINAL_PAIRS]:
+            print(line)
+        if len(lines) > MAX_TERMINAL_PAIRS:
+            print(f"... and {len(lines) - MAX_TERMINAL_PAIRS} more pairs and datasets in the page and its .pairs.csv")
     print_written(files)
     return 0

@@ -1,0 +1,197 @@
+"""Published answers files read into typed entries: one `ImportedAnswer` per answer, whatever its format.
+
+* LoCoMo, mem0's evaluation results (`evaluation/results/...` in mem0's repository): one JSON object keyed by the
+  conversation's index in locomo10.json ("0".."9"), each a list of `{question, answer, response, category,
+  bleu_score, f1_score, llm_score}` (category a string; f1/bleu the publisher's own token scores, llm_score its
+  judge's 0/1).
+* LoCoMo, plain jsonl: one `{sample_id, question_index | question, response}` a line.
+* LongMemEval: the jsonl its instructions ask for, `{question_id, hypothesis}` a line, and its evaluator's `.log`
+  (the same lines with `autoeval_label`: `{model, label}` or a bare boolean), kept as the publisher's verdict.
+
+Anything else is one `ConfigError` line naming the file, the line or key, and what was expected. The file is
+bounded (MAX_ANSWERS_BYTES, checked before it is opened) and so is each answer's text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ltm_harness._errors import ConfigError
+from ltm_harness._guard.files import read_text
+from ltm_harness._guard.jsonsafe import loads
+from ltm_harness._guard.limits import clip
+
+MAX_ANSWERS_BYTES = 64 * 1024 * 1024  # LoCoMo's 1,986 or LongMemEval's 500 answers take well under 10 MB
+MAX_ANSWER_CHARS = 100_000  # one response; longer ones are refused, not cut
+Format = Literal["mem0", "locomo-jsonl", "longmemeval-jsonl", "longmemeval-log"]
+FORMAT_NAMES: dict[str, str] = {"mem0": "mem0's evaluation results (LoCoMo)", "locomo-jsonl": "LoCoMo jsonl",
+                                "longmemeval-jsonl": "LongMemEval jsonl (question_id, hypothesis)",
+                                "longmemeval-log": "LongMemEval evaluator's .log (with autoeval_label)"}
+
+
+class ImportedAnswer(BaseModel):
+    """One answer of the file, with where it is in the file (for the lists of unmatched and duplicated answers)."""
+
+    where: str  # "line 12", "conversation 3, item 7"
+    conversation: str | None = None  # LoCoMo: a sample id ("conv-26") or an index into the file ("#3")
+    question_id: str | None = None  # LongMemEval
+    question_index: int | None = None  # LoCoMo jsonl: the question's place in the sample's qa list
+    question: str | None = None  # the question's text, when the file gives it
+    response: str
+    # the publisher's own scores, kept to compare with ours; never used as ours
+    their_f1: float | None = None
+    their_bleu: float | None = None
+    their_judge: float | None = None  # mem0's llm_score, LongMemEval's autoeval_label (1 correct, 0 wrong)
+    their_judge_model: str | None = None
+
+
+class AnswersFile(BaseModel):
+    path: str
+    format: Format
+    answers: list[ImportedAnswer]
+
+
+def _fail(path: Path, where: str, problem: str) -> ConfigError:
+    return ConfigError(f"{path}: {where}: {problem}")
+
+
+def _text(path: Path, where: str, item: dict[str, Any], key: str, required: bool = True) -> str | None:
+    value = item.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)  # LoCoMo writes a few answers as numbers
+    if not isinstance(value, str):
+        raise _fail(path, where, f"{key!r} must be text, not {clip(value)}")
+    if len(value) > MAX_ANSWER_CHARS:
+        raise _fail(path, where, f"{key!r} is longer than {MAX_ANSWER_CHARS:,} characters")
+    return value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _label(path: Path, where: str, value: Any) -> tuple[float | None, str | None]:
+    """LongMemEval's `autoeval_label`: {"model": ..., "label": bool} or a bare bool."""
+    if value is None:
+        return None, None
+    if isinstance(value, bool):
+        return float(value), None
+    if isinstance(value, dict) and isinstance(value.get("label"), bool):
+        model = value.get("model")
+        return float(value["label"]), model if isinstance(model, str) else None
+    raise _fail(path, where, f"autoeval_label must be true/false or {{\"model\": ..., \"label\": true/false}}, "
+                             f"not {clip(value)}")
+
+
+def _lines(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = loads(line)
+        except ValueError as exc:
+            raise _fail(path, f"line {n}", f"not JSON ({exc}); give one JSON object a line") from None
+        if not isinstance(item, dict):
+            raise _fail(path, f"line {n}", f"expected a JSON object, found {clip(item)}")
+        out.append((n, item))
+    return out
+
+
+def _mem0(path: Path, data: dict[str, Any]) -> list[ImportedAnswer]:
+    answers = []
+    for key, items in data.items():
+        if not key.isdigit():
+            raise _fail(path, f"key {clip(key)}", "mem0's results are keyed by the conversation's index in "
+                                                  "locomo10.json (\"0\" to \"9\")")
+        if not isinstance(items, list):
+            raise _fail(path, f"conversation {key}", f"expected a list of answers, found {clip(items)}")
+        for i, item in enumerate(items):
+            where = f"conversation {key}, item {i}"
+            if not isinstance(item, dict):
+                raise _fail(path, where, f"expected an object {{question, answer, response, category, ...}}, found {clip(item)}")
+            answers.append(ImportedAnswer(where=where, conversation=f"#{int(key)}",
+                                          question=_text(path, where, item, "question"),
+                                          response=_text(path, where, item, "response") or "",
+                                          their_f1=_number(item.get("f1_score")), their_bleu=_number(item.get("bleu_score")),
+                                          their_judge=_number(item.get("llm_score"))))
+    return answers
+
+
+def _locomo_jsonl(path: Path, lines: list[tuple[int, dict[str, Any]]]) -> list[ImportedAnswer]:
+    answers = []
+    for n, item in lines:
+        where = f"line {n}"
+        sample = _text(path, where, item, "sample_id")
+        index = item.get("question_index")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+            raise _fail(path, where, f"question_index must be a whole number from 0, not {clip(index)}")
+        question = _text(path, where, item, "question", required=False)
+        if index is None and question is None:
+            raise _fail(path, where, "give the question's question_index (its place in the sample's qa list) or "
+                                     "its text (question)")
+        answers.append(ImportedAnswer(where=where, conversation=sample, question_index=index, question=question,
+                                      response=_text(path, where, item, "response") or ""))
+    return answers
+
+
+def _longmemeval(path: Path, lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[ImportedAnswer], bool]:
+    answers, labelled = [], False
+    for n, item in lines:
+        where = f"line {n}"
+        judged, model = _label(path, where, item.get("autoeval_label"))
+        labelled = labelled or judged is not None
+        answers.append(ImportedAnswer(where=where, question_id=_text(path, where, item, "question_id"),
+                                      response=_text(path, where, item, "hypothesis") or "",
+                                      their_judge=judged, their_judge_model=model))
+    return answers, labelled
+
+
+def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval"]) -> AnswersFile:
+    """The answers in `path`, in the format the file has (told from its content), for `benchmark`."""
+    try:
+        text = read_text(path, MAX_ANSWERS_BYTES)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file; give the answers file to import") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"{path}: cannot read it ({reason}); give a UTF-8 JSON or jsonl file of at most "
+                          f"{MAX_ANSWERS_BYTES:,} bytes") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise ConfigError(f"{path}: the file is empty; give a file of answers")
+    if benchmark == "locomo":
+        if stripped.startswith("{") and "\n{" not in stripped.strip():
+            try:
+                data = loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and not {"sample_id", "response"} <= set(data):
+                return AnswersFile(path=str(path), format="mem0", answers=_mem0(path, data))
+        if stripped.startswith("["):
+            raise ConfigError(f"{path}: a JSON list is not a LoCoMo answers format; give mem0's evaluation results "
+                              "(an object keyed by conversation index) or jsonl lines {sample_id, question_index or "
+                              "question, response}")
+        lines = _lines(path, text)
+        if lines and "response" not in lines[0][1]:
+            raise _fail(path, f"line {lines[0][0]}", "no 'response': LoCoMo answers are mem0's evaluation results or "
+                                                     "jsonl lines {sample_id, question_index or question, response}")
+        return AnswersFile(path=str(path), format="locomo-jsonl", answers=_locomo_jsonl(path, lines))
+    lines = _lines(path, text)
+    if lines and "hypothesis" not in lines[0][1]:
+        raise _fail(path, f"line {lines[0][0]}", "no 'hypothesis': LongMemEval answers are jsonl lines "
+                                                 "{question_id, hypothesis} (or its evaluator's .log of them)")
+    answers, labelled = _longmemeval(path, lines)
+    return AnswersFile(path=str(path), format="longmemeval-log" if labelled else "longmemeval-jsonl", answers=answers)
+
+
+def dumps_answers(answers: list[ImportedAnswer]) -> str:
+    return json.dumps([a.model_dump(exclude_none=True) for a in answers], indent=1, ensure_ascii=False)
