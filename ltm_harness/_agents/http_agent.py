@@ -59,7 +59,7 @@ from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, option
 from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
-from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS
+from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS, cut_words
 from ltm_harness._guard.redact import redact_url
 from ltm_harness._guard.retry_after import retry_after_seconds
 from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
@@ -81,7 +81,7 @@ def shown_url(spec: str) -> str:
 
 def _snippet(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "..."
+    return cut_words(text, _SNIPPET)
 
 
 class HTTPAgent(Agent):

@@ -9,6 +9,7 @@ from types import ModuleType
 from ltm_harness._cli.commands import command_modules
 from ltm_harness._cli.exit_codes import ERROR, INTERRUPTED
 from ltm_harness._errors import LTMError, speaking_to
+from ltm_harness._guard.limits import clip_text
 from ltm_harness._guard.redact import redact
 
 MAX_LINE = 2000  # an error line longer than this is cut: whatever input it echoes shows a prefix only
@@ -16,7 +17,7 @@ MAX_LINE = 2000  # an error line longer than this is cut: whatever input it echo
 
 def one_line(message: str) -> str:
     """An error as the terminal shows it: secrets redacted, each line at most MAX_LINE characters."""
-    return "\n".join(line if len(line) <= MAX_LINE else line[:MAX_LINE] + f"... ({len(line):,} characters)"
+    return "\n".join(clip_text(line, MAX_LINE)
                      for line in redact(message).splitlines())
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, LTMError
-from ltm_harness._guard.limits import clip, exception_line, kind_of
+from ltm_harness._guard.limits import clip, clip_text, exception_line, kind_of
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.events import NOTE, TurnEvent
@@ -86,7 +86,7 @@ class Answer:
 def _one_line(exc: BaseException) -> str:
     """An attempt's error for the log: a user error's own sentence, else the exception's class and message."""
     if isinstance(exc, LTMError) and str(exc).strip():
-        return " ".join(str(exc).split())[:300]
+        return clip_text(" ".join(str(exc).split()))
     return exception_line(exc)
 
 

@@ -67,6 +67,20 @@ def exception_line(exc: BaseException, limit: int = 300) -> str:
     return f"{name}: {clip_text(text, limit)}" if text else name
 
 
+def cut_words(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a word boundary, with an ellipsis (`...`) where it was cut; a
+    "word" longer than a third of `limit` (a URL, a hash, a run of symbols) is cut where the limit falls."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - 3, 1)
+    cut = text[:room + 1].rstrip()
+    if len(cut) > room:  # the limit falls inside a word: end before it
+        space = cut.rfind(" ", 0, room + 1)
+        cut = cut[:space].rstrip() if space >= room - max(room // 3, 1) else cut[:room]
+    return cut + "..."
+
+
 def clip_text(text: str, limit: int = 300) -> str:
-    """`text` itself (not its repr) cut to `limit` characters, with how long it was."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+    """`text` itself (not its repr) cut at a word boundary to about `limit` characters (`cut_words`), with how
+    long it was."""
+    return text if len(text) <= limit else f"{cut_words(text, limit)} ({len(text):,} characters)"

@@ -28,7 +28,7 @@ from tenacity.wait import wait_random_exponential
 
 from ltm_harness._errors import LLMError
 from ltm_harness._guard.retry_after import retry_after_seconds as header_wait
-from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS
+from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS, cut_words
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._store.records import LLMCall, Role
@@ -259,7 +259,7 @@ class LLMClient:
         if isinstance(exc, openai.APIStatusError):
             body = exc.body
             detail = body.get("message") if isinstance(body, dict) else body
-            detail = " ".join(str(detail or "").split())[:300]
+            detail = cut_words(" ".join(str(detail or "").split()), 300)
             said = f": {detail}" if detail else ""
             fix = "" if is_retryable(exc) else "; check the model name, the key and the request settings"
             return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),

@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 
 from ltm_harness._errors import LTMError
+from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.assets import content_security_policy
 from ltm_harness._report.colours import colour_css, page_slots
 from ltm_harness._results.models import RunSummary
@@ -62,14 +63,14 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         try:
             summary = read_run_file(folder.summary, RunSummary)
         except LTMError as exc:
-            return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind, note=str(exc)[:MAX_REASON])
+            return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind, note=cut_words(str(exc), MAX_REASON))
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
-                            note=f"{folder.summary} cannot be read: {exc}"[:MAX_REASON])
+                            note=cut_words(f"{folder.summary} cannot be read: {exc}", MAX_REASON))
         agents = [AgentScore(a.agent, a.benchmark_score, a.max_benchmark_score) for a in summary.agents]
         note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
         return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
-                        note[:MAX_REASON])
+                        cut_words(note, MAX_REASON))
     if folder.is_run() or any(a.has_logs() for a in folder.agent_folders()):
         return IndexRow(folder.name, f"{rel}/", "unfinished", _when(folder.path), kind,
                         note="no summary.json: interrupted or still running; `run --resume` continues it")
@@ -91,7 +92,7 @@ def index_rows(root: Path) -> list[IndexRow]:
             row = _row(RunFolder(path), root)
         except OSError as exc:
             row = IndexRow(path.name, f"{path.relative_to(root).as_posix()}/", "damaged", 0.0,
-                           note=f"cannot be read: {exc.strerror or exc}"[:MAX_REASON])
+                           note=cut_words(f"cannot be read: {exc.strerror or exc}", MAX_REASON))
         if row is not None:
             rows.append(row)
     return sorted(rows, key=lambda r: (-r.when, r.name))
