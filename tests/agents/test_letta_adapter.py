@@ -50,8 +50,8 @@ async def test_each_conversation_has_an_agent_of_its_own_that_answers_from_its_m
     assert created["name"] == "ltm-harness-one" and created["model"] == "openai/gpt-4o-mini"
     assert [b["label"] for b in created["blocks"]] == ["human", "persona"]
     assert letta.sent[0] == (one.agent_id, "[2024-01-01 09:00 UTC] My favourite colour is blue.")
-    assert sorted(p.name for p in (tmp_path / "s" / "one" / STATE).iterdir()) == ["agent.json", "turn-4.af",
-                                                                                   "turn-5.af"]
+    assert sorted(p.name for p in (tmp_path / "s" / "one" / STATE).iterdir()) == [
+        "agent.json", "agent.json.sig", "turn-4.af", "turn-4.af.sig", "turn-5.af", "turn-5.af.sig"]  # each signed
     await one.close()
     await two.close()
 

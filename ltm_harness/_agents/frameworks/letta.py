@@ -35,6 +35,7 @@ from letta_client.types.agents import AssistantMessage
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text
 from ltm_harness._agents.frameworks.sqlite_undo import KEEP
+from ltm_harness._agents.frameworks.store_trust import UntrustedStore, check_tree, read_signed, write_signed
 from ltm_harness._errors import AgentError
 from ltm_harness._guard.limits import clip
 from ltm_harness._guard.redact import redact_url, remember_secret
@@ -115,17 +116,24 @@ class LettaAgent(FrameworkAgent):
         if folder is None:  # the run keeps no folder: the exports go to a temporary one
             self._tmp = tempfile.TemporaryDirectory(prefix="ltm-letta-")
             folder = Path(self._tmp.name)
+        check_tree(folder, "Letta")
         folder.mkdir(exist_ok=True)
         self._folder = folder
+        for saved in sorted(folder.glob("turn-*.af")):  # agent files name code: only ones signed here are kept
+            read_signed(saved, "Letta")
         pointer = folder / "agent.json"
         if pointer.is_file():  # the agent a killed run was working on: replaced (and deleted) when restored
-            self.agent_id = json.loads(pointer.read_text()).get("agent_id")
+            try:
+                said = json.loads(read_signed(pointer, "Letta"))
+                self.agent_id = said.get("agent_id") if isinstance(said, dict) else None
+            except (UntrustedStore, ValueError):  # not written here: its agent is left alone on the server
+                self.agent_id = None
 
     async def _use(self, agent_id: str, model: Any) -> None:
         """Go on with the agent `agent_id` (deleting the one it replaces) and remember it in the folder."""
         old, self.agent_id = self.agent_id, agent_id
         self._model_name = model.rpartition("/")[2] if isinstance(model, str) and model else None
-        _write(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
+        write_signed(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
         if old is not None and old != agent_id:
             try:
                 await self.client.agents.delete(old)
@@ -136,9 +144,9 @@ class LettaAgent(FrameworkAgent):
         """The agent as Letta exports it, saved as turn-`turn`.af; exports older than the last KEEP turns deleted."""
         assert self.agent_id is not None
         exported = await self.client.agents.export_file(self.agent_id)
-        _write(self.folder / f"turn-{turn}.af", exported if isinstance(exported, str) else json.dumps(exported))
-        for path in self.folder.glob("turn-*.af"):
-            number = path.stem.removeprefix("turn-")
+        write_signed(self.folder / f"turn-{turn}.af", exported if isinstance(exported, str) else json.dumps(exported))
+        for path in self.folder.glob("turn-*.af*"):
+            number = path.name.removeprefix("turn-").partition(".")[0]
             if number.isdigit() and int(number) <= turn - KEEP:
                 path.unlink()
 
@@ -164,7 +172,7 @@ class LettaAgent(FrameworkAgent):
         if not path.is_file():
             raise AgentError(f"agent {self.spec!r} cannot be resumed: no export of its Letta agent after turn "
                              f"{turns} in {self.folder}; run it again with --overwrite")
-        await self._import(path.read_text(encoding="utf-8"))
+        await self._import(read_signed(path, "Letta"))  # an agent file names code (its tools' source): signed only
 
     async def _close(self) -> None:
         if self._client is not None:
@@ -200,10 +208,3 @@ def _model_of(state: Any) -> Any:
         config = getattr(state, "llm_config", None)
         model = getattr(config, "handle", None) or getattr(config, "model", None)
     return model
-
-
-def _write(path: Path, text: str) -> None:
-    """A state file written whole or not at all (a kill leaves the old one or the new one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -20,6 +20,8 @@ session is the SDK's memory after exactly those turns, read from its file, not r
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from agents import Agent as SDKAgent
@@ -30,6 +32,7 @@ from agents.models.openai_provider import OpenAIProvider
 from pydantic import BaseModel
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, load_target
+from ltm_harness._agents.frameworks.store_trust import UntrustedStore, check_tree, stores_trusted
 from ltm_harness._errors import AgentError
 from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint
 from ltm_harness._tokens import DEFAULT_ENCODING
@@ -67,6 +70,9 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self._models = EndpointModels(resolve_endpoint(f"agent {self.spec!r}", url, key))
         self._run_config = RunConfig(model_provider=self._models, tracing_disabled=self.options["tracing"] == "off")
         path = self.state_file(STATE_FILE)
+        if path is not None:
+            check_tree(path.parent, "Agents SDK")
+            check_items(path)
         self._session = SQLiteSession(self.session_name, ":memory:" if path is None else path)
 
     async def _answer(self, text: str, turn: int) -> Answer:
@@ -127,6 +133,33 @@ class EndpointModels(ModelProvider):
         if self.client is not None:
             client, self.client = self.client, None
             await client.close()
+
+
+def check_items(path: Path) -> None:
+    """Every item of the session file is a JSON object, as the SDK writes them (`json.dumps` of each item; it reads
+    them with `json.loads` and hands them to the model as input: no pickle, no type named by the file). A row of
+    anything else (a pickle, bytes) would make the SDK fail in the middle of a turn: it is refused before, in one
+    line. Read with SQLite in read-only mode."""
+    if stores_trusted() or not path.is_file():
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # the SDK will say it cannot open the file
+    try:
+        rows = conn.execute("SELECT id, message_data FROM agent_messages").fetchall()
+    except sqlite3.Error:
+        rows = []  # no items table (yet): the SDK makes it
+    finally:
+        conn.close()
+    for row, data in rows:
+        try:
+            item = json.loads(data) if isinstance(data, str) else None
+        except ValueError:
+            item = None
+        if not isinstance(item, dict):
+            raise UntrustedStore("Agents SDK", path, f"holds an item (row {row}) that is not a JSON object, as the SDK "
+                                 "writes them")
 
 
 def _model_name(model: Any) -> str | None:
