@@ -230,7 +230,7 @@ def agent_factory(spec: str, tokenizer: str | None = None,
         for section in kind.options or (kind_name,):
             kwargs.update((options or {}).get(section, {}))
     elif is_object_spec(spec):
-        kind = next(_accept(load_object(spec, "agent"), spec)).value
+        kind = next(_accept(load_object(spec, "agent", beside=True), spec)).value
         kwargs = {}
     else:
         kind = scope.find(spec)  # unknown: the registry's error, listing the known kinds
@@ -358,7 +358,7 @@ def check_agents(items: Sequence[AgentLike]) -> None:
         if kind_name in scope:
             continue
         if is_object_spec(choice.spec):
-            next(_accept(load_object(choice.spec, "agent"), choice.spec))
+            next(_accept(load_object(choice.spec, "agent", beside=True), choice.spec))
         else:
             scope.find(choice.spec)  # unknown: the registry's error, listing the known kinds
 

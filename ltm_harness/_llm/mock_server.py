@@ -8,6 +8,7 @@ Behaviour is chosen by the model name, and is deterministic:
 | model                  | reply |
 |------------------------|-------|
 | `mock`, `mock-retrieval` | answers from its context: a JSON arithmetic answer for filler, the earlier user sentence that shares most words with a question, else "Noted." |
+| `mock-tools`           | when tools are offered, calls one (named in the message, else the first) with arguments from the message, then answers with the tool's result (see `mock_tools`; `mock` calls a tool only when the message names it); else like `mock` |
 | `mock-memory`          | a memory layer's model (mem0): extracts facts as JSON when asked, else answers like `mock` from the memories it is given (see `mock_replies`) |
 | `mock-fixed[:TEXT]`    | always TEXT (default "I don't know.") |
 | `mock-echo`            | the last user message |
@@ -17,8 +18,8 @@ Behaviour is chosen by the model name, and is deterministic:
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |
 | `mock-embed` (embeddings) | a hashed bag of words (see `mock_replies`), `dimensions` long (default 256) |
 
-Unknown model names get HTTP 404, as a real server would answer. The replies are made in `mock_replies` and `mock_judge`;
-this module serves them.
+Unknown model names get HTTP 404, as a real server would answer. The replies are made in `mock_replies`, `mock_judge` and
+`mock_tools` (tool calls, and `stream: true` as server-sent events); this module serves them.
 
 Faults (per server, seeded): a share of requests answered 429 with Retry-After, 500, dropped
 connections, 200 with a malformed body, or stalled past the client's timeout; 429 storms (a drawn 429
@@ -43,6 +44,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._llm.mock_judge import judge_reply, yes_no_reply
+from ltm_harness._llm.mock_tools import after_tools, stream_events, tool_calls
 from ltm_harness._llm.mock_replies import (EMBED_DIMENSIONS, MAX_DIMENSIONS, _text, embed, extracted_facts,
                                            generator_reply, memory_reply, retrieval_reply)
 from ltm_harness._tokens import get_tokenizer
@@ -71,7 +73,7 @@ class FaultSettings(BaseModel):
 
 def reply_for(model: str, messages: list[dict[str, Any]]) -> str | None:
     base, _, arg = model.partition(":")
-    if base in ("mock", "mock-retrieval"):
+    if base in ("mock", "mock-retrieval", "mock-tools"):
         return retrieval_reply(messages)
     if base == "mock-memory":
         return memory_reply(messages)
@@ -91,7 +93,7 @@ def reply_for(model: str, messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-MODELS = ["mock", "mock-retrieval", "mock-memory", "mock-fixed", "mock-echo", "mock-judge", "mock-judge-garbage",
+MODELS = ["mock", "mock-retrieval", "mock-tools", "mock-memory", "mock-fixed", "mock-echo", "mock-judge", "mock-judge-garbage",
           "mock-generator", "mock-generator-short"]
 EMBEDDING_MODELS = ["mock-embed"]
 
@@ -247,22 +249,32 @@ class MockLLMServer:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return web.json_response({"error": {"message": "messages must be a non-empty list"}}, status=400)
-        text = reply_for(model, messages)
+        calls = tool_calls(model, body, self.stats["requests"])
+        text = "" if calls else after_tools(model, messages) or reply_for(model, messages)
         if text is None:
             return web.json_response({"error": {"message": f"The model `{model}` does not exist (mock models: "
                                                            f"{', '.join(MODELS)})", "type": "invalid_request_error"}},
                                      status=404)
-        prompt_tokens, completion_tokens = self._count(messages, text)
+        said = text + "".join(c["function"]["name"] + c["function"]["arguments"] for c in calls or [])
+        prompt_tokens, completion_tokens = self._count(messages, said)
         self.stats["ok_replies"] += 1
-        return web.json_response({
-            "id": f"chatcmpl-mock-{self.stats['requests']}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        self.stats["tool_calls"] += len(calls or [])
+        message: dict[str, Any] = {"role": "assistant", "content": text or None, "tool_calls": calls} if calls \
+            else {"role": "assistant", "content": text}
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                 "total_tokens": prompt_tokens + completion_tokens}
+        head = {"id": f"chatcmpl-mock-{self.stats['requests']}", "created": 0, "model": model}
+        if body.get("stream") is True:
+            wanted = (body.get("stream_options") or {}).get("include_usage") is True
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+            await response.prepare(request)
+            for event in stream_events(head, message, usage if wanted else None):
+                await response.write(event)
+            await response.write_eof()
+            return response
+        return web.json_response({**head, "object": "chat.completion", "usage": usage,
+                                  "choices": [{"index": 0, "message": message,
+                                               "finish_reason": "tool_calls" if calls else "stop"}]})
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         faulted = await self._fault(request)

@@ -12,9 +12,10 @@ import importlib
 import importlib.util
 import sys
 import types
+from contextlib import contextmanager, nullcontext
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ltm_harness._guard.limits import clip, exception_line
 from ltm_harness._errors import ConfigError, DefinitionError
@@ -29,8 +30,26 @@ def _package(name: str) -> None:
         sys.modules[name] = pkg
 
 
-def load_module_file(path: Path, package: str = USER_PACKAGE) -> types.ModuleType:
-    """The module in the .py file `path`, loaded under `package` (again only when the file changed)."""
+@contextmanager
+def _folder_importable(folder: Path) -> Iterator[None]:
+    """`folder` first on `sys.path` while a file in it loads, as `python FILE.py` has it: the file may import the
+    modules beside it (`from my_tools import search`); the modules it imported stay loaded afterwards."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+        importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def load_module_file(path: Path, package: str = USER_PACKAGE, beside: bool = False) -> types.ModuleType:
+    """The module in the .py file `path`, loaded under `package` (again only when the file changed); `beside`: the
+    file's folder is importable while it loads (agents' files, as `python FILE.py` would have it; not dataset files,
+    whose folder could shadow installed packages)."""
     path = path.resolve()
     name = f"{package}.{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
     try:
@@ -48,7 +67,8 @@ def load_module_file(path: Path, package: str = USER_PACKAGE) -> types.ModuleTyp
     sys.modules[name] = module
     module._ltm_source = source  # type: ignore[attr-defined]
     try:
-        exec(compile(source, str(path), "exec"), module.__dict__)
+        with _folder_importable(path.parent) if beside else nullcontext():
+            exec(compile(source, str(path), "exec"), module.__dict__)
     except SystemExit as exc:
         del sys.modules[name]
         raise DefinitionError(f"{path}: called sys.exit({clip(exc.code)}) while being imported; remove the call (or "
@@ -72,9 +92,9 @@ def _dotted(text: str) -> bool:
     return all(part.isidentifier() for part in text.split("."))
 
 
-def load_object(spec: str, what: str, default: str | None = None) -> Any:
+def load_object(spec: str, what: str, default: str | None = None, beside: bool = False) -> Any:
     """The object a spec names: `module:Name`, `path/to/file.py:Name`, or (with a `default` name) just the module
-    or file. `what` names it in errors ("agent", "dataset", ...)."""
+    or file. `what` names it in errors ("agent", "dataset", ...); `beside`: see `load_module_file`."""
     target, sep, attr = spec.rpartition(":")
     if not sep or "/" in attr or "\\" in attr or attr.endswith(".py"):
         target, attr = spec, default or ""
@@ -84,7 +104,7 @@ def load_object(spec: str, what: str, default: str | None = None) -> Any:
         path = Path(target)
         if not path.is_file():
             raise ConfigError(f"{what} {spec!r}: the file {path} does not exist; check the path")
-        module = load_module_file(path)
+        module = load_module_file(path, beside=beside)
     else:
         try:
             module = importlib.import_module(target)

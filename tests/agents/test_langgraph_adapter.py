@@ -186,9 +186,9 @@ async def test_restore_takes_the_thread_back_to_exactly_n_turns_from_the_checkpo
     assert len(await thread_texts(again)) == 8  # the turn taken before the kill is not in the thread twice
     await again.close()
 
-    third = make(graph_file, state_dir=state)  # restoring an earlier point again, and to no turn at all
-    await third.restore(turns[:1])
-    assert len(await thread_texts(third)) == 2
+    third = make(graph_file, state_dir=state)  # restoring an earlier point again (of the last turns the store
+    await third.restore(turns[:2])             # keeps: langgraph_store.KEEP_TURNS), and to no turn at all
+    assert len(await thread_texts(third)) == 3
     await third.restore([])
     assert (await third.graph.aget_state(third.thread)).values == {}
     await third.close()
@@ -270,5 +270,5 @@ def test_a_runnable_that_takes_no_messages_is_one_line(graph_file):
 
 
 def test_an_object_that_is_no_graph_or_runnable_is_one_line(graph_file):
-    with pytest.raises(AgentError, match="the object is a int, not a compiled LangGraph graph or a LangChain Runnable"):
+    with pytest.raises(AgentError, match="the object is an int, not a compiled LangGraph graph or a LangChain Runnable"):
         make(graph_file, "not_a_graph")

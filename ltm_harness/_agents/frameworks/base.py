@@ -96,7 +96,7 @@ def load_target(spec: str, target: str) -> Any:
         kind = spec.partition(":")[0]
         raise AgentError(f"agent {spec!r}: {clip(target)} does not name an object; write {kind}:FILE.py:NAME or "
                          f"{kind}:MODULE:NAME")
-    return load_object(target, "agent")
+    return load_object(target, "agent", beside=True)  # the file's folder importable while it loads
 
 
 T = TypeVar("T")
@@ -124,7 +124,7 @@ class FrameworkAgent(Agent):
     #: the spec's parameters and their allowed values, the first being the default
     params: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: `observe` puts history into the store without a model call; False: it is answered by `reply`
-    ingests: ClassVar[bool] = True
+    ingests: bool = True  # (an instance may say otherwise: a LangGraph Functional API workflow)
 
     def __init__(self, spec: str, *, tokenizer: str = DEFAULT_ENCODING, runtime: "LLMRuntime | None" = None) -> None:
         super().__init__(spec)

@@ -27,13 +27,15 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.pregel import Pregel
+from langgraph.graph import END, START
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text, load_target
+from ltm_harness._agents.frameworks.langgraph_forms import as_graph, as_message, is_functional
+from ltm_harness._agents.frameworks.langgraph_store import forget, protect, prunable, prune, serializer_for
+from ltm_harness._agents.frameworks.langgraph_usage import CallUsage
 from ltm_harness._errors import AgentError
 from ltm_harness._tokens import DEFAULT_ENCODING
 
@@ -49,7 +51,11 @@ class LangGraphAgent(FrameworkAgent):
     def __init__(self, spec: str, *, tokenizer: str = DEFAULT_ENCODING, runtime: Any = None) -> None:
         super().__init__(spec, tokenizer=tokenizer, runtime=runtime)
         self.graph, self.input_form = as_graph(load_target(spec, self.target), self.options["input"], spec)
+        self.functional = is_functional(self.graph)
+        if self.functional:
+            self.ingests = False  # a workflow's memory is what it saves: history is answered (recorded unscored)
         self._conn: Any = None  # the sqlite connection of the saver made here
+        self._prune = False  # the saver is the harness's own, and the graph's state is in each checkpoint
 
     @property
     def checkpointer(self) -> BaseCheckpointSaver[Any]:
@@ -62,8 +68,11 @@ class LangGraphAgent(FrameworkAgent):
         """The config naming this conversation's thread (its root graph: subgraphs keep their own namespaces)."""
         return {"configurable": {"thread_id": self.session_name, "checkpoint_ns": ""}}
 
-    def _config(self, turn: int) -> RunnableConfig:
-        return {"configurable": {"thread_id": self.session_name}, "metadata": {TURN_KEY: turn}}
+    def _config(self, turn: int, callbacks: list[Any] | None = None) -> RunnableConfig:
+        config: RunnableConfig = {"configurable": {"thread_id": self.session_name}, "metadata": {TURN_KEY: turn}}
+        if callbacks:
+            config["callbacks"] = callbacks
+        return config
 
     def _input(self, message: BaseMessage) -> Any:
         return [message] if self.input_form == "messages" else {"messages": [message]}
@@ -85,12 +94,26 @@ class LangGraphAgent(FrameworkAgent):
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
             self._conn = await aiosqlite.connect(str(path))
-            saver = AsyncSqliteSaver(self._conn)
+            saver = AsyncSqliteSaver(self._conn, serde=serializer_for(self.graph, path))
+            self._prune = prunable(self.graph)
         self.graph = self.graph.copy(update={"checkpointer": saver})
+
+    async def _turn_done(self, turn: int) -> None:
+        """Keep the harness's own store linear: drop the checkpoints resume and roll-back no longer need."""
+        if self._prune and self._conn is not None:
+            await prune(self._conn, self.session_name, TURN_KEY, turn)
 
     async def _answer(self, text: str, turn: int) -> Answer:
         message = self._message(text, turn)
-        out = await self.graph.ainvoke(self._input(message), self._config(turn))
+        calls = CallUsage()
+        out = await self.graph.ainvoke(self._input(message), self._config(turn, [calls]))
+        await self._turn_done(turn)
+        if self.functional:  # a workflow returns its reply (a message, a string, a list of messages)
+            try:
+                reply = as_message(out)
+            except TypeError as exc:
+                raise AgentError(f"agent {self.spec!r}: {exc}") from None
+            return Answer(content_text(reply.content), calls.usage or _usage_of([reply]))
         messages = out.get("messages") if isinstance(out, dict) else out
         if not isinstance(messages, list) or not messages or not isinstance(messages[-1], BaseMessage):
             raise AgentError(f"agent {self.spec!r}: the graph returned {type(out).__name__} without a list of messages; "
@@ -100,7 +123,7 @@ class LangGraphAgent(FrameworkAgent):
         if not said:
             raise AgentError(f"agent {self.spec!r}: the graph added no reply to the thread; end it with a node that "
                              "returns an AI message")
-        return Answer(content_text(said[-1].content), [usage for m in new if (usage := _usage(m)) is not None])
+        return Answer(content_text(said[-1].content), calls.usage or _usage_of(new))
 
     async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
         config = self._config(turn)
@@ -108,6 +131,7 @@ class LangGraphAgent(FrameworkAgent):
             AIMessage(content=text, id=f"ltm-harness-{turn}")  # the agent's own earlier reply, as an AI message
         await self.graph.aupdate_state(config, self._input(message), as_node=START)
         await self.graph.aupdate_state(config, None, as_node=END)  # nothing left to run: no node is called
+        await self._turn_done(turn)
 
     async def _rollback(self, turns: int) -> None:
         saver = self.checkpointer
@@ -115,7 +139,11 @@ class LangGraphAgent(FrameworkAgent):
         if turns == 0:
             if head is not None:
                 await saver.adelete_thread(self.session_name)
+            if self._conn is not None:
+                await forget(self._conn, self.session_name)
             return
+        if self._prune and self._conn is not None and head is not None:
+            await protect(self._conn, self.session_name, turns)  # a way back to it stays, however long ago
         target = None
         async for found in saver.alist(self.thread, filter={TURN_KEY: turns}, limit=1):
             target = found
@@ -153,57 +181,6 @@ def _usage(message: BaseMessage) -> ModelUsage | None:
                       int(usage.get("output_tokens", 0)))
 
 
-def as_graph(obj: Any, form: str, spec: str) -> tuple[Pregel[Any, Any, Any, Any], str]:
-    """The graph to run for the user's object, and how its input is given ("dict" or "messages")."""
-    if isinstance(obj, StateGraph):
-        obj = obj.compile()  # the builder was given: compiled without a checkpointer
-    if isinstance(obj, Pregel):
-        return obj, (_input_form(obj, spec) if form == "auto" else form)
-    if isinstance(obj, Runnable):
-        return _runnable_graph(obj, _input_form(obj, spec) if form == "auto" else form), "dict"
-    raise AgentError(f"agent {spec!r}: the object is a {type(obj).__name__}, not a compiled LangGraph graph or a "
-                     "LangChain Runnable; name the graph (builder.compile()) or a Runnable")
-
-
-def _input_form(runnable: Runnable[Any, Any], spec: str) -> str:
-    """"dict" when the input schema has a `messages` key, "messages" when it is not an object (a list of messages, a
-    chat model's input, an untyped function); an object without `messages` cannot be handed a conversation."""
-    try:
-        schema = runnable.get_input_jsonschema()
-    except Exception:  # an input type pydantic cannot describe: the common form
-        return "dict"
-    keys = schema.get("properties") or {}
-    if not keys:
-        return "messages"
-    if "messages" not in keys:
-        raise AgentError(f"agent {spec!r}: its input has no `messages` key (it takes {', '.join(sorted(keys))}); keep "
-                         "the conversation in `messages` (MessagesState), or say how to hand it over with "
-                         "?input=dict or ?input=messages")
-    return "dict"
-
-
-def _runnable_graph(runnable: Runnable[Any, Any], form: str) -> Pregel[Any, Any, Any, Any]:
-    """A one-node `MessagesState` graph around a Runnable: handed the thread's messages, its output appended."""
-
-    async def call(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        history = state["messages"]
-        out = await runnable.ainvoke(history if form == "messages" else {"messages": history})
-        return {"messages": [_as_message(out)]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("runnable", call)
-    builder.add_edge(START, "runnable")
-    builder.add_edge("runnable", END)
-    return builder.compile()
-
-
-def _as_message(out: Any) -> BaseMessage:
-    if isinstance(out, BaseMessage):
-        return out
-    if isinstance(out, str):
-        return AIMessage(content=out)
-    if isinstance(out, dict) and isinstance(out.get("messages"), list) and out["messages"] \
-            and isinstance(out["messages"][-1], BaseMessage):
-        return out["messages"][-1]
-    raise TypeError(f"the Runnable returned a {type(out).__name__}; return a message, a string or "
-                    "{'messages': [...]}")
+def _usage_of(messages: list[BaseMessage]) -> list[ModelUsage]:
+    """The usage the turn's AI messages carry (when no model call reached the harness's callback)."""
+    return [usage for m in messages if (usage := _usage(m)) is not None]
