@@ -3,7 +3,9 @@
 NAME is an `agents.Agent`. Each conversation is one `SQLiteSession` (its id: the harness's session) on the file
 `agents_sdk.sqlite` in the conversation's `state_dir` (in memory when the run keeps no folder); a turn is
 `Runner.run(agent, text, session=session, run_config=...)` and the reply is `result.final_output` (structured output
-as its JSON). Its usage is the run's `result.context_wrapper.usage`, priced by the agent's model.
+as its JSON). Its usage is every model call of the run (`result.raw_responses`: tool calls and handoffs included),
+priced by the agents' model (unpriced when the agents that ran use different models: the SDK does not say which
+agent made which call).
 
 The model: an agent whose model is a name (or unset: the SDK's default model) is run through chat completions on
 the harness's OpenAI-compatible endpoint (`OpenAIChatCompletionsModel` on an `AsyncOpenAI` client for the config's
@@ -77,9 +79,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
 
     async def _answer(self, text: str, turn: int) -> Answer:
         result = await Runner.run(self.agent, text, session=self.session, run_config=self._run_config)
-        usage = result.context_wrapper.usage
-        used = [ModelUsage(self.model_name, usage.input_tokens, usage.output_tokens)] if usage.requests else []
-        return Answer(_output_text(result.final_output), used)
+        return Answer(_output_text(result.final_output), run_usage(result, self.model_name))
 
     async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
         # the agent's own earlier reply as an assistant item (its text alone: how the harness's items are told apart
@@ -160,6 +160,21 @@ def check_items(path: Path) -> None:
         if not isinstance(item, dict):
             raise UntrustedStore("Agents SDK", path, f"holds an item (row {row}) that is not a JSON object, as the SDK "
                                  "writes them")
+
+
+def run_usage(result: Any, model: str | None) -> list[ModelUsage]:
+    """Every model call of the run (its tool calls, the agents handed off to), one `ModelUsage` each, from the
+    run's responses (`raw_responses`); each priced by the model of the agents that ran, when they share one (the
+    SDK does not say which agent made which call: with several models, the calls are counted but unpriced)."""
+    agents = {id(item.agent): item.agent for item in getattr(result, "new_items", []) if hasattr(item, "agent")}
+    models = {_model_name(agent.model) for agent in agents.values()} | {model}
+    priced = model if len(models) == 1 else None
+    used = [ModelUsage(priced, r.usage.input_tokens, r.usage.output_tokens)
+            for r in getattr(result, "raw_responses", []) if r.usage.requests]
+    if not used:  # responses not kept: the run's total
+        total = result.context_wrapper.usage
+        used = [ModelUsage(priced, total.input_tokens, total.output_tokens)] if total.requests else []
+    return used
 
 
 def _model_name(model: Any) -> str | None:
