@@ -43,6 +43,7 @@ from ltm_harness._interop.locomo.data import CATEGORY_NAMES, LocomoSample, rende
 from ltm_harness._interop.locomo.fetch import load_locomo
 from ltm_harness._interop.locomo.judge import JUDGED_CATEGORIES, judge_prompt
 from ltm_harness._interop.locomo.scoring import question_text, score_answer
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
 from ltm_harness._tokens import get_tokenizer
 
@@ -79,8 +80,24 @@ class LoCoMo(DatasetInterface):
     Params = LoCoMoParams
     params: LoCoMoParams  # the validated args, typed
     conversation_per_example = True
+    # Quoted by the reference's F1 (the mean over every question, category 5 by its "not mentioned" rule), per
+    # category, and, judged, the vendors' J: the share judged correct over categories 1-4 (`headline_spec` names
+    # the judge prompt).
+    headline = Headline(metrics=[Metric(name="F1"), Metric(name="F1", per="category", order=list(CATEGORY_NAMES.values())),
+                                 Metric(name="J (judge, categories 1-4)", of="verdict",
+                                        unless={"category": [CATEGORY_NAMES[5]]})],
+                        question="question", conversation="conversation")
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"judge"})
+
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self.params.mode == "interleaved":
+            return {}
+        why = "plays in reference mode (every question after the whole conversation)"
+        return {"memory_span": (f"{why}, where no span is used", {"mode": "interleaved"}),
+                "distance": (f"{why}, where no distance is used", {"mode": "interleaved"}),
+                "seed": ("plays its conversations in file order with no filler, so no seed changes it "
+                         "(args.conversations chooses them)", {})}
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:
@@ -185,14 +202,14 @@ class LoCoMo(DatasetInterface):
             parts.append(TestOutcome(score, 1.0, reasons, verdicts=verdicts))
         return TestOutcome(sum(p.score for p in parts), float(len(parts)), [], parts=parts)
 
+    def headline_spec(self) -> Headline:
+        metrics = [m.model_copy(update={"name": f"J ({self.params.judge} judge, categories 1-4)"})
+                   if m.of == "verdict" else m for m in self.headline.metrics]
+        return self.headline.model_copy(update={"metrics": metrics})
+
     def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
-        """J (the share judged CORRECT over categories 1-4) when judged, and the file's known data errors, mended
-        or left out, by kind."""
+        """The file's known data errors, mended or left out, by kind (J is in the headline)."""
         out: dict[str, float] = {}
-        judged = [r.verdicts[0].score for r in results if r.verdicts and r.status == "ok"]
-        if judged:
-            out[f"J ({self.params.judge} judge, categories 1-4)"] = sum(v >= 1.0 for v in judged) / len(judged)
-            out["J: questions judged"] = float(len(judged))
         quirks: dict[str, Any] = examples[0].extra.get("data_quirks", {}) if examples else {}
         for kind, n in quirks.items():
             out[f"data: {kind.replace('_', ' ')}"] = float(n)

@@ -34,10 +34,11 @@ from ltm_harness._authoring.example import TestExample
 from ltm_harness._engine.program import TestOutcome
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
-from ltm_harness._interop.longmemeval.data import LMEQuestion, iter_questions, select_questions
+from ltm_harness._interop.longmemeval.data import QUESTION_TYPES, LMEQuestion, iter_questions, select_questions
 from ltm_harness._interop.longmemeval.fetch import data_path
 from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
-from ltm_harness._interop.longmemeval.scoring import LABELS, metrics, score_reply
+from ltm_harness._interop.longmemeval.scoring import score_reply
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._tokens import get_tokenizer
 
@@ -66,8 +67,23 @@ class LongMemEval(DatasetInterface):
     Params = LongMemEvalParams
     params: LongMemEvalParams  # the validated args, typed
     conversation_per_example = True
+    # Quoted as the reference reports it: accuracy overall, task-averaged (the unweighted mean of the types'),
+    # over the abstention (`_abs`) questions, and per type. Without a judge the rule decides only some replies: the
+    # numbers then name themselves "rule-decided" and count the decided ones. Each question has a haystack of its own.
+    headline = Headline(metrics=[Metric(name="accuracy"),
+                                 Metric(name="task-averaged accuracy", by="type", order=list(QUESTION_TYPES)),
+                                 Metric(name="abstention accuracy", where={"abstention": "yes"}),
+                                 Metric(name="accuracy", per="type", order=list(QUESTION_TYPES))],
+                        unjudged="rule-decided", question="question", conversation="haystack")
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"reference_prompts"})
+
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self.params.mode == "interleaved":
+            return {}
+        why = "plays in reference mode (each question after its whole haystack)"
+        return {"memory_span": (f"{why}, where no span is used", {"mode": "interleaved"}),
+                "distance": (f"{why}, where no distance is used", {"mode": "interleaved"})}
 
     def source_files(self) -> list[Path]:
         """A user's own file decides the tests: editing it makes them again."""
@@ -142,14 +158,3 @@ class LongMemEval(DatasetInterface):
             return TestOutcome(0.0, 1.0, [f"{scored.reason}{hint}"], unscored=True)
         return TestOutcome(scored.score, 1.0, [f"{scored.by}: {scored.reason}"],
                            verdicts=[scored.verdict] if scored.verdict else [])
-
-    def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
-        """The reference's task-averaged, overall and abstention accuracy (over scored questions), and how many
-        questions are unscored."""
-        rows = [((r.labels or {}).get("type", ""), (r.labels or {}).get("abstention") == "yes",
-                 None if r.status == "unscored" else (r.score / r.max_score if r.status == "ok" else 0.0))
-                for r in results]
-        m = metrics(rows)
-        out = {LABELS[name]: getattr(m, name) for name in LABELS if getattr(m, name) is not None}
-        out["Unscored"] = float(m.unscored)
-        return out

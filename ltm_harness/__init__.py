@@ -23,6 +23,7 @@ from ltm_harness._authoring.example import DynamicExample, TestExample, Wait, sp
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome
 from ltm_harness._engine.progress import TurnProgress
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError, LLMError, LTMError, RunFolderError
+from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
 
 if TYPE_CHECKING:  # imported when first used: `import ltm_harness` stays light for the command line
@@ -61,7 +62,7 @@ __all__ = [
     "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
     # writing tests
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
-    "TestOutcome", "Heard", "Judge", "JudgeVerdict",
+    "TestOutcome", "Heard", "Judge", "JudgeVerdict", "Headline", "Metric",
     # writing agents
     "Agent", "AgentMessage", "Reply",
     # making things known by name

@@ -21,6 +21,7 @@ from ltm_harness._results.outputs import check_finished_run, read_results, read_
 from ltm_harness._runner.claim import Claim, claim_folder
 from ltm_harness._runner.config import RunConfig, Selection, load_config, resolve_config_path, select_datasets
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
+from ltm_harness._runner.preflight import preflight
 from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
 from ltm_harness._engine.progress import OnTurn
 from ltm_harness._runner.run import run_all
@@ -119,8 +120,10 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     select_datasets(cfg, selection, source)  # a name the config does not list is said before any folder is touched
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
+    checked = await preflight(cfg, chosen)  # and one that cannot answer at all (nothing listening, no key)
     root = Path(results)
     claim = claim_folder(root, cfg.config.run_name, resume=resume, overwrite=overwrite, retry_errored=retry_errored)
+    claim.notes.extend(checked)
     try:
         cfg.config.run_name = claim.run_name
         prepared = prepare(cfg, root, source, resume=resume)

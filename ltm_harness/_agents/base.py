@@ -129,5 +129,12 @@ class Agent(ABC):
             raise AgentError(f"agent {self.spec!r} cannot be resumed: its adapter does not implement restore() to "
                             f"rebuild its memory; run it again with {option('overwrite')}")
 
+    async def preflight(self) -> str | None:
+        """Checked once before a run's first turn, on an agent made for it and closed after: raise an AgentError (or
+        ConfigError) when the agent cannot answer at all (nothing listening, no key), so that the run stops in one
+        line before it starts; return a note when something could not be checked. Default: nothing (the agent was
+        made, so its code loaded)."""
+        return None
+
     async def close(self) -> None:
         """Release connections."""

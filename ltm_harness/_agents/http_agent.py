@@ -65,6 +65,7 @@ from ltm_harness._guard.retry_after import retry_after_seconds
 from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
 
 DEFAULT_TIMEOUT = 300.0
+PING_TIMEOUT = 30.0  # seconds the ping before the first turn waits for an answer
 _SNIPPET = 200
 
 
@@ -147,6 +148,22 @@ class HTTPAgent(Agent):
             raise AgentError(f"agent {self.shown_url}: no answer within {self.timeout:g} s; check the agent or raise the timeout (LTM_HTTP_TIMEOUT=seconds)") from None
         except aiohttp.ClientError as exc:
             raise AgentError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it is running") from None
+
+    async def preflight(self) -> str | None:
+        """The ping (docs/http-agent.md): `GET URL`, once; any HTTP answer, whatever its status, shows the agent is
+        there (an agent need not implement it); a connection that fails or no answer within PING_TIMEOUT seconds
+        stops the run in one line."""
+        wait = min(self.timeout, PING_TIMEOUT)
+        try:
+            async with self._client().get(self.url, allow_redirects=False, timeout=aiohttp.ClientTimeout(total=wait),
+                                          headers={"Accept": "application/json"}):
+                return None  # the body is not read
+        except asyncio.TimeoutError:
+            raise AgentError(f"agent {self.shown_url}: no answer to the ping (GET) within {wait:g} s; check that it is "
+                             "running", fatal=True) from None
+        except aiohttp.ClientError as exc:
+            raise AgentError(f"agent {self.shown_url}: cannot be reached ({type(exc).__name__}: {exc}); check that it "
+                             "is running", fatal=True) from None
 
     def _fail(self, what: str) -> AgentError:
         return AgentError(f"agent {self.shown_url}: {what}; see docs/http-agent.md for the protocol")

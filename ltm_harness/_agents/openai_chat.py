@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ltm_harness._agents.base import ASSISTANT, Agent, AgentMessage, Reply
-from ltm_harness._errors import AgentError, LTMError
+from ltm_harness._errors import AgentError, LLMError, LTMError
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING, LLMSettings
 from ltm_harness._llm.endpoint import DEFAULT_BASE_URL, LOCAL_KEY, _Secret, display_url, is_local_url, resolve_endpoint
 from ltm_harness._tokens import DEFAULT_ENCODING, get_encoding, get_tokenizer
@@ -204,6 +204,24 @@ class OpenAIChatAgent(Agent):
             else:
                 self._client = LLMClient(endpoint, self._settings, tokenizer=self._tokenizer.encoding_name)
         return self._client
+
+    async def preflight(self) -> str | None:
+        """The key is there (resolving the endpoint says so in one line) and the endpoint lists the model
+        (`GET /models`); an endpoint with no list (HTTP 404/405) leaves the model to the first turn."""
+        client = self._get_client()  # no key for a remote endpoint: a ConfigError naming the agent
+        try:
+            listed = await client.listed_models()
+        except LLMError as exc:
+            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=True) from None
+        if listed is None:
+            return (f"agent {self.spec!r}: {self.base_url} lists no models (GET /models answered 404), so the model "
+                    f"{self.model!r} is checked by the first turn")
+        if self.model not in listed:
+            shown = ", ".join(sorted(listed)[:5]) + (", ..." if len(listed) > 5 else "")
+            raise AgentError(f"agent {self.spec!r}: {self.base_url} does not list the model {self.model!r} (it lists "
+                             f"{len(listed)}: {shown or 'none'}); check the model name, or set config.preflight: false "
+                             "if the endpoint serves models it does not list", fatal=True)
+        return None
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         prefix = timestamp_prefix(message.timestamp)

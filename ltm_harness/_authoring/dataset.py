@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict
 from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
+from ltm_harness._scoring.headline import GOODAI, Headline
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
+from ltm_harness._tokens import plural
 
 CallbackResult = tuple[float, float, list[str], bool]
 MAX_CALLBACK_TURNS = 2000
@@ -79,6 +81,10 @@ class DatasetInterface:
     #: prompts): left out of the definitions' fingerprint, so that a run keeps its tests (and can be re-scored) when
     #: they change.
     scoring_args: ClassVar[frozenset[str]] = frozenset()
+    #: The metrics this dataset is quoted by (ltm_harness/_scoring/headline.py; docs/datasets.md): names, and how they
+    #: aggregate per-question results. Default: the GoodAI benchmark's mean score, with its LTM score and gaps. A
+    #: headline that depends on the dataset's args (a judge prompt's name) overrides `headline_spec`.
+    headline: ClassVar[Headline] = GOODAI
 
     def __init__(self, memory_span: int = 4000, seed: int = 0, **params: Any) -> None:
         self.memory_span = int(memory_span)
@@ -91,6 +97,12 @@ class DatasetInterface:
     def source_files(self) -> list[Path]:
         """Files besides the module whose contents decide the tests (their edits regenerate definitions)."""
         return []
+
+    def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
+        """The run settings (`memory_span`, `seed`) and args this dataset's args make meaningless, each with why and
+        the args that would give it a meaning ({} when none would): `run` refuses a `--span` or `--seed` that every
+        dataset of the run ignores, in one line naming them. Default: none."""
+        return {}
 
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         raise NotImplementedError(f"dataset {self.name!r} does not implement generate_examples")
@@ -154,7 +166,8 @@ class DatasetInterface:
                     for q, r, e in zip(questions, responses, expected_answers)]
         reasons = [f"judge {v.model}: {v.score:g} ({v.reason})" for v in verdicts]
         if len(responses) < len(expected_answers):
-            reasons.append(f"{len(expected_answers) - len(responses)} question(s) were not answered")
+            missed = len(expected_answers) - len(responses)
+            reasons.append(f"{plural(missed, 'question')} {'was' if missed == 1 else 'were'} not answered")
         return TestOutcome(sum(v.score for v in verdicts), float(len(expected_answers)), reasons, verdicts=verdicts)
 
     def continual_evaluation_callback(self, example: TestExample, log: list[Heard]) -> CallbackResult:
@@ -229,6 +242,10 @@ class DatasetInterface:
         """Named numbers of this dataset's results beside its mean score, as a benchmark reports them (e.g. a
         task-averaged accuracy, or how many known errors its data has). Default: none."""
         return {}
+
+    def headline_spec(self) -> Headline:
+        """The headline of this instance (default: the class's `headline`)."""
+        return self.headline
 
     def conversation_start(self, example: TestExample) -> datetime | None:
         """When a conversation of its own starts (`conversation_per_example`): the benchmark's first date. None: the

@@ -26,6 +26,7 @@ from ltm_harness._errors import DefinitionError, LTMError, option_name
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
 from ltm_harness._store.files import first_error, write_bytes, write_model, write_text, writing
 from ltm_harness._store.layout import MANIFEST, compressed, definition_path
+from ltm_harness._tokens import plural
 
 COMPRESS_ABOVE = 256 * 1024  # bytes of JSON above which a definition is kept compressed
 
@@ -312,8 +313,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
             if not dataset.conversation_per_example:
                 kept.append(example)
         if len(uids) != n:
-            raise DefinitionError(f"{_named(dataset)}: generate_examples made {len(uids)} test"
-                                  f"{'s' if len(uids) != 1 else ''} instead of {n}; fix its generate_examples")
+            raise DefinitionError(f"{_named(dataset)}: generate_examples made {plural(len(uids), 'test')} "
+                                  f"instead of {n}; fix its generate_examples")
         generated[dataset.name] = LazyExamples(folder, uids) if dataset.conversation_per_example else kept
         every += uids
     write_model(folder / MANIFEST, Manifest(fingerprint=fp, tests=every))

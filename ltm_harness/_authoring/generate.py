@@ -24,6 +24,7 @@ from ltm_harness._llm.counted import asked_count
 from ltm_harness._store.files import write_text
 from ltm_harness._store.records import LLMCall, UsageTotals
 from ltm_harness._scoring.rules import extract_json
+from ltm_harness._tokens import plural
 
 SYSTEM = ("You write test material for a memory benchmark. Follow the instructions exactly and reply with only the "
           "JSON object asked for, with no other text.")
@@ -104,7 +105,7 @@ async def generate(client: LLMClient, model: str, prompt_path: Path, prompt: Pro
                 stored.sets.extend(new)
                 save_examples(path, stored)
             raise LLMError(f"{prompt_path}: {model} gave no valid set {index + 1} in {attempts} attempts "
-                            f"({report.rejected[-1].split(': ', 1)[1]}); {len(new)} new set(s) were saved to {path}")
+                            f"({report.rejected[-1].split(': ', 1)[1]}); {plural(len(new), 'new set')} {'was' if len(new) == 1 else 'were'} saved to {path}")
     stored.sets.extend(new)
     if model not in stored.generated_by:
         stored.generated_by.append(model)

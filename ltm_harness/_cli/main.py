@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from types import ModuleType
+from typing import Iterator
 
 from ltm_harness._cli.commands import command_modules
 from ltm_harness._cli.exit_codes import ERROR, INTERRUPTED
@@ -34,6 +38,21 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     return p, commands
 
 
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM (a `kill`, a scheduler ending a job) is taken as Ctrl-C: the run stops the same
+    way, keeps every answered turn and prints the command that resumes it. Only in the main thread (signal handlers
+    live there); the previous handler comes back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, commands = _parser()
     args = parser.parse_args(argv)
@@ -41,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return ERROR
     try:
-        with speaking_to("command line"):  # errors name options as flags (--overwrite), not arguments
+        with speaking_to("command line"), terminate_as_interrupt():  # errors name options as flags (--overwrite)
             code: int = commands[args.command].main(args)
         return code
     except LTMError as exc:

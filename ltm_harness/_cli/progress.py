@@ -250,7 +250,7 @@ class StudyProgress:
         if cell_id not in self.running:
             return
         score = tick.score
-        self.running[cell_id] = (f"{tick.tests_done} tests done, {tick.turns:,} turns, {short_count(tick.tokens)} "
+        self.running[cell_id] = (f"{plural(tick.tests_done, 'test')} done, {plural(tick.turns, 'turn')}, {short_count(tick.tokens)} "
                                  f"tokens, score {'-' if score is None else f'{score:.2f}'}")
         if self._progress is not None:
             self._progress.update(self._cells[cell_id], detail=f"{self.running[cell_id]} ({self._where[cell_id]})")

@@ -1,16 +1,23 @@
-"""Terminal tables of a run's results (rich)."""
+"""Terminal tables of a run's results (rich): each dataset by the numbers it is quoted by (its headline: F1,
+accuracy, ...; ltm_harness/_results/headline.py), the GoodAI benchmark's score, LTM score and gaps only where they
+belong, and agents compared on the tests scored for all of them."""
 
 from __future__ import annotations
+
+from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ltm_harness._report.labels import by_label, metric_text, unscored_note
-from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, MetricRow, breakdown_rows, ltm_caution,
+from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split_metrics, unscored_note
+from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
+                                        benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
-from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary
+from ltm_harness._results.headline import count_word, played_text
+from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
+from ltm_harness._tokens import plural
 
 
 LTM_TESTS = "  tests it averages"  # the row under the LTM score: its perfectly answered tests
@@ -20,42 +27,76 @@ def _gap(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def agent_table(summary: AgentSummary) -> Table:
+def _cell(value: float | None, scored: int, tests: int, word: str) -> str:
+    """A headline number: "-" over nothing scored, "(n of N scored)" beside it over a subset."""
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if scored >= tests else f"{value:.2f} ({scored:,} of {tests:,} {word})"
+
+
+def _goodai(summary: AgentSummary, judged: bool) -> bool:
+    """Every dataset of the agent is the GoodAI benchmark's: its benchmark score and LTM score mean something."""
+    return all(d.quoted(judged).spec.goodai for d in summary.datasets)
+
+
+def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
     table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
-    for col, just in (("dataset", "left"), ("score", "right"), ("tests", "right"), ("target gap", "right"),
-                      ("achieved gap", "right"), ("memory distance", "right"), ("unscored/errored", "right")):
+    gaps = any(d.quoted(judged).spec.goodai for d in summary.datasets)
+    named = not _goodai(summary, judged)  # a benchmark quoted by its own names: the metric's name beside its value
+    columns = [("dataset", "left")] + ([("metric", "left"), ("value", "right")] if named else [("score", "right")])
+    columns += [("tests", "right")]
+    columns += [("target gap", "right"), ("achieved gap", "right")] if gaps else []
+    columns += [("memory distance", "right"), ("unscored/errored", "right")]
+    for col, just in columns:
         table.add_column(col, justify=just)  # type: ignore[arg-type]
+    played = []
     for d in summary.datasets:
-        table.add_row(d.dataset, f"{d.score:.2f} ± {d.std:.2f}", str(d.tests), _gap(d.target_gap), _gap(d.achieved_gap),
-                      _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
-    table.caption = (
-        f"benchmark score {summary.benchmark_score:.2f}/{summary.max_benchmark_score}   "
-        f"LTM score {summary.ltm_score:,.0f} tokens over {summary.ltm_tests('gap')} perfect tests"
-        + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
-           if summary.ltm_score_memory_distance is not None else "")
-        + f"   turns {summary.turns} ({summary.filler_turns} filler)   "
-        f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
-        + _llm_line(summary)
-    )
+        quoted = d.quoted(judged)
+        lead = quoted.values[0] if quoted.values else None
+        word = count_word(quoted.spec, quoted.judged)
+        value = "-" if lead is None else _cell(lead.value, lead.scored, lead.tests, word)
+        row = [escape(d.dataset)] + ([escape(lead.name if lead else "score"), value] if named else [value]) + [str(d.tests)]
+        if gaps:
+            row += [_gap(d.target_gap), _gap(d.achieved_gap)] if quoted.spec.goodai else ["", ""]
+        table.add_row(*row, _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
+        if quoted.played is not None and not quoted.spec.goodai:
+            played.append(f"{d.dataset}: {played_text(quoted.played, quoted.spec)}")
+    caption = ""
+    if _goodai(summary, judged):
+        caption = (f"benchmark score {benchmark_text(summary.benchmark_score, summary.scored_datasets, len(summary.datasets))}   "
+                   f"LTM score {summary.ltm_score:,.0f} tokens over {plural(summary.ltm_tests('gap'), 'perfect test')}"
+                   + (f" ({summary.ltm_score_memory_distance:,.0f} on memory distance)"
+                      if summary.ltm_score_memory_distance is not None else "") + "   ")
+    caption += "".join(f"{escape(p)}   " for p in played)
+    table.caption = (caption + f"turns {summary.turns} ({summary.filler_turns} filler)   "
+                     f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
+                     + _llm_line(summary))
     table.caption_justify = "left"
     return table
 
 
 def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
-    """For each dataset whose results carry labels (a benchmark's categories or question types): a table per label
-    (a row per value, then the dataset as a whole), its own named metrics, and a line saying how many were left
-    unscored and why; nothing for other datasets."""
+    """For each dataset quoted by more than one number or carrying labels (a benchmark's categories or question
+    types): its headline numbers and own metrics, a table per label (a row per value, then the dataset as a whole),
+    and a line saying how many were left unscored and why; nothing for other datasets."""
     out: list[Table | Text] = []
     for d in summary.datasets:
-        tables = [_label_table(summary.agent, d, by, values) for by, values in by_label(d.breakdown or []).items()]
-        if d.metrics:
-            metrics = Table(title=f"agent {escape(summary.agent)} · {escape(d.dataset)}: its own metrics",
+        quoted = d.quoted(judged)
+        lead = quoted.values[0].name if quoted.values else "score"
+        tables: list[Table | Text] = []
+        own, _ = split_metrics(d.metrics)
+        if len(quoted.values) > 1 or own:
+            word = count_word(quoted.spec, quoted.judged)
+            metrics = Table(title=f"agent {escape(summary.agent)} · {escape(d.dataset)}: the numbers it is quoted by",
                             title_justify="left")
             metrics.add_column("metric")
             metrics.add_column("value", justify="right")
-            for name, value in d.metrics.items():
+            for v in quoted.values:
+                metrics.add_row(escape(v.name), _cell(v.value, v.scored, v.tests, word))
+            for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
+        tables += [_label_table(summary.agent, d, by, values, lead) for by, values in by_label(d.breakdown or []).items()]
         out += tables
         note = unscored_note(d, judged)
         if tables and note:
@@ -63,17 +104,17 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
     return out
 
 
-def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSummary]) -> Table:
+def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSummary], lead: str) -> Table:
     table = Table(title=f"agent {escape(agent)} · {escape(d.dataset)} by {escape(by)}", title_justify="left")
-    for col, just in ((escape(by), "left"), ("score", "right"), ("tests", "right"), ("memory distance", "right"),
+    for col, just in ((escape(by), "left"), (escape(lead), "right"), ("tests", "right"), ("memory distance", "right"),
                       ("unscored/errored", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for b in values:
         table.add_row(escape(b.value), f"{b.score:.2f}" if b.scored else "-", str(b.tests), _gap(b.memory_distance),
                       f"{b.unscored}/{b.errored}")
     table.add_section()
-    table.add_row(f"all of {escape(d.dataset)}", f"{d.score:.2f} ± {d.std:.2f}", str(d.tests), _gap(d.memory_distance),
-                  f"{d.unscored}/{d.errored}")
+    table.add_row(f"all of {escape(d.dataset)}", f"{d.score:.2f} ± {d.std:.2f}" if d.scored else "-", str(d.tests),
+                  _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
     return table
 
 
@@ -94,47 +135,84 @@ def _llm_line(summary: AgentSummary) -> str:
     return text
 
 
-def comparison_table(run: RunSummary) -> Table:
-    names = sorted({d.dataset for a in run.agents for d in a.datasets})
-    table = Table(title=f"run {escape(run.run_name)}: mean score per dataset", title_justify="left")
+def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None) -> Table:
+    """Agents side by side, each dataset by its headline numbers; with `results` (agent -> its results), over the
+    tests scored for every agent (saying how many), else each over its own."""
+    judged = run.judge is not None
+    quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged) for a in run.agents]
+    rows = headline_rows(quoted)
+    metrics = [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)]
+    breakdown = [b for a in run.agents for b in breakdown_rows(run.run_name, a.agent, a.agent, a)]
+    title = "headline numbers per dataset" + (", on the tests scored for every agent" if results else "")
+    table = Table(title=f"run {escape(run.run_name)}: {title}", title_justify="left")
     table.add_column("dataset")
     for a in run.agents:
         table.add_column(escape(a.agent), justify="right")
-    for name in names:
-        row = [name]
-        for a in run.agents:
-            d = next((d for d in a.datasets if d.dataset == name), None)
-            row.append("-" if d is None else f"{d.score:.2f}")
-        table.add_row(*row)
-        _label_rows(table, name, [a.agent for a in run.agents],
-                    [b for a in run.agents for b in breakdown_rows(run.run_name, a.agent, a.agent, a)],
-                    [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)])
-    table.add_row("[b]benchmark[/b]", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in run.agents])
-    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
-    table.add_row(LTM_TESTS, *[str(a.ltm_tests("gap")) for a in run.agents])
-    if any(a.ltm_score_memory_distance is not None for a in run.agents):
-        table.add_row("LTM score on memory distance", *["-" if a.ltm_score_memory_distance is None
-                                                        else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
-    _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0, a.ltm_score)
-                     for a in run.agents])
+    columns = [a.agent for a in run.agents]
+    for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
+        _dataset_rows(table, name, columns, rows, metrics, breakdown)
+    if all(_goodai(a, judged) for a in run.agents):
+        _benchmark_row(table, [a.agent for a in run.agents], rows,
+                       [(a.benchmark_score, a.scored_datasets, len(a.datasets)) for a in run.agents])
+        table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in run.agents])
+        table.add_row(LTM_TESTS, *[str(a.ltm_tests("gap")) for a in run.agents])
+        if any(a.ltm_score_memory_distance is not None for a in run.agents):
+            table.add_row("LTM score on memory distance", *["-" if a.ltm_score_memory_distance is None
+                                                            else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
+        _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0,
+                          a.ltm_score) for a in run.agents])
     return table
 
 
-def _label_rows(table: Table, dataset: str, columns: list[str], breakdown: list[BreakdownRow],
-                metrics: list[MetricRow]) -> None:
-    """Under a dataset's row of an agents-as-columns table: its mean score per label value (a benchmark's categories
-    or question types), then its own named metrics; nothing for a dataset without them. `columns`: the agents' labels
-    as the rows name them."""
-    cells = {(b.label, b.by, b.value): b for b in breakdown if b.dataset == dataset}
-    for by, value in dict.fromkeys((b.by, b.value) for b in breakdown if b.dataset == dataset):
-        row = []
-        for column in columns:
-            b = cells.get((column, by, value))
-            row.append("-" if b is None else f"{b.score:.2f}" if b.scored else "unscored")
-        table.add_row(escape(f"  {by} {value}"), *row)
-    named = {(m.label, m.metric): m.value for m in metrics if m.dataset == dataset}
-    for metric in dict.fromkeys(m.metric for m in metrics if m.dataset == dataset):
+def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence[HeadlineRow],
+                  metrics: Sequence[MetricRow], breakdown: Sequence[BreakdownRow] = ()) -> None:
+    """A dataset's headline numbers in an agents-as-columns table (`columns`: the agents' labels as the rows name
+    them): its leading number on the dataset's row, the others under it, then its own named metrics. In a comparison
+    the numbers are over the tests scored for every agent ("common" rows), the row saying over how many when that is
+    fewer than an agent's, with a row of each agent's own count. A dataset whose headline has no number per label
+    value gets its mean per label value (`breakdown`: categories, question types) instead."""
+    mine = [r for r in rows if r.dataset == dataset]
+    over = "common" if any(r.over == "common" for r in mine) else "own"
+    own = {(r.label, r.metric): r for r in mine if r.over == "own"}
+    cells = {(r.label, r.metric): r for r in mine if r.over == over}
+    word = mine[0].word if mine else "scored"
+    names = list(dict.fromkeys(r.metric for r in mine if r.over == over))
+    for i, metric in enumerate(names):
+        found = [cells.get((c, metric)) for c in columns]
+        label = (dataset if mine and mine[0].goodai and metric == "score" else f"{dataset} · {metric}") if i == 0 \
+            else f"  {metric}"
+        table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word) for r in found])
+        if i == 0 and over == "common":
+            counts = [own.get((c, metric)) for c in columns]
+            if any(o is not None and o.scored < o.tests for o in counts):
+                common = max((r.tests for r in found if r is not None), default=0)
+                table.add_row(escape(f"  {word} by all"),
+                              *["-" if o is None else f"{common:,} of {o.tests:,}" for o in counts])
+                table.add_row(escape(f"  {word} by each"),
+                              *["-" if o is None else f"{o.scored:,} of {o.tests:,}" for o in counts])
+    if not any(" · " in name for name in names):
+        found_b = {(b.label, b.by, b.value): b for b in breakdown if b.dataset == dataset}
+        for by, value in dict.fromkeys((b.by, b.value) for b in breakdown if b.dataset == dataset):
+            table.add_row(escape(f"  {by} {value}"), *["-" if (b := found_b.get((c, by, value))) is None or not b.scored
+                                                       else f"{b.score:.2f}" for c in columns])
+    agents = [m for m in metrics if m.dataset == dataset and not m.metric.startswith(DATA_PREFIX)]
+    named = {(m.label, m.metric): m.value for m in agents}
+    for metric in dict.fromkeys(m.metric for m in agents):
         table.add_row(escape(f"  {metric}"), *[metric_text(named.get((column, metric))) for column in columns])
+
+
+def _benchmark_row(table: Table, columns: list[str], rows: Sequence[HeadlineRow],
+                   own: list[tuple[float, int, int]]) -> None:
+    """The GoodAI benchmark score per agent: over the tests scored for every agent when compared (the sum of the
+    datasets' numbers above it, the row saying how many datasets that is), else each agent's own."""
+    common = [common_benchmark(rows, column) for column in columns]
+    if all(c is not None for c in common):
+        summed = [c for c in common if c is not None]
+        n, total = summed[0][1], summed[0][2]
+        label = "[b]benchmark[/b]" + (f" ({n} of {total} datasets scored by all)" if n < total else "")
+        table.add_row(label, *[f"[b]{s:.2f}[/b]/{k}" for s, k, _ in summed])
+    else:
+        table.add_row("[b]benchmark[/b]", *[f"[b]{escape(benchmark_text(*mine))}[/b]" for mine in own])
 
 
 def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
@@ -144,47 +222,69 @@ def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
         table.caption, table.caption_justify = escape(note), "left"
 
 
-def print_run(run: RunSummary, console: Console | None = None) -> None:
+def print_run(run: RunSummary, console: Console | None = None,
+              results: Mapping[str, Sequence[TestResult]] | None = None) -> None:
+    """Each agent's tables, then, with several agents, the comparison (`results`, agent -> its results: over the tests
+    scored for every agent)."""
     console = console or Console()
     for agent in run.agents:
-        console.print(agent_table(agent))
+        console.print(agent_table(agent, run.judge is not None))
         for part in breakdown_tables(agent, run.judge is not None):
             console.print(part)
     if len(run.agents) > 1:
-        console.print(comparison_table(run))
+        console.print(comparison_table(run, results))
+    for line in data_lines(run.agents):
+        console.print(Text(line))
+
+
+def data_lines(agents: Sequence[AgentSummary]) -> list[str]:
+    """Per dataset, the known errors counted in its data file (the same for every agent, so said once)."""
+    out: dict[str, str] = {}
+    for a in agents:
+        for d in a.datasets:
+            _, data = split_metrics(d.metrics)
+            if data and d.dataset not in out:
+                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {metric_text(v)}" for k, v in data.items())
+                out[d.dataset] = f"{d.dataset} · known errors in its data file (mended or left out): {counts}"
+    return list(out.values())
 
 
 def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow], marks: dict[str, str] | None = None,
                  plain: bool = False, breakdown: list[BreakdownRow] | None = None,
-                 metrics: list[MetricRow] | None = None) -> Table:
-    """The table of a report or comparison: a row per dataset (under it, for a benchmark with labels, a row per
-    label value and one per metric of its own), a column per agent (labelled as in the page), then the benchmark
-    score, the LTM score and, when anything was priced, the cost. `marks`: a note per label (how its run differs
-    from the first); `plain`: ASCII lines, for a pipe or a file."""
+                 metrics: list[MetricRow] | None = None, headline: list[HeadlineRow] | None = None) -> Table:
+    """The table of a report or comparison: a row per dataset by its headline numbers, over the tests scored for
+    every agent (under it its other headline numbers and its own metrics), a column per agent (labelled as in the
+    page), then, for the GoodAI benchmark's datasets, the benchmark score and the LTM score, and, when anything was
+    priced, the cost. `marks`: a note per label (how its run differs from the first); `plain`: ASCII lines, for a
+    pipe or a file."""
     from rich import box
 
     marks = marks or {}
     names = sorted({d.dataset for d in datasets})
-    with_std = len(agents) <= 4  # beyond, the std (in the page and the CSV) would make the table too wide
-    table = Table(title=escape(title + (" (± std)" if with_std else "")), title_justify="left",
-                  box=box.ASCII if plain else box.HEAVY_HEAD)
+    table = Table(title=escape(title), title_justify="left", box=box.ASCII if plain else box.HEAVY_HEAD)
     table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
     for a in agents:
         mark = marks.get(a.label)
         table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
-    cells = {(d.label, d.dataset): d for d in datasets}
     for name in names:
-        row = [escape(name)]
-        for a in agents:
-            d = cells.get((a.label, name))
-            row.append("-" if d is None else f"{d.score:.2f} ± {d.std:.2f}" if with_std else f"{d.score:.2f}")
-        table.add_row(*row)
-        _label_rows(table, name, [a.label for a in agents], breakdown or [], metrics or [])
-    table.add_section()
-    table.add_row("benchmark", *[f"[b]{a.benchmark_score:.2f}[/b]/{a.max_benchmark_score}" for a in agents])
-    table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
-    table.add_row(LTM_TESTS, *[str(a.ltm_score_tests) for a in agents])
+        _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), metrics or [],
+                      breakdown or [])
+    goodai = all(r.goodai for r in headline or []) and bool(names)
+    if goodai:
+        table.add_section()
+        _benchmark_row(table, [a.label for a in agents], headline or [],
+                       [(a.benchmark_score, a.benchmark_datasets_scored, a.max_benchmark_score) for a in agents])
+        table.add_row("LTM score", *[f"{a.ltm_score:,.0f}" for a in agents])
+        table.add_row(LTM_TESTS, *[str(a.ltm_score_tests) for a in agents])
     if any(a.total_cost_usd for a in agents):
         table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
-    _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])
+    if goodai:
+        _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])
     return table
+
+
+def _plain_rows(datasets: Sequence[DatasetRow], name: str) -> list[HeadlineRow]:
+    """Headline rows made from dataset rows alone (the dataset's mean score, each agent over its own tests)."""
+    return [HeadlineRow(run=d.run, agent=d.agent, label=d.label, dataset=d.dataset, metric=d.metric, value=d.score,
+                        scored=d.scored, tests=d.tests, word="scored", lead=True, over="own", goodai=True)
+            for d in datasets if d.dataset == name]

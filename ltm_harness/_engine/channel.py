@@ -32,6 +32,7 @@ from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.events import NOTE, TurnEvent
 from ltm_harness._store.records import FailedTry, LLMCall
+from ltm_harness._tokens import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._agents.replay import TurnReplay
@@ -250,7 +251,7 @@ class Channel:
         if self._answered == 0:
             raise AgentDown(f"the agent failed its first turn ({self.failed_reason}); the session was stopped")
         if self._failed_in_a_row >= self.policy.give_up_after:
-            raise AgentDown(f"the agent failed {self._failed_in_a_row} turns in a row (last: {self.failed_reason}); "
+            raise AgentDown(f"the agent failed {plural(self._failed_in_a_row, 'turn')} in a row (last: {self.failed_reason}); "
                             "the session was stopped")
 
     async def _ask(self, agent: Agent, message: AgentMessage, hint: str | None) -> tuple[Reply | None, list[FailedTry]]:

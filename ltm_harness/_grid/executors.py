@@ -9,6 +9,7 @@ import os
 from typing import Any, Protocol, Sequence
 
 from ltm_harness._errors import ConfigError
+from ltm_harness._tokens import plural
 from ltm_harness._grid.cell import CellJob, CellOutcome, run_cell, where_now
 from ltm_harness._grid.ticks import TICK_EVERY, CellTick, Ticker
 
@@ -123,7 +124,7 @@ def run_ray(jobs: Sequence[CellJob], concurrency: int | None, retries: int, even
                 except ray.exceptions.RayError as exc:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     outcome = CellOutcome(cell_id=job.cell.id, state="failed", where="ray", wall_seconds=0.0,
-                                          error=f"its Ray task failed after {retries} retries: {first}")
+                                          error=f"its Ray task failed after {plural(retries, 'retry', 'retries')}: {first}")
                 events.finished(outcome)
     finally:
         for ref in pending:

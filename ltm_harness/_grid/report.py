@@ -21,13 +21,14 @@ from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, LabelScoreRow, Me
                                        ScoreRow, cell_rows, label_rows, load_cells, metric_rows, pooled_points,
                                        score_rows)
 from ltm_harness._report.assets import CSS
-from ltm_harness._report.colours import colour_css, page_slots, slot_colour, variants
+from ltm_harness._report.colours import colour_css, folder_slots, slot_colour, variants
 from ltm_harness._report.curves import MAX_POINTS
 from ltm_harness._report.labels import metric_text
-from ltm_harness._report.svg import Curve, Series, score_panel, span_chart
+from ltm_harness._report.svg_score import Curve, Series, score_panel, span_chart
 from ltm_harness._report.tables import write_table
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import StudyFolder
+from ltm_harness._tokens import plural
 
 
 @dataclass
@@ -59,9 +60,9 @@ class _Line:
     variant: int
 
 
-def _lines(rows: Sequence[ScoreRow]) -> list[_Line]:
+def _lines(rows: Sequence[ScoreRow], root: Path | None = None) -> list[_Line]:
     pairs = list(dict.fromkeys((r.agent, r.config) for r in rows))
-    slots = page_slots(agent for agent, _ in pairs)
+    slots = folder_slots(root, (agent for agent, _ in pairs))  # the colours of the results folder `root`
     return [_Line(_label(agent, config), slots[agent], variant)
             for (agent, config), variant in zip(pairs, variants(agent for agent, _ in pairs))]
 
@@ -70,7 +71,7 @@ def _curves(rows: Sequence[ScoreRow | LabelScoreRow], lines: list[_Line]) -> lis
     """A curve per agent (and config) of `rows`, the rows of one dataset (or all, or one label value)."""
     curves = []
     for line in lines:
-        pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {r.seeds} seed(s)") for r in rows
+        pts = [(float(r.span), r.mean, r.ci_low, r.ci_high, f" over {plural(r.seeds, 'seed')}") for r in rows
                if _label(r.agent, r.config) == line.label]
         if pts:
             curves.append(Curve(line.label, slot_colour(line.slot), pts, line.variant))
@@ -163,14 +164,16 @@ def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, lines: list[_Line])
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
                      quantities: Sequence[PooledX], level: float, by_label: Sequence[LabelScoreRow] = (),
-                     metrics: Sequence[MetricMeanRow] = ()) -> str:
-    lines = _lines(rows)
+                     metrics: Sequence[MetricMeanRow] = (), root: Path | None = None) -> str:
+    lines = _lines(rows, root)
     datasets = sorted({r.dataset for r in rows if r.dataset != ALL})
     legend = "".join(f'<span class="item"><span class="swatch c{line.slot}{" alt" if line.variant else ""}"></span>'
                      f"{_e(line.label)}</span>" for line in lines)
     overall = span_chart("score against span, all datasets", _curves([r for r in rows if r.dataset == ALL], lines),
                          width=640, height=300)
-    per_dataset = "".join(span_chart(d, _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
+    metric = {r.dataset: r.metric for r in rows}
+    per_dataset = "".join(span_chart(d if metric[d] == "score" else f"{d} · {metric[d]}",
+                                     _curves([r for r in rows if r.dataset == d], lines)) for d in datasets)
     pooled = "".join(_pooled_chart(points, x, lines) for x in quantities)
     css = CSS + colour_css(line.slot for line in lines)
     counts = {s: sum(c.state == s for c in cells) for s in ("finished", "failed", "interrupted", "running", "pending")}
@@ -187,7 +190,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f'<header><h1>{_e(title)}</h1><p class="meta">{len(cells)} cells: {_e(state)}</p></header><main>'
+            f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(cells), "cell")}: {_e(state)}</p></header><main>'
             f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
             f"{_score_table(rows, [line.label for line in lines])}"
             f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'
@@ -219,7 +222,7 @@ def write_study_report(folder: StudyFolder, output: Path | None = None,
         raise ConfigError(f"report file {output} must end in .html (its tables are written beside it)")
     by_label, metrics = label_rows(cells), metric_rows(cells)
     page = build_study_page(f"ltm-harness study {index.study}", rows, table, points, chosen,
-                            rows[0].level if rows else 0.95, by_label, metrics)
+                            rows[0].level if rows else 0.95, by_label, metrics, folder.path.parent)
     written = []
     try:
         write_text(output, page)  # whole or not at all (it makes the folder)

@@ -96,6 +96,7 @@ class ScoreRow(BaseModel):
     config: str | None
     dataset: str  # a dataset's name, or "all datasets": the mean over the datasets of each seed
     span: int
+    metric: str = "score"  # what is averaged: the number the dataset is quoted by (its headline's first: F1, accuracy)
     seeds: int  # how many seeds (finished cells) the mean is over
     mean: float
     std: float  # sample standard deviation over seeds (0 with one)
@@ -197,20 +198,25 @@ def score_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[ScoreRow
     """Per agent x config x dataset x span, and per agent x config x span over all datasets."""
     per_dataset: dict[tuple[str, str | None, str, int], dict[int, float]] = {}
     overall: dict[tuple[str, str | None, int], dict[int, list[float]]] = {}
+    names: dict[str, str] = {}  # dataset -> the name of its leading number
     for cell in cells:
         spans = _spans(cell)
         for summary in cell.summary.agents:
             for d in summary.datasets:
                 span = spans.get(d.dataset)
-                if span is None:
-                    continue
-                per_dataset.setdefault((cell.agent, cell.config, d.dataset, span), {})[cell.seed] = d.score
+                values = d.quoted(cell.summary.judge is not None).values
+                if span is None or not values or values[0].value is None:
+                    continue  # nothing scored in this cell: no number, never 0
+                names.setdefault(d.dataset, values[0].name)
+                per_dataset.setdefault((cell.agent, cell.config, d.dataset, span), {})[cell.seed] = values[0].value
                 cell_span = cell.span if cell.span is not None else max(spans.values())
-                overall.setdefault((cell.agent, cell.config, cell_span), {}).setdefault(cell.seed, []).append(d.score)
+                overall.setdefault((cell.agent, cell.config, cell_span), {}).setdefault(cell.seed, []).append(
+                    values[0].value)
     rows = [ScoreRow(agent=agent, config=config, dataset=ALL, span=span,
                      **_over_seeds({s: statistics.fmean(v) for s, v in seeds.items()}, level))
             for (agent, config, span), seeds in overall.items()]
-    rows += [ScoreRow(agent=agent, config=config, dataset=dataset, span=span, **_over_seeds(by_seed, level))
+    rows += [ScoreRow(agent=agent, config=config, dataset=dataset, span=span, metric=names[dataset],
+                      **_over_seeds(by_seed, level))
              for (agent, config, dataset, span), by_seed in per_dataset.items()]
     order = _agent_order(cells)
     rows.sort(key=lambda r: (order.get(r.agent, 0), r.config or "", r.dataset != ALL, r.dataset, r.span))
@@ -259,7 +265,9 @@ def metric_rows(cells: Sequence[CellData]) -> list[MetricMeanRow]:
         for summary in cell.summary.agents:
             for d in summary.datasets:
                 span = spans.get(d.dataset)
-                for name, value in (d.metrics or {}).items():
+                quoted = d.quoted(cell.summary.judge is not None).values[1:]  # its headline's other numbers first
+                named = {v.name: v.value for v in quoted if v.value is not None}
+                for name, value in {**named, **(d.metrics or {})}.items():
                     if span is not None:
                         by_key.setdefault((cell.agent, cell.config, d.dataset, name, span), {})[cell.seed] = value
     rows = []

@@ -174,6 +174,27 @@ class Study:
                 first = next((c for c in self.cells if c.config == config), None)
                 if first is not None:
                     self.cell_config(first)
+        if spec.spans:
+            self._check_spans()
+
+    def _check_spans(self) -> None:
+        """Spans crossed over datasets that use no span (LoCoMo in reference mode) are refused in one line naming
+        the args that would use it: every cell of such a study would be the same run."""
+        from ltm_harness._runner.prepare import build_datasets
+        from ltm_harness._runner.settings import Given, meaningless
+
+        seen: set[tuple[str | None, str | None]] = set()
+        for cell in self.cells:
+            if (cell.config, cell.dataset) in seen:
+                continue
+            seen.add((cell.config, cell.dataset))
+            cfg, source = self.cell_config(cell)
+            built = build_datasets(cfg, source)
+            error, _ = meaningless([Given("memory_span", f"{self.path}: spans")],
+                                   [(e.name, d) for e, (d, _) in zip(cfg.datasets.datasets, built)],
+                                   lambda name, arg, value: f"args {{{arg}: {value}}} to {name} in the config")
+            if error is not None:
+                raise ConfigError(error.replace(f"leave {self.path}: spans out", "leave spans out"))
 
     def _resolve(self, name: str) -> Path:
         """A config named by the study: a path from the study file's folder, else any path or shipped name."""

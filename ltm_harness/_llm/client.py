@@ -225,6 +225,30 @@ class LLMClient:
             self.cache.put(key, text, prompt_tokens, completion_tokens, counted)
         return ChatResult(text, call)
 
+    async def listed_models(self, limit: int = 10_000) -> list[str] | None:
+        """The models the endpoint lists (`GET /models`, at most `limit`), once, within 30 s; None when it has no
+        such list (HTTP 404 or 405: servers that serve chat only); an LLMError when it cannot be reached or refuses
+        the key."""
+        import openai
+
+        ids: list[str] = []
+
+        async def listing() -> None:
+            async for model in self._client().with_options(timeout=min(self.settings.timeout, 30.0)).models.list():
+                ids.append(str(getattr(model, "id", "")))
+                if len(ids) >= limit:
+                    return
+
+        try:
+            await asyncio.wait_for(listing(), timeout=min(self.settings.timeout, 30.0) + 5)
+        except openai.APIStatusError as exc:
+            if exc.status_code in (404, 405):
+                return None
+            raise self._failure("", exc, 1, "GET /models") from None
+        except Exception as exc:
+            raise self._failure("", exc, 1, "GET /models") from None
+        return ids
+
     async def _once(self, model: str, messages: list[dict[str, str]],
                     params: dict[str, Any]) -> tuple[str, tuple[int, int] | None]:
         from openai.types.chat import ChatCompletion
@@ -245,12 +269,12 @@ class LLMClient:
             return text, None
         return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0))
 
-    def _failure(self, model: str, exc: BaseException, attempts: int) -> LLMError:
+    def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None) -> LLMError:
         import openai
 
         from ltm_harness._llm.transport import ReplyTooLarge
 
-        where = f"{self.endpoint.display} (model {model})"
+        where = f"{self.endpoint.display} ({asked or f'model {model}'})"
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         too_large = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__
         if isinstance(too_large, ReplyTooLarge):

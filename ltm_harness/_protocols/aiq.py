@@ -121,10 +121,13 @@ async def run_aiq(tests: Sequence[TestSpec | str] | None, agents: Sequence[str],
                           "more")
     specs = [parse_test_spec(t) if isinstance(t, str) else t for t in tests] if tests else default_tests()
     datasets = _datasets(specs, trials, seed)
+    from ltm_harness._runner.preflight import preflight
+
+    checked = await preflight(RunConfig.model_validate({"datasets": {"datasets": []}}), list(agents))  # as `run` does
     claim = claim_folder(results_root, run_name, resume=resume, overwrite=overwrite)
     try:
         if on_note is not None:  # what was done with an existing folder, or found in it
-            for note in [*claim.notes, *([claim.resuming] if claim.resuming else [])]:
+            for note in [*checked, *claim.notes, *([claim.resuming] if claim.resuming else [])]:
                 on_note(note)
         cfg = RunConfig.model_validate({
             "config": {"run_name": claim.run_name, "seed": seed, "isolated": True,

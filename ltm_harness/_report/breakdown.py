@@ -14,9 +14,10 @@ from ltm_harness._report.colours import slot_colour
 from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
 from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
-from ltm_harness._report.svg import Series, score_panel
-from ltm_harness._report.tables import Entry
+from ltm_harness._report.svg_score import Series, score_panel
+from ltm_harness._report.tables import Entry, entry_quoted, headline_rows
 from ltm_harness._results.models import DatasetSummary, LabelSummary
+from ltm_harness._tokens import plural
 
 
 def _who(e: Entry) -> str:
@@ -66,7 +67,7 @@ def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | 
 def _score_cell(b: LabelSummary | None) -> str:
     if b is None:
         return '<td class="num">–</td>'
-    tip = (f"{b.tests} tests: {b.scored} scored, {b.unscored} unscored, {b.errored} errored; "
+    tip = (f"{plural(b.tests, 'test')}: {b.scored} scored, {b.unscored} unscored, {b.errored} errored; "
            f"mean memory distance {_num(b.memory_distance)} tokens")
     if not b.scored:
         return f'<td class="num" title="{_e(tip)}">unscored</td>'
@@ -81,6 +82,35 @@ def _metrics_table(entries: Sequence[Entry], metrics: Sequence[dict[str, float]]
                                                        else '<td class="num">–</td>' for m in metrics) + "</tr>"
                    for name in names)
     return f'<div class="scroll"><table class="grid metrics">{head}{rows}</table></div>'
+
+
+def _headline_table(entries: Sequence[Entry], name: str) -> str:
+    """The numbers the dataset is quoted by (its headline), an agent per column: over the questions scored for every
+    agent when several are compared (how many in each row's name when fewer than an agent's own), with each agent's
+    own count on hover."""
+    rows = [r for r in headline_rows([entry_quoted(e) for e in entries]) if r.dataset == name]
+    over = "common" if any(r.over == "common" for r in rows) else "own"
+    own = {(r.label, r.metric): r for r in rows if r.over == "own"}
+    cells = {(r.label, r.metric): r for r in rows if r.over == over}
+    body = []
+    for metric in dict.fromkeys(r.metric for r in rows if r.over == over):
+        found = [(cells.get((e.label, metric)), own.get((e.label, metric))) for e in entries]
+        most = max((o.tests for _, o in found if o is not None), default=0)
+        common = max((r.tests for r, _ in found if r is not None), default=0)
+        note = (f' <span class="std">(on {common:,} of {most:,}, {rows[0].word} by all)</span>'
+                if over == "common" and common < most else "")
+        tds = []
+        for r, o in found:
+            tip = "" if o is None else f' title="{_e(f"{o.scored} of {o.tests} {o.word} for this agent")}"'
+            if r is None or r.value is None:
+                tds.append(f'<td class="num"{tip}>–</td>')
+            else:
+                subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
+                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{subset}</td>')
+        body.append(f"<tr><td>{_e(metric)}{note}</td>{''.join(tds)}</tr>")
+    head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
+    return ("<h4>the numbers it is quoted by</h4>"
+            f'<div class="scroll"><table class="grid headline">{head}{"".join(body)}</table></div>')
 
 
 def _data_table(data: Sequence[dict[str, float]]) -> str:
@@ -130,6 +160,7 @@ def _one_dataset(entries: Sequence[Entry], name: str) -> str:
             labels[by] += [b.value for b in found if b.value not in labels[by]]
     for by in labels:
         parts.append(f"<h4>by {_e(by)}</h4>" + _label_table(entries, summaries, by))
+    parts.append(_headline_table(entries, name))
     split = [split_metrics(d.metrics if d else None) for d in summaries]
     if any(own for own, _ in split):
         parts.append("<h4>its own metrics</h4>" + _metrics_table(entries, [own for own, _ in split]))
@@ -150,8 +181,9 @@ def breakdown_section(entries: Sequence[Entry]) -> str:
             "type, abstention): per label value, the number of questions, their mean memory distance (tokens from the "
             "start of the earliest turn a question needs to the question) and each agent's mean score (errored as 0, "
             "unscored left out; hover a score for its counts); <b>all</b> is the dataset as a whole (mean ± std). "
-            "Metrics are the benchmark's own numbers, named as it names them (e.g. LoCoMo's J, LongMemEval's "
-            "task-averaged and abstention accuracy). The known data errors are counted in the benchmark's data file, "
+            "The numbers it is quoted by are the benchmark's own, named as it names them (LoCoMo's F1 and J, "
+            "LongMemEval's accuracy, task-averaged and abstention accuracy), with several agents over the questions "
+            "scored for every one of them. The known data errors are counted in the benchmark's data file, "
             "not in the answers. The panels put each question's score against its memory distance, a panel per "
             "label value.</p>")
     return (f'<section id="breakdown"><h2>By category and type</h2>{note}'

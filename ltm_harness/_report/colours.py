@@ -1,13 +1,15 @@
-"""One colour per agent name on a page, and the same colour on every page.
+"""One colour per agent name, the same on every page of a results folder.
 
-A page (a report, a comparison, a study, the results index) collects the names of all its agents and gives each
-distinct name one colour, wherever it appears on the page: `retrieval` has one colour in every row of the index
-and for every run of a comparison. Each name ranks the palette's colours by hashes of the name (SHA-256, so the
-ranking is the same on every machine and in every run) and gets the first colour on its list that no other name
-of the page holds, names served in sorted order. So a name has its own first colour on every page unless a page
-also holds a name that ranks the same colour first and sorts before it; the same agents get the same colours on
-every page, whatever order the page lists them in. Two names on one page never share a colour: past the nine
-colours of the palette, names (still in sorted order) get further colours, generated deterministically.
+A page (a run's report, a comparison, a study, the results index) gives each distinct agent name one colour,
+wherever it appears on the page: `retrieval` has one colour in every row of the index and for every run of a
+comparison. Within a results folder a name keeps its colour from page to page: the folder keeps each name's colour
+(`.colours.json` beside the run folders, `folder_slots`), given the first time a page of the folder shows the name
+and never changed, so two names of one folder never share a colour and the order in which pages list agents or
+runs played them changes nothing. A name new to the folder gets the first colour on its own list that no name of
+the folder holds: each name ranks the palette's colours by hashes of the name (SHA-256, the same ranking on every
+machine), new names served in sorted order. Past the nine colours of the palette, names get further colours,
+generated deterministically. A page with no folder of its own, or whose folder cannot be written, gives its names
+colours the same way among themselves (`page_slots`).
 
 The same agent shown several times on one page (in several runs of a comparison, or several configs of a study)
 keeps its colour; charts tell those apart by a *variant* (0 for its first appearance, 1, 2, ... after), drawn
@@ -21,7 +23,17 @@ from __future__ import annotations
 
 import colorsys
 import hashlib
+import json
+from pathlib import Path
 from typing import Iterable
+
+from ltm_harness._errors import LTMError
+from ltm_harness._guard import jsonsafe
+from ltm_harness._guard.files import read_text
+from ltm_harness._store.files import write_shared_text
+from ltm_harness._store.layout import colours_file
+
+MAX_COLOURS_BYTES = 2 * 1024 * 1024
 
 # Paul Tol, "muted" qualitative scheme (https://personal.sron.nl/~pault/): colour-blind safe, readable on white.
 PALETTE = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499"]
@@ -52,6 +64,50 @@ def page_slots(names: Iterable[str]) -> dict[str, int]:
             slots[name], extra = extra, extra + 1
         taken.add(slots[name])
     return slots
+
+
+MAX_NAMES = 10_000  # names a results folder's colours keep; past it, new names get page colours only
+
+
+def folder_slots(root: Path | None, names: Iterable[str]) -> dict[str, int]:
+    """A colour slot for every distinct name, kept in the results folder `root` (see the module docstring): names it
+    holds keep theirs, new ones are given free slots and saved. With no folder, or one that cannot be written, the
+    page's own slots."""
+    wanted = sorted(set(names))
+    if root is None:
+        return page_slots(wanted)
+    kept = _read_slots(colours_file(root))
+    new = [name for name in wanted if name not in kept]
+    if new and len(kept) + len(new) <= MAX_NAMES:
+        kept = {**_read_slots(colours_file(root)), **kept}  # read again just before writing: a narrower race
+        taken = set(kept.values())
+        extra = max([len(PALETTE) - 1, *taken]) + 1
+        for name in new:
+            free = [slot for slot in preferences(name) if slot not in taken]
+            kept[name] = free[0] if free else extra
+            extra += 0 if free else 1
+            taken.add(kept[name])
+        try:
+            write_shared_text(colours_file(root), json.dumps({"version": 1, "slots": kept}, indent=1, sort_keys=True)
+                              + "\n")
+        except (OSError, LTMError):
+            return page_slots(wanted)  # a folder that cannot be written: this page's colours only
+    if any(name not in kept for name in wanted):
+        return page_slots(wanted)
+    return {name: kept[name] for name in wanted}
+
+
+def _read_slots(path: Path) -> dict[str, int]:
+    """The slots a results folder keeps; a missing, unreadable or malformed file keeps none (it is rewritten)."""
+    try:
+        data = jsonsafe.loads(read_text(path, MAX_COLOURS_BYTES))
+    except (OSError, ValueError, LTMError):
+        return {}
+    slots = data.get("slots") if isinstance(data, dict) else None
+    if not isinstance(slots, dict):
+        return {}
+    return {name: slot for name, slot in slots.items() if isinstance(name, str) and isinstance(slot, int)
+            and not isinstance(slot, bool) and 0 <= slot < len(PALETTE) + MAX_NAMES}
 
 
 def variants(names: Iterable[str]) -> list[int]:

@@ -17,10 +17,11 @@ from pathlib import Path
 from ltm_harness._errors import LTMError
 from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.assets import content_security_policy
-from ltm_harness._report.colours import colour_css, page_slots
-from ltm_harness._results.models import RunSummary
+from ltm_harness._report.colours import colour_css, folder_slots
+from ltm_harness._results.models import AgentSummary, RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
+from ltm_harness._tokens import plural
 
 MAX_REASON = 300  # characters of a damaged folder's reason shown
 
@@ -31,6 +32,7 @@ class AgentScore:
     score: float
     max_score: int
     slot: int = 0  # its colour on the index page: by name, one per name (colours.page_slots)
+    metric: str | None = None  # a benchmark's leading number's name (F1, accuracy): score is that number, or -1 (none)
 
 
 @dataclass
@@ -67,7 +69,7 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
                             note=cut_words(f"{folder.summary} cannot be read: {exc}", MAX_REASON))
-        agents = [AgentScore(a.agent, a.benchmark_score, a.max_benchmark_score) for a in summary.agents]
+        agents = [_agent_score(a, summary.judge is not None) for a in summary.agents]
         note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
         return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
                         cut_words(note, MAX_REASON))
@@ -108,14 +110,27 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
+def _agent_score(a: AgentSummary, judged: bool) -> AgentScore:
+    """The GoodAI benchmark score of an agent of its datasets; of a benchmark quoted by its own number (a run of one
+    such dataset), that number by name (-1: nothing scored)."""
+    quoted = [d.quoted(judged) for d in a.datasets]
+    if len(quoted) == 1 and not quoted[0].spec.goodai and quoted[0].values:
+        lead = quoted[0].values[0]
+        return AgentScore(a.agent, -1.0 if lead.value is None else lead.value, 1, metric=lead.name)
+    return AgentScore(a.agent, a.benchmark_score, a.scored_datasets)
+
+
 def _score_class(share: float) -> str:
     return f"s{max(0, min(10, round(share * 10)))}"
 
 
 def _run_row(r: IndexRow) -> str:
     agents = "".join(
-        f'<span class="agent"><span class="swatch c{a.slot}"></span>{_e(a.name)} '
-        f'<b class="{_score_class(a.score / a.max_score if a.max_score else 0.0)}">{a.score:.2f}</b>/{a.max_score}</span>'
+        f'<span class="agent"><span class="swatch c{a.slot}"></span>{_e(a.name)} ' + (
+            (f'{_e(a.metric)} ' + ('–' if a.score < 0 else f'<b class="{_score_class(a.score)}">{a.score:.2f}</b>'))
+            if a.metric else
+            f'<b class="{_score_class(a.score / a.max_score if a.max_score else 0.0)}">{a.score:.2f}</b>/{a.max_score}')
+        + '</span>'
         for a in r.agents) or '<span class="note">–</span>'
     best = max((a.score / a.max_score for a in r.agents if a.max_score), default=-1.0)
     text = " ".join([r.name, r.state, r.kind, r.judge or "", r.note, *(a.name for a in r.agents)]).lower()
@@ -211,7 +226,7 @@ JS = r"""
 
 def build_index(root: Path) -> str:
     rows = index_rows(root)
-    slots = page_slots(a.name for r in rows for a in r.agents)  # one colour per agent name on the whole page
+    slots = folder_slots(root, (a.name for r in rows for a in r.agents))  # one per name, as on the folder's pages
     for r in rows:
         for a in r.agents:
             a.slot = slots[a.name]
@@ -232,7 +247,7 @@ def build_index(root: Path) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(JS, css)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f'<header><h1>{_e(title)}</h1><p class="meta">{len(rows)} folders: {_e(summary)} · newest first; click '
+            f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(rows), "folder")}: {_e(summary)} · newest first; click '
             "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script></body></html>\n")
 

@@ -15,21 +15,23 @@ from typing import Any, Sequence
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.breakdown import breakdown_section
-from ltm_harness._report.html import breakable as _label, esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
-from ltm_harness._report.curves import GAP, MAX_POINTS, QUANTITIES, Quantity, dataset_points, has_values, xy
-from ltm_harness._report.svg import MIN_BIN, Bar, Series, bar_chart, cost_chart, money, score_panel
-from ltm_harness._report.tables import COST_ROLES, Entry, Tables, ltm_caution, sorted_results, sort_key_of_test
-from ltm_harness._results.models import GapPoint, TestResult
+from ltm_harness._report.curves import (GAP, MAX_POINTS, MEMORY_DISTANCE, QUANTITIES, Quantity, dataset_points,
+                                        has_values, label_points, xy)
+from ltm_harness._report.labels import by_label
+from ltm_harness._report.svg import Bar, bar_chart, money
+from ltm_harness._report.svg_cost import cost_chart
+from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
+from ltm_harness._report.summary import header, summary_table, swatch, swatch_class
+from ltm_harness._report.tables import (COST_ROLES, Entry, Tables, benchmark_text, sorted_results,
+                                        sort_key_of_test)
+from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
+from ltm_harness._tokens import plural
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
-
-
-def _over(tests: int | None) -> str:
-    """How many tests an LTM score averages, on a line of its own (the summary table stays as narrow as before)."""
-    return "" if tests is None else f'<br><span class="std">over {tests} tests</span>'
 
 
 def _ms(value: float | None) -> str:
@@ -46,14 +48,6 @@ def _clip(text: str) -> str:
     if len(text) <= MAX_TEXT:
         return text
     return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT:,} more characters; the full text is in the event log]"
-
-
-def _swatch_class(e: Entry) -> str:
-    return f"c{e.slot} alt" if e.variant else f"c{e.slot}"
-
-
-def _swatch(e: Entry) -> str:
-    return f'<span class="swatch {_swatch_class(e)}"></span>'
 
 
 def _expected(value: Any) -> str:
@@ -99,87 +93,11 @@ def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
         found = [results.get(uid) for results in per_agent]
         tests.append([uid, [r.normalized if r is not None and r.status == "ok" else None for r in found],
                       [r.status if r is not None else None for r in found]])
-    return {"agents": [{"key": e.key, "label": e.label, "colour": _swatch_class(e)} for e in entries],
+    return {"agents": [{"key": e.key, "label": e.label, "colour": swatch_class(e)} for e in entries],
             "tests": tests}
 
 
 # -- sections ---------------------------------------------------------------------------------------
-def _marks(run: RunData, found: Sequence[Difference]) -> str:
-    """Badges on a run that differs from the first run of a comparison (shown with --force)."""
-    return "".join(f'<span class="badge mark" title="{_e(d.detail)}">{_e(d.what)} differ</span>'
-                   for d in found if d.run is run)
-
-
-def _header(title: str, runs: Sequence[RunData], entries: Sequence[Entry], found: Sequence[Difference]) -> str:
-    lines = []
-    for run in runs:
-        tests = max((len(e.agent.results) for e in entries if e.run is run), default=0)
-        judge = f" · judge {_e(run.summary.judge)}" if run.summary.judge else ""
-        lines.append(f'<p class="meta">run <b>{_e(run.name)}</b> {_marks(run, found)}· seed {run.summary.seed} · '
-                     f'{"isolated sessions" if run.summary.isolated else "one interleaved conversation per agent"} · '
-                     f'{tests} tests per agent · {len(run.agents)} agent(s){judge} · folder {_e(run.folder)}</p>')
-    if found:
-        lines.append('<div class="warn"><b>Compared although they differ</b> (--force): '
-                     + "".join(f"<br>{_e(d.detail)}" for d in found) + "</div>")
-    return f"<header><h1>{_e(title)}</h1>{''.join(lines)}</header>"
-
-
-def _summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Difference]) -> str:
-    head = ('<tr><th>agent</th><th class="num">benchmark score</th><th class="num">LTM score</th>'
-            '<th class="num">LTM score on memory distance</th><th class="num">tests</th><th class="num">cost</th><th class="num">wall time</th>'
-            '<th class="num">agent tokens</th><th class="num">turns</th><th class="num">conversation tokens</th></tr>')
-    rows = []
-    for e, row in zip(entries, tables.agents):
-        marks = ", ".join(f"{n} {what}" for n, what in ((row.unscored, "unscored"), (row.errored, "errored")) if n)
-        flags = f'<br><span class="std">{marks}</span>' if marks else ""  # a line of its own: fits a narrow screen
-        rows.append(
-            f'<tr><td class="who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{_marks(e.run, found)}</td>'
-            f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / {row.max_benchmark_score}</td>'
-            f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
-            f'<td class="num">{_num(row.ltm_score_memory_distance)} tokens{_over(row.ltm_score_memory_distance_tests)}</td>'
-            f'<td class="num">{row.tests}{flags}</td>'
-            f'<td class="num">{money(row.total_cost_usd)}</td><td class="num">{row.wall_seconds:,.1f} s</td>'
-            f'<td class="num">{_num(row.agent_tokens)}</td><td class="num">{_num(row.turns)}</td>'
-            f'<td class="num">{_num(row.conversation_tokens)}</td></tr>')
-    grid = _dataset_grid(entries)
-    caution = ltm_caution([(row.label, row.benchmark_share, row.ltm_score) for row in tables.agents])
-    warn = f'<p class="warn">{_e(caution)}</p>' if caution else ""
-    note = ('<p class="note">Benchmark score: the sum over datasets of the mean test score (each test scores 0 to 1), '
-            "so its maximum is the number of datasets. LTM score: the mean achieved information gap of the perfectly "
-            "answered tests (the reference benchmark's definition; how many tests it averages beside it), so an "
-            "agent perfect only on long-gap tests shows a higher one than an agent perfect on all: read it beside "
-            "the benchmark score. LTM score on memory distance: the same mean on each test's "
-            "memory distance (from the earliest statement its answer depends on, which may be long before the gap's "
-            "statement). Agent tokens: prompt and completion tokens the agent "
-            "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score ± standard deviation over "
-            "its tests.</p>")
-    return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
-            f'{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
-
-
-def _dataset_grid(entries: Sequence[Entry]) -> str:
-    """Mean ± std per dataset (a row) and agent (a column), as in the terminal's table: the datasets, however many,
-    run down the page, and agent names wrap, so the grid fits a laptop's screen without scrolling sideways."""
-    datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
-    head = ('<tr><th>dataset</th>' + "".join(f'<th class="num who">{_swatch(e)}<a href="#{e.key}">{_label(e.label)}</a></th>'
-                                              for e in entries) + "</tr>")
-    by_entry = [{d.dataset: d for d in e.agent.summary.datasets} for e in entries]
-    rows = []
-    for name in datasets:
-        cells = []
-        for by_name in by_entry:
-            d = by_name.get(name)
-            if d is None:
-                cells.append('<td class="num">–</td>')
-            else:
-                tip = f"{d.tests} tests, {d.unscored} unscored, {d.errored} errored; gap {_num(d.achieved_gap)} tokens"
-                cells.append(f'<td class="num {_score_class(d.score)}" title="{_e(tip)}">{d.score:.2f} '
-                             f'<span class="std">±&nbsp;{d.std:.2f}</span></td>')
-        rows.append(f'<tr><td>{_label(name)}</td>{"".join(cells)}</tr>')
-    return f'<div class="scroll"><table class="grid">{head}{"".join(rows)}</table></div>'
-
-
-
 def _problems(runs: Sequence[RunData]) -> str:
     items = []
     for run in runs:
@@ -191,7 +109,7 @@ def _problems(runs: Sequence[RunData]) -> str:
 
 
 def _legend(entries: Sequence[Entry]) -> str:
-    return '<p class="legend">' + "".join(f'<span class="item">{_swatch(e)}{_e(e.label)}</span>'
+    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
                                            for e in entries) + "</p>"
 
 
@@ -223,7 +141,7 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
-                              f" ({row.benchmark_score:.2f} of {row.max_benchmark_score})", e.variant)
+                              f" ({row.benchmark_score:.2f} of {row.benchmark_datasets_scored})", e.variant)
                           for e, row in zip(entries, tables.agents)])
     per_dataset = []
     for name in datasets:
@@ -233,8 +151,12 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
             bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
                             "" if d is None else f" over {d.scored} scored tests", e.variant))
         per_dataset.append(bar_chart(name, bars))
-    points = [dataset_points(e.agent) for e in entries]
-    panels = "".join(_panels(entries, points, q, datasets) for q in QUANTITIES if q is GAP or has_values(points, q))
+    # A benchmark quoted per category or type is drawn per category (By category and type), never pooled here.
+    pooled = {d.dataset for e in entries for d in e.agent.summary.datasets
+              if d.quoted(e.run.summary.judge is not None).spec.goodai}
+    points = [{k: v for k, v in dataset_points(e.agent).items() if k in pooled} for e in entries]
+    panels = "".join(_panels(entries, points, q, [n for n in datasets if n in pooled])
+                     for q in QUANTITIES if pooled and (q is GAP or has_values(points, q)))
     cost = ""
     if any(row.total_cost_usd > 0 for row in tables.agents):  # drawn only when something was priced
         chart = cost_chart("benchmark score against cost",
@@ -288,6 +210,20 @@ def _usage(entries: Sequence[Entry], tables: Tables) -> str:
     return "".join(parts)
 
 
+def _by_value_charts(e: Entry, d: DatasetSummary) -> str:
+    """A benchmark's score against memory distance for one agent, a line per value of each label it is broken down
+    by (LoCoMo: one per category), never pooled across them."""
+    charts = []
+    for by, found in by_label(d.breakdown or []).items():
+        points = [(b.value, label_points(e.agent, d.dataset, by, b.value)) for b in found]
+        quantity = MEMORY_DISTANCE if has_values([p for _, p in points], MEMORY_DISTANCE) else GAP
+        series = [Series(value, slot_colour(i), xy(p, quantity, d.dataset)) for i, (value, p) in enumerate(points)]
+        charts.append(score_panel(f"{e.label} · {d.dataset}: score against {quantity.name}, a line per {by}", series,
+                                  quantity.axis, width=520, height=240,
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing))
+    return "".join(charts)
+
+
 def _failed_tries(n: int) -> str:
     """The tries of turns that got no reply, when there were any (wall-clock history: the logs' side files)."""
     if not n:
@@ -297,9 +233,15 @@ def _failed_tries(n: int) -> str:
 
 def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     s = e.agent.summary
-    parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{_swatch(e)}{_e(e.label)} — '
-             f"benchmark {s.benchmark_score:.2f}/{s.max_benchmark_score} · LTM {_num(s.ltm_score)} tokens · "
-             f"{row.tests} tests</summary>"]
+    judged = e.run.summary.judge is not None
+    if all(d.quoted(judged).spec.goodai for d in s.datasets):
+        numbers = (f"benchmark {benchmark_text(s.benchmark_score, s.scored_datasets, len(s.datasets))} · "
+                   f"LTM {_num(s.ltm_score)} tokens · ")
+    else:
+        leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
+        numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)
+    parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{swatch(e)}{_e(e.label)} — '
+             f"{_e(numbers)}{plural(row.tests, 'test')}</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
@@ -313,15 +255,18 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
             '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
             '<th class="num">memory distance</th></tr>')
     body = "".join(
-        f'<tr><td>{_e(d.dataset)}</td><td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
-        f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
+        f'<tr><td>{_e(d.dataset)}</td>' + (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
+                                           if d.scored else '<td class="num">–</td>')
+        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
         f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
         f'<td class="num">{_num(d.memory_distance)}</td></tr>'
         for d in s.datasets)
-    series, every = _series([e], [dataset_points(e.agent)], GAP)
+    own = {d.dataset for d in s.datasets if d.quoted(judged).spec.goodai}  # benchmarks: a line per category, below
+    series, every = _series([e], [{k: v for k, v in dataset_points(e.agent).items() if k in own}], GAP)
     chart = score_panel(f"{e.label}: score against achieved gap", series, GAP.axis, width=520, height=240,
-                        draw_points=every, empty=GAP.missing)
-    parts.append(f'<div class="charts"><div class="scroll"><table>{head}{body}</table></div>{chart}</div>')
+                        draw_points=every, empty=GAP.missing) if own else ""
+    by_value = "".join(_by_value_charts(e, d) for d in s.datasets if not d.quoted(judged).spec.goodai)
+    parts.append(f'<div class="charts"><div class="scroll"><table>{head}{body}</table></div>{chart}{by_value}</div>')
     filler_turns = sum(x.filler_turns for x in e.agent.sessions)
     if filler_turns:
         filler_tokens = sum(x.filler_tokens for x in e.agent.sessions)
@@ -365,7 +310,7 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
-            f"{_header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
-            f"{_summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{_charts(entries, tables)}{usage}{matrix}"
+            f"{header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
+            f"{summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{_charts(entries, tables)}{usage}{matrix}"
             f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
             f"</main><script>{JS}</script></body></html>\n")

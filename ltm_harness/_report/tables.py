@@ -19,10 +19,12 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ltm_harness._guard.text import csv_cell
-from ltm_harness._report.colours import page_slots, variants
+from ltm_harness._report.colours import folder_slots, variants
 from ltm_harness._report.load import AgentData, RunData
-from ltm_harness._results.models import AgentSummary, TestResult
+from ltm_harness._results.headline import compare, count_word
+from ltm_harness._results.models import AgentSummary, DatasetSummary, TestResult
 from ltm_harness._store.files import write_text
+from ltm_harness._store.layout import results_root_of
 
 COST_ROLES = ("agent", "judge", "generation", "test")
 
@@ -50,7 +52,7 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
             out.append(Entry(f"a{len(out)}", label, run, agent))
-    slots = page_slots(e.agent.spec for e in out)
+    slots = folder_slots(results_root_of(runs[0].folder) if runs else None, (e.agent.spec for e in out))
     for entry, variant in zip(out, variants(e.agent.spec for e in out)):
         entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
@@ -67,7 +69,8 @@ class AgentRow(BaseModel):
     label: str
     benchmark_score: float
     max_benchmark_score: int
-    benchmark_share: float  # benchmark_score / max_benchmark_score
+    benchmark_share: float  # benchmark_score / benchmark_datasets_scored
+    benchmark_datasets_scored: int  # the datasets it sums: those with a scored test
     ltm_score: float
     ltm_score_tests: int  # the perfectly answered tests the LTM score averages
     tests: int
@@ -98,15 +101,34 @@ class DatasetRow(BaseModel):
     agent: str
     label: str
     dataset: str
+    metric: str  # the name of the number the dataset is quoted by ("F1", "accuracy (rule-decided)", "score")
     tests: int
     scored: int
     unscored: int
     errored: int
-    score: float
-    std: float
+    score: float | None  # its mean over the scored tests (None: none was scored)
+    std: float | None
     target_gap: float | None
     achieved_gap: float | None
     memory_distance: float | None = None  # mean memory distance of its tests (None: older results)
+
+
+class HeadlineRow(BaseModel):
+    """One of the numbers a dataset is quoted by, for one agent: over its own scored tests (`over` = "own"), or, in a
+    comparison, over the tests scored for every agent compared ("common")."""
+
+    run: str
+    agent: str
+    label: str
+    dataset: str
+    metric: str  # "F1", "F1 · temporal", "accuracy (rule-decided)", "J (lenient judge, categories 1-4)", "score"
+    value: float | None  # None: nothing it covers was scored
+    scored: int  # the tests it averages
+    tests: int  # the tests it is about
+    word: str  # what `scored` counts: "scored", or "decided" (by a rule, the run having no judge)
+    lead: bool  # the dataset's leading number
+    over: str  # "own" or "common"
+    goodai: bool  # the GoodAI benchmark's LTM score and gaps belong to the dataset
 
 
 class BreakdownRow(BaseModel):
@@ -168,7 +190,8 @@ def agent_row(e: Entry) -> AgentRow:
     return AgentRow(
         run=e.run.name, agent=e.agent.spec, label=e.label,
         benchmark_score=s.benchmark_score, max_benchmark_score=s.max_benchmark_score,
-        benchmark_share=s.benchmark_score / s.max_benchmark_score if s.max_benchmark_score else 0.0,
+        benchmark_share=s.benchmark_score / s.scored_datasets if s.scored_datasets else 0.0,
+        benchmark_datasets_scored=s.scored_datasets,
         ltm_score=s.ltm_score, ltm_score_tests=s.ltm_tests("gap"),
         tests=sum(d.tests for d in s.datasets), scored=sum(d.scored for d in s.datasets),
         unscored=sum(d.unscored for d in s.datasets), errored=sum(d.errored for d in s.datasets),
@@ -187,6 +210,23 @@ def agent_row(e: Entry) -> AgentRow:
     )
 
 
+def benchmark_text(score: float, summed: int, datasets: int) -> str:
+    """The GoodAI benchmark score as shown: "3.71/16 (1 dataset unscored)" when some dataset had nothing scored."""
+    unscored = datasets - summed
+    return f"{score:.2f}/{summed}" + (f" ({unscored} dataset{'' if unscored == 1 else 's'} unscored)" if unscored else "")
+
+
+def common_benchmark(rows: Sequence[HeadlineRow], label: str) -> tuple[float, int, int] | None:
+    """An agent's benchmark score in a comparison: the sum of its GoodAI datasets' leading numbers over the tests
+    scored for every agent, how many datasets that sums (those with such tests), and how many it has; None: nothing
+    compared (a single agent)."""
+    mine = [r for r in rows if r.label == label and r.lead and r.over == "common" and r.goodai]
+    if not mine:
+        return None
+    values = [r.value for r in mine if r.value is not None]
+    return sum(values), len(values), len(mine)
+
+
 def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:
     """One line saying what the LTM score is, when it ranks the agents (label, benchmark share, LTM score) against
     their benchmark scores, as the reference's definition can: the oracle answers every test, short gaps included,
@@ -201,10 +241,56 @@ def ltm_caution(agents: Sequence[tuple[str, float, float]]) -> str | None:
 
 
 def dataset_rows(e: Entry) -> list[DatasetRow]:
-    return [DatasetRow(run=e.run.name, agent=e.agent.spec, label=e.label, dataset=d.dataset, tests=d.tests,
-                       scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score, std=d.std,
-                       target_gap=d.target_gap, achieved_gap=d.achieved_gap, memory_distance=d.memory_distance)
+    judged = e.run.summary.judge is not None
+    return [DatasetRow(run=e.run.name, agent=e.agent.spec, label=e.label, dataset=d.dataset,
+                       metric=d.quoted(judged).values[0].name if d.quoted(judged).values else "score", tests=d.tests,
+                       scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score if d.scored else None,
+                       std=d.std if d.scored else None, target_gap=d.target_gap, achieved_gap=d.achieved_gap,
+                       memory_distance=d.memory_distance)
             for d in e.agent.summary.datasets]
+
+
+@dataclass
+class Quoted:
+    """One agent of one run as its headline numbers need it."""
+
+    run: str
+    agent: str
+    label: str
+    summary: AgentSummary
+    results: Sequence[TestResult]
+    judged: bool
+
+
+def headline_rows(items: Sequence[Quoted]) -> list[HeadlineRow]:
+    """Each dataset's headline per agent over its own scored tests, then, with several agents, over the tests scored
+    for every agent that has the dataset ("common": the numbers to compare them by)."""
+    rows: list[HeadlineRow] = []
+    names = sorted({d.dataset for q in items for d in q.summary.datasets})
+    for name in names:
+        having = [(q, d) for q in items for d in q.summary.datasets if d.dataset == name]
+        first: DatasetSummary = having[0][1]
+        quoted = first.quoted(having[0][0].judged)
+        word = count_word(quoted.spec, quoted.judged)
+
+        def row(q: Quoted, metric: str, value: float | None, scored: int, tests: int, lead: bool, over: str) -> HeadlineRow:
+            return HeadlineRow(run=q.run, agent=q.agent, label=q.label, dataset=name, metric=metric, value=value,
+                               scored=scored, tests=tests, word=word, lead=lead, over=over, goodai=quoted.spec.goodai)
+
+        for q, d in having:
+            rows += [row(q, v.name, v.value, v.scored, v.tests, i == 0, "own")
+                     for i, v in enumerate(d.quoted(q.judged).values)]
+        if len(having) > 1:
+            results = [[r for r in q.results if r.dataset == name] for q, _ in having]
+            if all(results):
+                values, _ = compare(quoted.spec, quoted.judged, results)
+                for (q, _), vs in zip(having, values):
+                    rows += [row(q, v.name, v.value, v.scored, v.tests, i == 0, "common") for i, v in enumerate(vs)]
+    return rows
+
+
+def entry_quoted(e: Entry) -> Quoted:
+    return Quoted(e.run.name, e.agent.spec, e.label, e.agent.summary, e.agent.results, e.run.summary.judge is not None)
 
 
 def breakdown_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[BreakdownRow]:
@@ -242,6 +328,7 @@ class Tables:
     tests: list[TestRow]
     breakdown: list[BreakdownRow]  # empty when no result carries labels
     metrics: list[MetricRow]  # empty when no dataset names metrics of its own
+    headline: list[HeadlineRow]  # the numbers each dataset is quoted by (ltm_harness/_results/headline.py)
 
 
 def build_tables(all_entries: Sequence[Entry]) -> Tables:
@@ -252,6 +339,7 @@ def build_tables(all_entries: Sequence[Entry]) -> Tables:
         breakdown=[row for e in all_entries
                    for row in breakdown_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
         metrics=[row for e in all_entries for row in metric_rows(e.run.name, e.agent.spec, e.label, e.agent.summary)],
+        headline=headline_rows([entry_quoted(e) for e in all_entries]),
     )
 
 
@@ -281,10 +369,12 @@ def write_table(rows: Sequence[BaseModel], model: type[BaseModel], csv_path: Pat
 
 
 def write_tables(tables: Tables, html_path: Path) -> list[Path]:
-    """`<stem>.agents.csv`, `.agents.json`, `.datasets.*`, `.tests.*` next to the HTML file, and `.breakdown.*` and
-    `.metrics.*` when they have rows (a run of benchmarks with labels or metrics of their own)."""
+    """`<stem>.headline.csv` (each dataset's own numbers, named: F1, accuracy, ...), `.agents.csv`, `.datasets.*`,
+    `.tests.*` next to the HTML file (each also as .json), and `.breakdown.*` and `.metrics.*` when they have rows (a
+    run of benchmarks with labels or metrics of their own)."""
     written = []
-    for name, rows, model in (("agents", tables.agents, AgentRow), ("datasets", tables.datasets, DatasetRow),
+    for name, rows, model in (("headline", tables.headline, HeadlineRow), ("agents", tables.agents, AgentRow),
+                              ("datasets", tables.datasets, DatasetRow),
                               ("tests", tables.tests, TestRow), ("breakdown", tables.breakdown, BreakdownRow),
                               ("metrics", tables.metrics, MetricRow)):
         if not rows and name in ("breakdown", "metrics"):

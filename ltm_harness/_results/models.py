@@ -8,6 +8,8 @@ from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 from pydantic import BaseModel, Field, model_validator
 
 from ltm_harness._engine.program import memory_distance
+from ltm_harness._results.headline import DatasetHeadline, MetricValue
+from ltm_harness._scoring.headline import GOODAI, Headline, Metric
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import OmitWhenNone, UsageTotals
@@ -203,14 +205,14 @@ def label_breakdown(results: Sequence["TestResult"]) -> list[LabelSummary]:
 
 
 class DatasetSummary(OmitWhenNone):
-    _omit_when_none = ("breakdown", "metrics")
+    _omit_when_none = ("breakdown", "metrics", "headline")
 
     dataset: str
     tests: int
     scored: int
     unscored: int
     errored: int
-    score: float  # mean normalised score of scored tests
+    score: float  # mean normalised score of scored tests (0.0 when none was scored: read `headline`, which says None)
     std: float
     target_gap: float | None
     achieved_gap: float | None
@@ -219,6 +221,18 @@ class DatasetSummary(OmitWhenNone):
     curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
     breakdown: list[LabelSummary] | None = None  # per label value (categories, question types), when results carry labels
     metrics: dict[str, float] | None = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
+    # the metrics the dataset is quoted by, declared by it (results/headline.py); None in results before format 4
+    headline: DatasetHeadline | None = None
+
+    def quoted(self, judged: bool) -> DatasetHeadline:
+        """Its headline; for results written before headlines (format 3 or older), the mean score as the GoodAI
+        benchmark's datasets have it (a benchmark scored question by question: without the GoodAI columns)."""
+        if self.headline is not None:
+            return self.headline
+        spec = GOODAI if self.breakdown is None else Headline(metrics=[Metric(name="score")], question="question")
+        value = MetricValue(name="score", value=self.score if self.scored else None, scored=self.scored,
+                            tests=self.tests)
+        return DatasetHeadline(spec=spec, judged=judged, values=[value])
 
 
 class QuestionProtocol(BaseModel):
@@ -243,7 +257,7 @@ class AgentSummary(OmitWhenNone):
     agent: str
     benchmark_score: float  # sum over datasets of the mean normalised score
     max_benchmark_score: int
-    ltm_score: float  # mean achieved gap of the perfectly answered tests (0 if none)
+    ltm_score: float  # mean achieved gap of the perfectly answered tests (0 if none): GoodAI datasets' number
     # the same on memory distances: mean memory distance of the perfectly answered tests (None: results written
     # before memory distances were measured)
     ltm_score_memory_distance: float | None = None
@@ -261,6 +275,12 @@ class AgentSummary(OmitWhenNone):
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
     questions: QuestionProtocol | None = None  # questions asked independently, if any (left out otherwise)
+
+    @property
+    def scored_datasets(self) -> int:
+        """The datasets with a scored test: the benchmark score's maximum as shown (a dataset with nothing scored
+        has no mean, so it adds nothing to the sum and is said apart, never counted as 0)."""
+        return sum(1 for d in self.datasets if d.scored)
 
     def ltm_score_on(self, basis: DistanceBasis) -> float | None:
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
@@ -292,11 +312,13 @@ def ltm_score(results: Sequence[TestResult], basis: DistanceBasis = "gap") -> fl
 
 
 DatasetMetrics = Callable[[str, list[TestResult]], dict[str, float]]
+DatasetHeadlines = Callable[[str, list[TestResult]], DatasetHeadline]
 
 
 def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetrics | None = None,
-                    **stats: Any) -> AgentSummary:
-    """An agent's summary; `metrics(dataset, its results)`: the dataset's own named numbers, if any."""
+                    headlines: DatasetHeadlines | None = None, **stats: Any) -> AgentSummary:
+    """An agent's summary; `metrics(dataset, its results)`: the dataset's own named numbers, if any;
+    `headlines(dataset, its results)`: the metrics it is quoted by."""
     by_dataset: dict[str, list[TestResult]] = {}
     for r in results:
         by_dataset.setdefault(r.dataset, []).append(r)
@@ -325,6 +347,7 @@ def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetri
             curve_bins=curve_bins,
             breakdown=label_breakdown(rs) or None,
             metrics=named or None,
+            headline=headlines(name, rs) if headlines is not None else None,
         ))
     return AgentSummary(
         agent=agent,

@@ -120,8 +120,8 @@ def _retrying(folder: RunFolder, finished: list[str], interrupted: list[str]) ->
     kept = len(finished) - len(errored)
     said = ", ".join(f"{n} of {name}" for name, n in errored.items())
     return (f"retrying errored tests: {said or 'none among the agents that finished'}"
-            f"{' (each session replayed up to its first failure, then live)' if errored else ''}; {kept} agents "
-            f"finished without errored tests (kept), {len(interrupted)} interrupted (replayed from their event logs, "
+            f"{' (each session replayed up to its first failure, then live)' if errored else ''}; "
+            f"{plural(kept, 'agent')} finished without errored tests (kept), {len(interrupted)} interrupted (replayed from their event logs, "
             "then continued)")
 
 

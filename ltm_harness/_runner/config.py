@@ -187,6 +187,7 @@ class RunSection(_Strict):
     debug: bool = False  # accepted for configs written for the reference benchmark
     turns: TurnOptions = Field(default_factory=TurnOptions)
     watchdog: float | None = Field(default=86400.0, gt=0, le=MAX_SECONDS)  # seconds the whole run may take; then it stops, tests errored
+    preflight: bool = True  # each agent checked once before the first turn (_runner/preflight.py)
     selection: Selection | None = None  # set by select_datasets; saved only when a selection was made
 
     @model_serializer(mode="wrap")
@@ -194,6 +195,8 @@ class RunSection(_Strict):
         data = handler(self)
         if isinstance(data, dict) and data.get("selection") is None:
             data.pop("selection", None)  # configs of runs without a selection stay as they were
+        if isinstance(data, dict) and data.get("preflight") is True:
+            data.pop("preflight", None)  # the same for runs that keep the checks on
         return data
 
     @field_validator("incompatibilities")

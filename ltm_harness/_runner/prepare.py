@@ -26,7 +26,7 @@ from ltm_harness._store.layout import RunFolder
 
 RESULTS_ROOT = Path("results")
 # Settings that change how a run is carried out but not what is said or scored: a run may be resumed with other values.
-OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency"}
+OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency", "preflight"}
 BuiltDatasets = list[tuple[DatasetInterface, int]]  # each dataset with its number of examples
 
 

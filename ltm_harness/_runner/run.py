@@ -24,8 +24,9 @@ from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
-from ltm_harness._results.models import (AgentSummary, DatasetMetrics, QuestionProtocol, RunSummary, TestResult,
-                                         summarize_agent)
+from ltm_harness._results.headline import DatasetHeadline, quote
+from ltm_harness._results.models import (AgentSummary, DatasetHeadlines, DatasetMetrics, QuestionProtocol, RunSummary,
+                                         TestResult, summarize_agent)
 from ltm_harness._results.outputs import (AgentOutputs, finished_outputs, read_summary, write_agent_outputs,
                                           write_run_summary)
 from ltm_harness._runner.config import RunConfig
@@ -122,8 +123,9 @@ async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: Se
 
 
 def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Session], wall: float,
-                       metrics: DatasetMetrics | None = None) -> AgentSummary:
-    """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers)."""
+                       metrics: DatasetMetrics | None = None, headlines: DatasetHeadlines | None = None) -> AgentSummary:
+    """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers;
+    `headlines`: the metrics each is quoted by)."""
     usage = UsageTotals()
     for s in sessions:
         usage.merge(s.llm.usage)
@@ -134,7 +136,7 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
         if failures else None
     return summarize_agent(
-        spec, results, metrics,
+        spec, results, metrics, headlines,
         turns=sum(s.turns for s in stats),
         filler_turns=sum(s.filler_turns for s in stats),
         observed_turns=sum(s.observed_turns for s in stats),
@@ -239,8 +241,13 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     def metrics(name: str, rs: list[TestResult]) -> dict[str, float]:
         return datasets[name].summary_metrics(prepared.examples.get(name, []), rs)
 
+    def headlines(name: str, rs: list[TestResult]) -> DatasetHeadline:
+        dataset, chosen = datasets[name], prepared.examples.get(name, [])
+        return quote(dataset.headline_spec(), rs, llm is not None and llm.judge is not None,
+                     len(chosen) if dataset.conversation_per_example else None,
+                     sum(sum(e.observe or []) for e in chosen))
 
-    summary = summarize_sessions(spec, results, sessions, wall, metrics)
+    summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines)
     write_agent_outputs(plan.out, results, summary)
     plan.commit()
     return AgentRun(spec, results, summary, summary.error)

@@ -23,7 +23,11 @@
   per dataset in the summary, and `ltm_score_memory_distance`). 3: results of benchmarks scored question by
   question (LoCoMo, LongMemEval): `labels` on a result (its category or type), per dataset a `breakdown` by label
   and the benchmark's own `metrics`, and `observed_turns` (history that needed no reply) in each agent's summary.
-  Formats 1 and 2 are still read (the new fields missing: None, or 0).
+  4: each dataset's `headline` in the summary: the numbers it is quoted by as it declares them (results/headline.py),
+  whether the run was judged, their values (None when nothing was scored) with their counts, and what was played;
+  LoCoMo's J and LongMemEval's accuracies moved there from `metrics`.
+  Formats 1 to 3 are still read (the new fields missing: None, or 0; no headline: the mean score, None over nothing
+  scored).
 
 The layout and every field are described in docs/run-format.md.
 """
@@ -38,7 +42,7 @@ EVENT_FORMAT = 5
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
 RESUMABLE_EVENT_FORMAT = 5  # the oldest event format a run can be resumed from
 FAILED_TRIES_ASIDE = 5  # the first event format whose turns keep their failed tries in the side file
-RESULTS_FORMAT = 3
+RESULTS_FORMAT = 4
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

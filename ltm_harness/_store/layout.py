@@ -60,6 +60,7 @@ RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped i
 LLM_CACHE = ".llm-cache"  # beside the run folders
 SUITES = "suites"  # results/suites/<suite-id>/
 RESULTS_INDEX = "index.html"  # beside the run folders
+COLOURS = ".colours.json"  # beside the run folders: the colour each agent name has on every page (report/colours.py)
 COMPARE_PREFIX = "compare_"  # compare_<runs>.html beside the first run's folder
 MAIN_SESSION = "main"
 # The l2logger layout of a syllabus run
@@ -109,6 +110,20 @@ def wall_log(event_log: Path) -> Path:
 def results_index(results_root: Path) -> Path:
     """The page listing every run under `results_root`."""
     return results_root / RESULTS_INDEX
+
+
+def colours_file(results_root: Path) -> Path:
+    """The results folder's colours: each agent name's colour, the same on every page written there."""
+    return results_root / COLOURS
+
+
+def results_root_of(run_folder: Path) -> Path:
+    """The results folder a run folder is in: its parent, or, for a study's cell (`<study>/cells/<cell>/`), the
+    folder holding the study."""
+    parent = run_folder.parent
+    if parent.name == CELLS and (parent.parent / STUDY_INDEX).is_file():
+        return parent.parent.parent
+    return parent
 
 
 def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:

@@ -57,7 +57,8 @@ def test_a_timed_out_case_returns_partial_results_with_an_error():
     n = len(result.detail)  # the episode cut short counts too, with its partial reward (as in the reference)
     assert n >= 2 and n - case.episodes_done in (0, 1) and result.value == sum(result.detail) / n
     assert result.error is not None and result.error.startswith(
-        f"time limit of 0.35 s exceeded after {case.episodes_done} completed episode(s) of 1000")
+        f"time limit of 0.35 s exceeded after {case.episodes_done} completed "
+        f"{'episode' if case.episodes_done == 1 else 'episodes'} of 1000")
     assert isinstance(result.error, str)
 
 
@@ -70,7 +71,7 @@ def test_an_agent_that_never_returns_does_not_hang_the_suite():
         assert time.perf_counter() - started < 2.0
         # the first episode had started (environment and agent reset): it counts, with 0 reward, as in the reference
         assert result.value == 0.0 and result.detail == [0.0] and case.episodes_done == 0
-        assert result.error == "time limit of 0.2 s exceeded after 0 completed episode(s) of 2 (0 steps)"
+        assert result.error == "time limit of 0.2 s exceeded after 0 completed episodes of 2 (0 steps)"
     finally:
         release.set()
 

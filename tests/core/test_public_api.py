@@ -14,7 +14,7 @@ import ltm_harness
 TOP = {
     "run", "run_async", "rescore", "rescore_async", "read_run", "RunOutput", "RunConfig", "TurnProgress",
     "Dataset", "DatasetInterface", "TestExample", "DynamicExample", "Wait", "spread_waits", "TestContext",
-    "TestOutcome", "Heard", "Judge", "JudgeVerdict",
+    "TestOutcome", "Heard", "Judge", "JudgeVerdict", "Headline", "Metric",
     "Agent", "AgentMessage", "Reply",
     "register_dataset", "register_agent", "register_env", "register_judge_prompt", "register_suite",
     "LTMError", "ConfigError", "DefinitionError", "AgentError", "LLMError", "RunFolderError",

@@ -134,7 +134,8 @@ class Slow(Agent):
 """
 
 
-def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path, stop):
     (tmp_path / "slow.py").write_text(textwrap.dedent(SLOW_AGENT))
     (tmp_path / "sel.yml").write_text(CONFIG.replace("memory_span: 1500", "memory_span: 20000"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
@@ -146,8 +147,9 @@ def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path):
     while not (log.is_file() and log.read_text().count('"type":"turn"') >= 3):  # a few turns answered
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(stop)
     _, err = proc.communicate(timeout=60)
+    print(err)  # the screen the issue's note quotes
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     hint = err.strip().splitlines()[-1].strip()

@@ -168,3 +168,34 @@ def test_values_of_several_words():
     assert read_latest("Red now; it used to be Red Orange.", "Red Orange", ["Red", "Red Orange"], "colour").score == 0.0
     assert read_latest("dark  RED, after navy blue", "Dark Red", ["Navy Blue", "Dark Red"], "colour").score == 1.0
     assert read_latest("Red Orange now; it used to be red.", "Red Orange", ["red", "Red Orange"], "colour").score == 1.0
+
+
+@pytest.mark.parametrize("reply, stated, reason", [
+    ("I don't have a record of your favourite colour. Popular favourites are blue, red, green and purple.", STATED,
+     "The answer names 'Red' but only as an example of what people like, not as one it remembers."),
+    ("Common favourite colours include blue, red, green and purple.", ["Blue", "Green", "Purple"],
+     "The answer names 'Purple' but only as an example of what people like, not as one it remembers."),
+    ("You haven't told me your favourite colour, but red is a lovely one.", STATED,
+     "The answer names 'Red' but says it has no memory of it."),
+    ("Your favourite colour is a shade of red, and you also mentioned cream and brown.", STATED,
+     "The answer names 'Red' but only approximately."),
+    ("Your favourite colour is a shade of red, and you also mentioned cream and brown.", ["Cream", "Red", "Brown"],
+     "The answer names 'Brown' but gives no colour as the current one and recalls the others in no order."),
+    ("Initially red; later alternative descriptions: cream and brown.", STATED,
+     "The answer names 'Red' but gives the values as alternatives of one another, not as changes."),
+    ("Initially brown; later alternative descriptions: cream and red.", STATED,
+     "The answer names 'Red' but gives the values as alternatives of one another, not as changes."),
+])
+def test_what_the_rule_cannot_read_with_certainty_is_left_to_the_judge(reply, stated, reason):
+    assert read(reply, stated) == (0.0, False, reason)
+
+
+@pytest.mark.parametrize("reply, score", [
+    ("Your favourite colour is Red. It's one of the most popular colours, too.", 1.0),  # the example is another sentence
+    ("Red, and you also mentioned cream and brown.", 1.0),  # the value opens the answer
+    ("Green was your favourite at the very start, but after you said blue you settled on red.", 1.0),
+    ("Your favourite colour is Cream. Red is popular, but you never chose it.", 0.0),
+])
+def test_certain_answers_near_those_classes_are_still_decided(reply, score):
+    got, conclusive, _ = read(reply, ["Green", "Blue", "Red"] if "Green" in reply else STATED)
+    assert conclusive and got == score

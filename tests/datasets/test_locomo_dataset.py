@@ -90,9 +90,13 @@ async def test_a_judge_gives_j_over_categories_1_to_4_beside_the_reference_score
     null = out.agent_summary("null").datasets[0]
     # the mock judge wants every word of the gold in the response; the oracle answers the open-domain question with
     # the part of its gold the reference's F1 scores (before ';'), so the judge, given the whole gold, says WRONG
-    assert oracle.metrics and oracle.metrics["J (strict judge, categories 1-4)"] == 7 / 8
-    assert null.metrics and null.metrics["J (strict judge, categories 1-4)"] == 0.0
-    assert oracle.metrics["J: questions judged"] == 8  # categories 1-4 with a gold answer
+    j = "J (strict judge, categories 1-4)"
+    oracle_j = {v.name: v for v in oracle.headline.values}[j] if oracle.headline else None
+    null_j = {v.name: v for v in null.headline.values}[j] if null.headline else None
+    assert oracle_j is not None and oracle_j.value == 7 / 8
+    assert null_j is not None and null_j.value == 0.0
+    assert oracle_j.scored == 8  # categories 1-4 with a gold answer
+    assert oracle_j.tests == 8 and oracle.headline and oracle.headline.values[0].name == "F1"
     assert len(judged) == 2 * 8
     # judged with LoCoMo's strict prompt (the dataset's own, whatever the run's judge prompt is), the whole gold
     assert "CORRECT only when it states the facts" in judged[0]["messages"][0]["content"]

@@ -46,12 +46,15 @@ async def test_each_question_is_a_conversation_of_its_own_heard_at_its_dates(tmp
     assert results["1bed440e"].status == "unscored" and "--judge" in results["1bed440e"].reasons[0]
     assert all(r.score == 1.0 for r in results.values() if r.status == "ok") and len(results) == 9
     null = {r.example_id: r for r in out.results("null")}
-    # "I don't know." is a right answer to an abstention question by the rule; the others stay unscored (it could be
-    # a paraphrase for all the rule can tell: it never guesses), the preference one too
-    assert {k for k, r in null.items() if r.status == "ok"} == {"e9cb0eb5_abs", "ba41eccc_abs", "243a8f50_abs"}
-    assert all(r.score == 1.0 for r in null.values() if r.status == "ok")
-    metrics = out.agent_summary("null").datasets[0].metrics or {}
-    assert metrics["Abstention Accuracy"] == 1.0 and metrics["Unscored"] == 6
+    # "I don't know." is a right answer to an abstention question by the rule, and a wrong one to every other
+    # question (the history holds its answer), the preference one too: every reply of null is decided
+    assert all(r.status == "ok" for r in null.values())
+    assert {k for k, r in null.items() if r.score == 1.0} == {"e9cb0eb5_abs", "ba41eccc_abs", "243a8f50_abs"}
+    quoted = out.agent_summary("null").datasets[0].headline
+    assert quoted is not None and not quoted.judged
+    values = {v.name: (v.value, v.scored, v.tests) for v in quoted.values}
+    assert values["abstention accuracy (rule-decided)"] == (1.0, 3, 3)
+    assert values["accuracy (rule-decided)"] == (3 / 9, 9, 9)
     assert out.agent_summary("oracle").observed_turns == 56  # every haystack turn of the 9 questions
 
 
@@ -63,10 +66,12 @@ async def test_with_a_judge_every_type_is_scored_and_the_reference_metrics_are_r
     oracle = out.agent_summary("oracle").datasets[0]
     assert oracle.scored == 9 and oracle.score == 1.0  # 1.0 in every type under the judge
     assert {b.value: b.score for b in oracle.breakdown or [] if b.label == "type"} == dict.fromkeys(TYPES, 1.0)
-    assert oracle.metrics == {"Task-averaged Accuracy": 1.0, "Overall Accuracy": 1.0, "Abstention Accuracy": 1.0,
-                              "Unscored": 0.0}
-    null = out.agent_summary("null").datasets[0].metrics or {}
-    assert null["Abstention Accuracy"] == 1.0 and null["Overall Accuracy"] == 3 / 9
+    assert oracle.headline is not None and oracle.headline.judged
+    assert [(v.name, v.value) for v in oracle.headline.values[:3]] == [
+        ("accuracy", 1.0), ("task-averaged accuracy", 1.0), ("abstention accuracy", 1.0)]
+    null_quoted = out.agent_summary("null").datasets[0].headline
+    null = {v.name: v.value for v in null_quoted.values} if null_quoted else {}
+    assert null["abstention accuracy"] == 1.0 and null["accuracy"] == 3 / 9
     # one user message, capped at 10 tokens, the prompt of the question's kind (abstention by the `_abs` id)
     assert all(len(r["messages"]) == 1 and r["max_tokens"] == 10 for r in asked)
     assert sum("cannot be answered" in r["messages"][0]["content"] for r in asked) == 2 * 3

@@ -110,8 +110,9 @@ def test_a_guess_or_an_answer_to_an_abstention_question_is_left_to_a_judge(reply
 def test_abstention_is_told_by_the_id_not_the_type():
     explained = "You did not mention your hamster's name."
     assert rule_verdict(question(explained, "single-session-user", "7161e7e2_abs"), "I don't know.") == 1.0
-    assert rule_verdict(question(explained, "single-session-user", "7161e7e2"), "I don't know.") is None
-    assert rule_verdict(question(explained, "single-session-user", "abs_7161e7e2"), "I don't know.") is None
+    # declining an answerable question is wrong (its history holds the answer), whatever its type says
+    assert rule_verdict(question(explained, "single-session-user", "7161e7e2"), "I don't know.") == 0.0
+    assert rule_verdict(question(explained, "single-session-user", "abs_7161e7e2"), "I don't know.") == 0.0
 
 
 class FakeJudge:
@@ -180,3 +181,17 @@ def test_metrics_of_nothing_scored_are_none():
     assert m.unscored == 1 and m.abstention_unscored == 1
     with pytest.raises(Exception):
         metrics([("open-domain", False, 1.0)])
+
+
+@pytest.mark.parametrize("reply", ABSTAINING)
+def test_declining_an_answerable_question_is_decided_wrong(reply):
+    """The history holds the answer: a reply that declines cannot be right (so an agent without memory is decided
+    wrong, never left out of the rule-decided accuracy), a preference question's too."""
+    assert rule_verdict(question("Paris"), reply) == 0.0
+    assert rule_verdict(question("The user would prefer hiking.", "single-session-preference"), reply) == 0.0
+
+
+def test_a_decline_that_guesses_or_mentions_the_answer_is_left_to_the_judge():
+    assert rule_verdict(question("12 days"), "I don't know exactly, but probably 12 days.") is None
+    assert rule_verdict(question("Luna"), "You haven't mentioned a hamster, only your cat Luna.") is None
+    assert rule_verdict(question("Paris"), "I'm not sure, maybe Lyon?") is None

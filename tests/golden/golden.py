@@ -26,7 +26,7 @@ EXPECTED = Path(__file__).with_name("expected.json")
 AGENTS = ["oracle", "retrieval", "recent:500", "null"]
 SYLLABI = ["cl-bandit", "ant-a-bandit-guess", "ant-b-bandit-guess"]
 # Files that hold no result (the report, the results index, a lock, the LLM cache) are not compared.
-SKIP = re.compile(r"(^|/)(report\.[a-z.]+|index\.html|\.llm-cache(/.*)?|\.lock|\.ltm-lock)$")
+SKIP = re.compile(r"(^|/)(report\.[a-z.]+|index\.html|\.colours\.json|\.llm-cache(/.*)?|\.lock|\.ltm-lock)$")
 WALL = re.compile(rb'"wall_seconds": ?[0-9.eE+-]+')
 FINGERPRINT = re.compile(rb'"fingerprint": ?"[0-9a-f]*"')
 

@@ -193,7 +193,7 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path: Path):
                                       error="agent b: down"))
     lines = buffer.getvalue().splitlines()
     assert lines[0].endswith("started a__seed0 (host pid 1)")
-    assert "1/3 cells done, 1 running, 0 failed, 1 waiting; a__seed0: 1 tests done, 12 turns, 3.4k tokens, score 0.50" \
+    assert "1/3 cells done, 1 running, 0 failed, 1 waiting; a__seed0: 1 test done, 12 turns, 3.4k tokens, score 0.50" \
         in lines[1]
     assert lines[2].endswith("finished a__seed0: score 0.75 (2.0 s)")
     assert lines[-1].endswith("failed b__seed0: agent b: down")
@@ -251,7 +251,7 @@ def test_a_failing_cell_fails_alone_and_is_tried_again_on_the_next_start(tmp_pat
     for attempt in (1, 2):
         assert main(["grid", str(study), "--results", str(tmp_path / "out"), "--quiet", "--no-report"]) == 1
         err = capsys.readouterr().err
-        assert "error: cell down__seed0: agent down: the agent failed its first turn" in err
+        assert f"error: cell down__seed0: agent http://127.0.0.1:{port}/chat: cannot be reached" in err
         index = read_index(StudyFolder(tmp_path / "out" / "study"))
         oracle, down = index.cells
         assert (oracle.state, oracle.runs) == ("finished", 1)  # finished cells are not run again

@@ -398,7 +398,11 @@ def _when(text: str) -> datetime:
 def http_problems(run: Run) -> list[str]:
     problems = []
     turns = run.http.turns
-    raws = run.http.raw
+    # the ping before the first turn (docs/http-agent.md): one GET of the agent's URL, with nothing in it
+    pings = [r for r in run.http.raw if r.method == "GET"]
+    if [(r.path, r.query, r.body) for r in pings] != [("/chat", "", b"")]:
+        problems.append(f"pings {[(r.path, r.query, len(r.body)) for r in pings]}: expected one GET /chat, empty")
+    raws = [r for r in run.http.raw if r.method != "GET"]
     sessions = set()
     messages = []
     for i, raw in enumerate(raws):
@@ -445,8 +449,12 @@ def openai_problems(run: Run) -> list[str]:
     problems = []
     turns = run.openai.turns
     raws = [r for r in run.openai.raw if r.path == "/v1/chat/completions"]
-    if len(raws) != len(run.openai.raw):
-        problems.append(f"requests to other paths: {sorted({r.path for r in run.openai.raw} - {'/v1/chat/completions'})}")
+    # the check before the first turn: one GET /v1/models, with nothing in it
+    listed = [r for r in run.openai.raw if r.path == "/v1/models"]
+    if [(r.method, r.query, r.body) for r in listed] != [("GET", "", b"")]:
+        problems.append(f"model lists {[(r.method, r.query, len(r.body)) for r in listed]}: expected one GET, empty")
+    if len(raws) + len(listed) != len(run.openai.raw):
+        problems.append(f"requests to other paths: {sorted({r.path for r in run.openai.raw} - {'/v1/chat/completions', '/v1/models'})}")
     history: list[dict[str, str]] = []
     for i, raw in enumerate(raws):
         names = {n.lower() for n, _ in raw.headers}
@@ -561,7 +569,7 @@ def test_the_scanner_finds_planted_leaks(run: Run) -> None:
         return openai_problems(replace(run, openai=replace(run.openai, raw=raws)))
 
     oa = run.openai.raw
-    j = next(k for k, r in enumerate(oa) if len(r.data["messages"]) > 4)
+    j = next(k for k, r in enumerate(oa) if r.data and len(r.data["messages"]) > 4)  # not the GET /v1/models
     msgs = [dict(m) for m in oa[j].data["messages"]]
     msgs[2]["content"] += " (expected: 7)"
     assert any("messages are not" in p for p in openai_with(planted(oa, j, dict(oa[j].data, messages=msgs))))

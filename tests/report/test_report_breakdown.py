@@ -65,17 +65,19 @@ def test_the_terminal_shows_each_category_and_metric_per_agent_and_side_by_side(
         data = next(d for a in run.agents if a.agent == agent for d in a.datasets if d.dataset == NAME)
         assert rows[f"all of {NAME}"][0] == f"{data.score:.2f} ± {data.std:.2f}"
         assert _rows(text, f"agent {agent} · {NAME} by abstention")["yes"][0] == f"{scores['adversarial']:.2f}"
-        metrics = _rows(text, f"agent {agent} · {NAME}: its own metrics")
-        assert [m for m in metrics if m != "metric"] == list(METRICS)
-        assert metrics[METRICS[1]] == ["8"] and metrics[METRICS[2]] == ["1"]
+        metrics = _rows(text, f"agent {agent} · {NAME}: the numbers it is quoted by")
+        # its headline (undeclared: the score), then its own metrics; the data file's counts are said once, apart
+        assert [m for m in metrics if m != "metric"] == ["score", *METRICS[:2]]
+        assert metrics[METRICS[1]] == ["8"]
     assert text.count("2 of 12 unscored (left out of the scores): run with --judge MODEL") == 3
     assert "colours by" not in text  # a dataset without labels gets no table of its own
-    side = _rows(text, "run quiz: mean score per dataset")
+    side = _rows(text, "run quiz: headline numbers per dataset")
     for category in CATEGORIES:
-        assert side[f"category {category}"] == ["unscored" if s is None else f"{s:.2f}"
+        assert side[f"category {category}"] == ["-" if s is None else f"{s:.2f}"
                                                 for s in (EXPECTED_SCORES[a][category] for a in ("oracle", "retrieval", "null"))]
     assert side["abstention yes"] == ["1.00", "0.00", "0.00"]
     assert side[METRICS[0]] == ["1", "0.25", "0"]
+    assert text.count(f"{NAME} · known errors in its data file (mended or left out): <int> answers 1") == 1
 
 
 def test_without_labels_the_terminal_shows_only_the_tables_it_always_did(quiz_runs: list[Path]):
@@ -174,7 +176,7 @@ def test_a_page_without_labels_is_the_page_less_that_section(quiz_runs: list[Pat
     section = '<section id="breakdown">' + _section(labelled) + "</section>"
     expected = labelled.replace(section, "").replace('<a href="#breakdown">by category and type</a>', "")
     assert files.html.read_text() == expected
-    assert sorted(p.name for p in files.tables) == sorted(f"plain.{t}.{x}" for t in ("agents", "datasets", "tests")
+    assert sorted(p.name for p in files.tables) == sorted(f"plain.{t}.{x}" for t in ("agents", "datasets", "tests", "headline")
                                                           for x in ("csv", "json"))
 
 
@@ -210,10 +212,10 @@ def test_the_breakdown_and_metrics_tables_hold_every_row(quiz_runs: list[Path], 
 def test_compare_puts_the_agents_of_both_runs_side_by_side_per_category(quiz_runs: list[Path], capsys):
     assert main(["compare", *map(str, quiz_runs)]) == 0
     out = capsys.readouterr().out
-    side = _rows(out, "mean score per dataset (± std)")
+    side = _rows(out, "headline numbers per dataset, on the tests scored for every agent")
     assert len(side["category temporal"]) == 4  # oracle, retrieval, null of quiz; recent:500 of quiz-more
-    assert side["category open-domain"] == ["unscored"] * 4
-    assert METRICS[0] in side and METRICS[2] in side
+    assert side["category open-domain"] == ["-"] * 4  # nothing scored: no number
+    assert METRICS[0] in side and METRICS[2] not in side  # the data file's count is no agent's number
     page = (quiz_runs[0].parent / "compare_quiz_quiz-more.html").read_text()
     parsed = _page_tables(_section(page))
     by_category = next(rows for cls, rows in parsed.tables if "breakdown" in cls and rows[0][0] == "category")

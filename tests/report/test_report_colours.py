@@ -96,3 +96,48 @@ def test_each_agent_has_one_colour_on_the_index_the_comparison_and_the_study(sha
     assert [alt for name, _, alt in _swatches(study) if name == "null"] == [False, True]
     bars = re.findall(r'<g class="bar"><title>([^:]+?) · [^<]*</title><rect [^>]*fill="(#[0-9A-F]{6})"', compare)
     assert bars and all({colour} == pages["compare"][name] for name, colour in bars)  # charts in the legend's colours
+
+
+def test_every_page_of_a_results_folder_gives_a_name_one_colour_whatever_the_runs_order(tmp_path: Path):
+    """Two runs with agents in different orders, each with its report written as it finishes (as `run` does), then
+    the index, a comparison and a study of the same folder: one colour per name on all of them. Before, each page
+    chose among its own names, so retrieval (which ranks oracle's colour first) changed colour from a run's report
+    without oracle to the index with it."""
+    from ltm_harness._store.layout import colours_file
+
+    root = tmp_path / "results"
+    reports = {}
+    for name, agents in (("first", ["retrieval", "null"]), ("second", ["null", "oracle", "recent:1000", "retrieval"])):
+        asyncio.run(run_config(make_config(["colours"], span=1500, examples=1, run_name=name), root, agents))
+        reports[name] = _colours(write_report([root / name]).html.read_text())
+    index = _colours(write_index(root).read_text())
+    compare = _colours(write_report([root / "second", root / "first"], root / "compare.html").html.read_text())
+    rows = [ScoreRow(agent=agent, config=None, dataset="all datasets", span=1000, seeds=1, mean=0.5, std=0.0,
+                     ci_low=None, ci_high=None, level=0.95, scores=[0.5], seed_list=[0])
+            for agent in ("oracle", "retrieval")]
+    study = _colours(build_study_page("study", rows, [], [], [], 0.95, root=root))
+    pages = [reports["first"], reports["second"], index, compare, study]
+    colour = {}
+    for page in pages:
+        for label, colours in page.items():
+            name = label.split(" — ")[0]  # a run's report says "retrieval — benchmark 1.00/1" in places
+            assert len(colours) == 1, (name, colours)
+            assert colour.setdefault(name, next(iter(colours))) == next(iter(colours)), name  # the same on every page
+    assert set(colour) == {"retrieval", "null", "oracle", "recent:1000"}
+    assert len(set(colour.values())) == 4  # no two names of the folder share a colour
+    # retrieval came first, so it has its own first colour; oracle, which ranks the same colour first, another one
+    assert colour["retrieval"] == slot_colour(home_slot("retrieval")) != colour["oracle"]
+    assert colours_file(root).is_file()
+
+
+def test_a_folder_that_cannot_keep_colours_gives_the_page_its_own(tmp_path: Path):
+    from ltm_harness._report.colours import folder_slots
+
+    missing = tmp_path / "file"
+    missing.write_text("not a folder")
+    assert folder_slots(missing, ["oracle", "retrieval"]) == page_slots(["oracle", "retrieval"])
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".colours.json").write_text('{"slots": {"oracle": "red", "null": 2, "x": true, "y": -1}}')
+    slots = folder_slots(broken, ["oracle", "null"])
+    assert slots["null"] == 2 and slots["oracle"] != 2  # the readable entry kept, the others given again

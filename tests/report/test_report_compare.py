@@ -66,7 +66,7 @@ def test_the_comparison_table_is_printed_plainly_off_a_terminal(small_run: Path,
     assert main(["compare", str(small_run), str(other)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].startswith("mean score per dataset ")  # six agents: the means only (the std is in the page)
+    assert lines[0].startswith("headline numbers per dataset, on the tests scored for every agent")
     assert all(ord(c) < 128 or c in "±·" for c in out)  # plain ASCII lines, no box drawing, no colour codes
     assert "\x1b[" not in out
     header = next(line for line in lines if line.startswith("| dataset"))

@@ -220,7 +220,8 @@ def test_the_ltm_score_shows_the_tests_it_averages_and_says_when_it_ranks_agains
         perfect = [r for r in results if r.status == "ok" and r.normalized >= 1.0 and r.achieved_gap is not None]
         assert agent.summary.ltm_tests("gap") == len(perfect)
         assert agent.summary.ltm_score == pytest.approx(sum(r.achieved_gap for r in perfect) / len(perfect) if perfect else 0.0)
-        assert f'tokens<br><span class="std">over {len(perfect)} tests</span>' in html
+        over = f"{len(perfect)} test{'' if len(perfect) == 1 else 's'}"
+        assert f'tokens<br><span class="std">over {over}</span>' in html
     table = json.loads((small_run / "report.agents.json").read_text())
     assert {row["agent"]: row["ltm_score_tests"] for row in table} == \
         {a.spec: a.summary.ltm_tests("gap") for a in load_run(small_run).agents}

@@ -6,8 +6,9 @@ import re
 
 from html import unescape
 
-from ltm_harness._report.svg import (Bar, Series, _label_box, _log_bounds, _log_ticks, _overlaps, bar_chart, cost_chart,
-                                    money, nice_ticks, score_panel)
+from ltm_harness._report.svg import Bar, bar_chart, money, nice_ticks
+from ltm_harness._report.svg_cost import _label_box, _overlaps, cost_chart
+from ltm_harness._report.svg_score import Series, _log_bounds, _log_ticks, score_panel
 from ltm_harness._tokens import short_count
 
 

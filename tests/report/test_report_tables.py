@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ltm_harness._report import write_report
-from ltm_harness._report.tables import AgentRow, DatasetRow, TestRow
+from ltm_harness._report.tables import AgentRow, DatasetRow, HeadlineRow, TestRow
 from ltm_harness._results.models import RunSummary, TestResult
 
 
@@ -20,8 +20,9 @@ def _csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 def test_the_tables_are_written_beside_the_page_with_the_documented_columns(small_run: Path):
     files = write_report([small_run])
     names = sorted(p.name for p in files.tables)
-    assert names == sorted(f"report.{t}.{ext}" for t in ("agents", "datasets", "tests") for ext in ("csv", "json"))
-    for table, model in (("agents", AgentRow), ("datasets", DatasetRow), ("tests", TestRow)):
+    assert names == sorted(f"report.{t}.{ext}" for t in ("headline", "agents", "datasets", "tests")
+                           for ext in ("csv", "json"))
+    for table, model in (("headline", HeadlineRow), ("agents", AgentRow), ("datasets", DatasetRow), ("tests", TestRow)):
         columns, rows = _csv(small_run / f"report.{table}.csv")
         assert columns == list(model.model_fields)
         records = json.loads((small_run / f"report.{table}.json").read_text())

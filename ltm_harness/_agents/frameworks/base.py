@@ -228,6 +228,11 @@ class FrameworkAgent(Agent):
             raise self._failure(exc, "restoring its memory") from None
         self.turns, self._clean = len(turns), True
 
+    async def preflight(self) -> str | None:
+        """The adapter loaded its target; its store opens (in memory: the run has given it no folder yet)."""
+        await self._ensure_open()
+        return None
+
     async def reset(self) -> None:
         self.turns, self._clean = 0, False  # the next turn starts an empty conversation
 

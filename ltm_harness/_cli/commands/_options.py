@@ -41,6 +41,10 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--examples", type=int, help="examples per dataset (overrides the config)")
     p.add_argument("--seed", type=int, help="seed for test generation and filler")
     p.add_argument("--isolated", action="store_true", help="each test in its own fresh session, no filler, tests run concurrently")
+    p.add_argument("--set", action="append", dest="settings", metavar="KEY=VALUE",
+                   help="one value of the config, repeatable: a dotted path as the YAML file spells it, a dataset by "
+                        "its name, the value read as YAML (config.seed=3, datasets.args.memory_span=8000, "
+                        "datasets.locomo.args.data_file=PATH, datasets.locomo.args.mode=interleaved); see docs/configs.md")
     add_selection_arguments(p)
 
 
@@ -88,6 +92,30 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
         cfg.config.isolated = True
     if getattr(args, "judge", None):
         cfg.config.judge.model = args.judge
+
+
+def configure(cfg: RunConfig, source: str, args: argparse.Namespace) -> tuple[RunConfig, list[str]]:
+    """The config as the command line asks for it: its --set values, then --span, --examples, --seed, --isolated
+    (and --run-name, --judge); with warnings for settings some of its selected datasets ignore. A setting all of
+    them ignore (`--span` with LoCoMo in reference mode) is a ConfigError naming what to set instead."""
+    from ltm_harness._runner.config import select_datasets
+    from ltm_harness._runner.prepare import build_datasets
+    from ltm_harness._runner.settings import apply_settings, dataset_setting_error, given_settings, meaningless
+
+    settings = getattr(args, "settings", None) or []
+    cfg = apply_settings(cfg, settings, source)
+    apply_overrides(cfg, args)
+    selected = select_datasets(cfg.model_copy(deep=True), selection_of(args), source)
+    try:
+        built = build_datasets(selected, source)
+    except ConfigError as exc:
+        raise dataset_setting_error(exc, settings, [e.name for e in selected.datasets.datasets]) from None
+    names = [entry.name for entry in selected.datasets.datasets]
+    error, warnings = meaningless(given_settings(args.span, args.seed, settings),
+                                  [(name, d) for name, (d, _) in zip(names, built)])
+    if error is not None:
+        raise ConfigError(error)
+    return cfg, warnings
 
 
 def _every_dataset(cfg: RunConfig, arg: str, value: int) -> None:

@@ -91,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
                                          results_root=Path(args.results), run_name=args.run_name,
                                          on_turn=progress.on_turn, resume=args.resume, overwrite=args.overwrite,
                                          on_note=note))
-    table = Table(title=f"AIQ: mean normalised score per test ({args.trials} trials per active test)",
+    table = Table(title=f"AIQ: mean normalised score per test ({plural(args.trials, 'trial')} per active test)",
                   title_justify="left")
     table.add_column("test")
     table.add_column("kind")

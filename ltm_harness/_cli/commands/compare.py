@@ -46,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
                 if row.run == d.run.name:
                     marks[row.label] = ", ".join(filter(None, [marks.get(row.label), f"{d.what} differ"]))
         tables = files.tables_data
-        console.print(report_table("mean score per dataset", tables.agents, tables.datasets, marks, plain=not terminal,
-                                   breakdown=tables.breakdown, metrics=tables.metrics))
+        console.print(report_table("headline numbers per dataset, on the tests scored for every agent", tables.agents,
+                                   tables.datasets, marks, plain=not terminal, breakdown=tables.breakdown,
+                                   metrics=tables.metrics, headline=tables.headline))
     print_written(files)
     return 0

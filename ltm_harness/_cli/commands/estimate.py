@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 
-from ltm_harness._cli.commands._options import add_config_arguments, apply_overrides, selection_of
+from ltm_harness._cli.commands._options import add_config_arguments, configure, selection_of
 
 NAME = "estimate"
 ORDER = 15
@@ -39,8 +39,9 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._tokens import short_count
 
-    cfg = load_config(args.config)
-    apply_overrides(cfg, args)
+    cfg, warnings = configure(load_config(args.config), str(resolve_config_path(args.config)), args)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     select_datasets(cfg, selection_of(args), args.config)
     agents = args.agents or cfg.config.agents
     if not agents:

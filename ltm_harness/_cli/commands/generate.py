@@ -32,6 +32,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._llm.runtime import LLMRuntime
 
     from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_COUNT
+    from ltm_harness._tokens import plural
 
     if args.n < 1 or args.attempts < 1:
         raise ConfigError(f"-n {args.n} --attempts {args.attempts}: -n and --attempts must be at least 1; give 1 or more")
@@ -50,8 +51,8 @@ def main(args: argparse.Namespace) -> int:
             await runtime.close()
         usage = report.usage
         cost = usage.total_cost
-        print(f"added {report.kept} set(s) to {examples_path(path, prompt)} "
-              f"({usage.calls.get('generation', 0)} calls, {usage.prompt_tokens.get('generation', 0):,} + "
+        print(f"added {plural(report.kept, 'set')} to {examples_path(path, prompt)} "
+              f"({plural(usage.calls.get('generation', 0), 'call')}, {usage.prompt_tokens.get('generation', 0):,} + "
               f"{usage.completion_tokens.get('generation', 0):,} tokens, "
               f"{'unknown price' if usage.unpriced_models else f'${cost:.4f}'})")
         for line in report.rejected:

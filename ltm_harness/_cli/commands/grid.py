@@ -79,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         if progress is None:
             return
-        console.print(f"study [b]{escape(study.name)}[/b]: {len(study.cells)} cells, {len(run.skipped)} finished "
+        console.print(f"study [b]{escape(study.name)}[/b]: {plural(len(study.cells), 'cell')}, {len(run.skipped)} finished "
                       f"before, {len(run.ran)} to run {'on Ray' if use_ray else 'here'}; index in "
                       f"{escape(str(run.folder.index))}", soft_wrap=True)
         progress.done = len(run.skipped)

@@ -8,8 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import (add_config_arguments, add_results_arguments, apply_overrides,
-                                               selection_of)
+from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, configure, selection_of
 from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
 from ltm_harness._errors import LTMError
 
@@ -55,7 +54,9 @@ def main(args: argparse.Namespace) -> int:
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     cfg, source = load(args.config)
-    apply_overrides(cfg, args)
+    cfg, warnings = configure(cfg, source, args)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     agents = args.agents or cfg.config.agents or DEFAULT_AGENTS
     names = [choice.name for choice in agent_choices(agents)]
     started = time.perf_counter()
@@ -109,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.__exit__(None, None, None)
     summary = output.summary
-    print_run(summary, console)
+    print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None)
     console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
         from ltm_harness._report import write_report
@@ -154,6 +155,8 @@ def resume_command(args: argparse.Namespace, run_name: str) -> str:
             words += [flag, str(value)]
     if args.isolated:
         words.append("--isolated")
+    for setting in args.settings or []:
+        words += ["--set", setting]
     words += selection_of(args).flags()
     words += ["--run-name", run_name]
     if args.results != "results":

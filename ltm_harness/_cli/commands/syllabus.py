@@ -107,7 +107,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"{syllabus.source}: {violation}")
     violations = [v for v in found if not v.warning]
     if violations:
-        print(f"{len(violations)} problem{'s' if len(violations) != 1 else ''} ({label})", file=sys.stderr)
+        print(f"{plural(len(violations), 'problem')} ({label})", file=sys.stderr)
         return 1
     regimes = expand(syllabus)
     tasks = list(dict.fromkeys(r.task for r in regimes))
@@ -139,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     violations = [v for v in found if not v.warning]
     if violations:
         lines = "\n".join(f"{syllabus.source}: {v}" for v in violations)
-        raise DefinitionError(f"the syllabus breaks {len(violations)} rule(s); fix them and run again "
+        raise DefinitionError(f"the syllabus breaks {plural(len(violations), 'rule')}; fix them and run again "
                               f"(`syllabus validate` lists them):\n{lines}")
     scenario_type = kind.value if kind else "custom"
     if args.ste and args.run_ste:

@@ -13,6 +13,9 @@ safely can, and leaves the rest unscored (counted, never guessed):
   when nothing in the reply could turn that mention around: no other number than the gold's when the gold has
   one, no negation, contrast, alternative, earlier value or hedge (`_TURNS`: "not", "but", "or", "used to",
   "previously", "maybe", ...), at most 80 words;
+* another question (preference questions too) is wrong (0.0) when the reply recognisably declines, ventures no
+  guess, says no more than `MAX_DECLINE_WORDS` words and does not mention the gold answer: the history holds the
+  answer, so declining cannot be right (an agent without memory is decided wrong, not left unscored);
 * a preference question (its "answer" is a rubric) and everything else: unscored (None).
 
 `score_reply` uses the judge when the run has one (every non-blank reply goes to it, as in the reference) and the
@@ -35,6 +38,7 @@ from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
 
 MAX_RULE_WORDS = 80  # longer replies mention too much for a mention of the answer to mean it was given
+MAX_DECLINE_WORDS = 30  # longer replies that decline may still say something the judge would count
 _UNITS = {w: n for n, w in enumerate("zero _ two three four five six seven eight nine ten eleven twelve thirteen "
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split()) if w != "_"}
 _TENS = {w: 10 * n for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
@@ -104,12 +108,21 @@ def contains_answer(answer: str, reply: str) -> bool:
     return not _TURNS.search(said.replace(gold, " "))
 
 
+def declines_answerable(answer: str, reply: str) -> bool:
+    """A short reply that declines, ventures no guess and does not mention the gold answer anywhere."""
+    gold, said = normalise(answer), normalise(reply)
+    return (abstains(reply) and len(said.split()) <= MAX_DECLINE_WORDS
+            and not (gold and f" {gold} " in f" {said} "))
+
+
 def rule_verdict(question: LMEQuestion, reply: str) -> float | None:
     """1.0 or 0.0 when a rule can safely decide (module docstring), else None (unscored: for a judge)."""
     if not reply.strip():
         return 0.0
     if question.is_abstention:
         return 1.0 if abstains(reply) else None
+    if declines_answerable(question.answer, reply):
+        return 0.0
     if question.question_type == "single-session-preference":
         return None
     return 1.0 if contains_answer(question.answer, reply) else None
@@ -143,6 +156,8 @@ async def score_reply(question: LMEQuestion, reply: str, judge: Judge | None,
         return LMEScore(score=None, by="none", reason="unscored: no rule decides this reply and the run has no judge")
     if question.is_abstention:
         return LMEScore(score=score, by="rule", reason="the reply declines to answer, as it should")
+    if score == 0.0:
+        return LMEScore(score=score, by="rule", reason="the reply declines to answer, but the history holds the answer")
     return LMEScore(score=score, by="rule", reason="the reply gives the answer")
 
 

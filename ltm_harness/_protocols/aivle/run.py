@@ -39,13 +39,17 @@ async def run_suite(suite: TestSuite, specs: Sequence[AgentLike], results_root: 
     results under results_root/suites/<suite-id>/."""
     choices = agent_choices(specs)
     factories = {c.name: c.factory(None, {}) for c in choices}  # every spec checked before anything runs
+    from ltm_harness._runner.config import RunConfig
+    from ltm_harness._runner.preflight import preflight
+
+    checked = await preflight(RunConfig.model_validate({"datasets": {"datasets": []}}), list(specs))  # as `run` does
     root = suites_root(results_root)
     probe = RunFolder.named(root, suite.suite_id)
     claim = claim_folder(root, suite.suite_id, resume=resume, overwrite=overwrite,
                          finished=lambda agent: probe.suite_results(agent.name).is_file())
     folder = claim.folder
     mode: RunMode = Resume() if resume else Fresh()
-    run = SuiteRun(folder, {}, list(claim.notes))
+    run = SuiteRun(folder, {}, [*checked, *claim.notes])
     try:
         for spec in factories:
             path = folder.suite_results(spec)

@@ -19,6 +19,7 @@ from ltm_harness._envs.episode import Actor, Step, play_episode
 from ltm_harness._errors import LTMError
 from ltm_harness._protocols.aivle.agent import ChatAgents
 from ltm_harness._protocols.aivle.worker import CaseFailure, Worker, guarded, run_sync
+from ltm_harness._tokens import plural
 
 CreateAgent = Callable[..., Any]  # makes an aiVLE agent from `agent_init`
 CLOSE_SECONDS = 5.0  # time given to agent.close() after a case (not counted in the limit)
@@ -59,7 +60,7 @@ class TestCase(ABC):
 
     def time_out_message(self) -> str:
         return (f"time limit of {self.time_limit:g} s exceeded after {self.episodes_done} completed "
-                f"episode(s) of {self.n_runs} ({self.steps_done} steps)")
+                f"{'episode' if self.episodes_done == 1 else 'episodes'} of {self.n_runs} ({plural(self.steps_done, 'step')})")
 
     async def run_async(self, create_agent: CreateAgent | ChatAgents) -> EvaluationResult:
         """Run the case with the agents `create_agent(**agent_init)` makes; a chat agent of the harness (from
