@@ -187,3 +187,11 @@ async def test_a_react_agent_calls_its_tool_and_every_model_call_is_counted(tmp_
         said = await again.reply(msg(1, "Search notes for my cat."))
         assert said.text == "Your cat is called Tom." and len(await thread_texts(again)) == 8
         await again.close()
+
+
+def test_the_file_folder_is_importable_only_while_it_loads(forms_file):
+    """`from sibling import ...` works (as with `python FILE.py`), and the folder is off the path again afterwards."""
+    import sys
+
+    make(forms_file, "with_history")
+    assert str(forms_file.parent) not in sys.path

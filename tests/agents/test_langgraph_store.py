@@ -131,3 +131,49 @@ async def test_the_state_before_a_failed_turn_stays_however_far_back(graph_file,
     await again.restore(turns[:2])  # 17 turns back: kept, as the state before the failed turn
     assert len(await thread_texts(again)) == 3
     await again.close()
+
+
+CUSTOM = '''
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+
+@dataclass
+class Profile:
+    facts: list = field(default_factory=list)
+
+
+class State(MessagesState):
+    profile: Profile
+
+
+def respond(state):
+    profile = state.get("profile") or Profile()
+    profile = Profile(facts=[*profile.facts, state["messages"][-1].content])
+    return {"messages": [AIMessage(content=f"{len(profile.facts)} facts")], "profile": profile}
+
+
+builder = StateGraph(State)
+builder.add_node("respond", respond)
+builder.add_edge(START, "respond")
+builder.add_edge("respond", END)
+graph = builder.compile()
+'''
+
+
+async def test_a_type_the_graph_declares_in_its_state_is_loaded_back(tmp_path, monkeypatch):
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    path = tmp_path / "custom.py"
+    path.write_text(CUSTOM)
+    state = tmp_path / "s" / "main"
+    agent = make(path, state_dir=state)
+    turns = await play(agent, [msg(0, "One."), msg(1, "Two.")])
+    await agent.close()
+    again = make(path, state_dir=state)
+    await again.restore(turns)
+    values = (await again.graph.aget_state(again.thread)).values
+    assert type(values["profile"]).__name__ == "Profile" and len(values["profile"].facts) == 2
+    assert (await again.reply(msg(2, "Three."))).text == "3 facts"
+    await again.close()

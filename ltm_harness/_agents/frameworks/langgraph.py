@@ -1,10 +1,12 @@
 """LangGraph graphs and LangChain Runnables as agents: `-a langgraph:FILE.py:NAME` or `-a langgraph:MODULE:NAME`.
 
-NAME is a compiled graph (`builder.compile()`; an uncompiled `StateGraph` is compiled here) or any Runnable. Each
-conversation is one thread of the graph (`thread_id`: the harness's session), kept by the graph's checkpointer:
+NAME is a compiled graph (`builder.compile()`; an uncompiled `StateGraph` is compiled here), a Functional API
+workflow, a `RunnableWithMessageHistory` or any chat Runnable (`langgraph_forms`: how each is run, and what is
+refused). Each conversation is one thread of the graph (`thread_id`: the harness's session), kept by the graph's checkpointer:
 
 * a graph compiled without one is given an `AsyncSqliteSaver` (langgraph-checkpoint-sqlite) on the file
-  `langgraph.sqlite` in the conversation's `state_dir` (an `InMemorySaver` when the run keeps no folder); a graph with
+  `langgraph.sqlite` in the conversation's `state_dir` (an `InMemorySaver` when the run keeps no folder), whose
+  serializer cannot name code and which keeps only the checkpoints resume needs (`langgraph_store`); a graph with
   its own checkpointer keeps it (it must keep threads across processes for `--resume`: an `InMemorySaver` does not);
 * a Runnable that is not a graph (a chat model, `prompt | model`) becomes the one node of a `MessagesState` graph:
   it is handed the thread's messages and its output (a message, a string, or `{"messages": [...]}`) is the reply.
@@ -12,8 +14,8 @@ conversation is one thread of the graph (`thread_id`: the harness's session), ke
 A user message goes in as `{"messages": [message]}`, or as `[message]` for a graph whose state is a list of
 messages; which one is read from the graph's input schema, or set with `?input=dict` / `?input=messages` (for a
 plain Runnable it says what the Runnable is handed: `{"messages": history}` or the list). The reply is the last AI
-message the turn added (its content a string or a list of content blocks); its usage from the messages'
-`usage_metadata`, priced by their `response_metadata["model_name"]`.
+message the turn added (its content a string or a list of content blocks); its usage that of every model call of
+the turn, from LangChain's callbacks (`langgraph_usage`; else the added messages' `usage_metadata`), priced by model.
 
 History that needs no reply (`observe`) goes into the thread without running the graph: `aupdate_state` as the
 graph's input, then its pending tasks cleared, so no node and no model is called. Every checkpoint a turn writes
