@@ -17,6 +17,7 @@ def _offline_data_files() -> None:
     cache = tempfile.mkdtemp(prefix="ltm-test-cache-")
     atexit.register(shutil.rmtree, cache, True)
     os.environ["LTM_HARNESS_CACHE"] = cache
+    os.environ["LTM_HARNESS_CONFIG"] = os.path.join(cache, "config")  # the framework stores' signing key
     os.environ["LTM_CHAPTERBREAK_URL"] = "http://127.0.0.1:9/chapterbreak_ctx_8192.zst"
     os.environ["LTM_LOCOMO_URL"] = "http://127.0.0.1:9/locomo10.json"
     os.environ["LTM_LONGMEMEVAL_URL"] = "http://127.0.0.1:9"  # the folder of LongMemEval's files

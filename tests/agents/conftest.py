@@ -6,13 +6,19 @@ A fake Letta server (aiohttp) with the routes `letta-client` 1.x calls for the l
     GET    /v1/agents/{id}               the agent (AgentState)
     DELETE /v1/agents/{id}
     POST   /v1/agents/{id}/messages      a turn (LettaResponse: reasoning, assistant_message, stop_reason, usage)
-    GET    /v1/agents/{id}/export        the agent as an agent file (JSON text)
+    GET    /v1/agents/{id}/export        the agent as an agent file (JSON text): the messages in its context only,
+                                         no archival passages (as Letta's export route)
     POST   /v1/agents/import             multipart `file`: an agent file -> {"agent_ids": [...]}
+    GET    /v1/agents/{id}/archival-memory   its archival passages (Passage list; ascending, after, limit)
+    POST   /v1/agents/{id}/archival-memory   insert a passage {text, tags, created_at}
     GET    /fake/stats                   for tests: what was asked of it
 
 An agent's memory is its message history. It answers like the mock LLM's `mock` model (the earlier user sentence that
 shares most words with a question, "Noted." to a statement, arithmetic filler as JSON), and counts tokens as the mock
 does. `fail_next` makes the next message requests answer 500. Ids are numbered, so runs are repeatable.
+With `context=N`, an agent's context holds its last N messages (older ones are evicted: still its history, not in
+its exports); a user message starting "Remember:" is also inserted as an archival passage by the agent itself (as a
+Letta agent's `archival_memory_insert` does), and answers come from the context and the passages.
 
 `in_thread(server)` serves a FakeLetta or a MockLLMServer from a thread of its own, for tests whose harness runs in a
 subprocess (killed and started again while the server keeps its state, as a real server would).
@@ -40,8 +46,9 @@ DATE = "2024-01-01T00:00:00Z"
 
 
 class FakeLetta:
-    def __init__(self, model: str = "openai/mock") -> None:
+    def __init__(self, model: str = "openai/mock", context: int | None = None) -> None:
         self.model = model
+        self.context = context
         self.agents: dict[str, dict[str, Any]] = {}
         self.stats: Counter[str] = Counter()
         self.sent: list[tuple[str, str]] = []  # (agent id, user text) of every message request answered
@@ -68,6 +75,8 @@ class FakeLetta:
         app.router.add_delete("/v1/agents/{agent_id}", self._delete)
         app.router.add_post("/v1/agents/{agent_id}/messages", self._message)
         app.router.add_get("/v1/agents/{agent_id}/export", self._export)
+        app.router.add_get("/v1/agents/{agent_id}/archival-memory", self._passages)
+        app.router.add_post("/v1/agents/{agent_id}/archival-memory", self._insert)
         app.router.add_get("/fake/stats", self._stats)
         return app
 
@@ -82,7 +91,7 @@ class FakeLetta:
 
     def _new(self, name: str, model: str, embedding: str, blocks: list[Any], messages: list[Any]) -> dict[str, Any]:
         agent = {"id": self._id("agent"), "name": name, "model": model, "embedding": embedding, "blocks": blocks,
-                 "messages": messages}
+                 "messages": messages, "passages": []}
         self.agents[agent["id"]] = agent
         return agent
 
@@ -113,7 +122,11 @@ class FakeLetta:
         for text in texts:
             history.append({"role": "user", "content": text})
             self.sent.append((agent["id"], text))
-        reply = retrieval_reply(history)
+        for text in texts:
+            if "Remember:" in text:
+                self._passage(agent, text.split("Remember:", 1)[1].strip(), ["remembered"], DATE)
+        remembered = [{"role": "user", "content": p["text"]} for p in agent["passages"]]
+        reply = retrieval_reply(remembered + self.in_context(agent))  # what it can see: passages and its context
         prompt = sum(self._tokens.count(m["content"]) + 3 for m in history) + 3
         history.append({"role": "assistant", "content": reply})
         self.stats["messages"] += 1
@@ -131,8 +144,9 @@ class FakeLetta:
     async def _export(self, request: web.Request) -> web.Response:
         agent = self._agent(request)
         self.stats["exported"] += 1
-        schema = {"version": "fake-letta-1", "agents": [{k: agent[k] for k in ("name", "model", "embedding", "blocks",
-                                                                                 "messages")}]}
+        schema = {"version": "fake-letta-1", "agents": [{**{k: agent[k] for k in ("name", "model", "embedding",
+                                                                                   "blocks")},
+                                                          "messages": self.in_context(agent)}]}
         return web.Response(text=json.dumps(schema), content_type="application/json")
 
     async def _import(self, request: web.Request) -> web.Response:
@@ -145,6 +159,27 @@ class FakeLetta:
         ids = [self._new(a["name"], a["model"], a["embedding"], a["blocks"], list(a["messages"]))["id"]
                for a in schema["agents"]]
         return web.json_response({"agent_ids": ids})
+
+    def in_context(self, agent: dict[str, Any]) -> list[dict[str, Any]]:
+        messages = agent["messages"]
+        return list(messages if self.context is None else messages[-self.context:])
+
+    def _passage(self, agent: dict[str, Any], text: str, tags: list[str] | None, date: str | None) -> dict[str, Any]:
+        passage = {"id": self._id("passage"), "text": text, "tags": tags, "created_at": date or DATE}
+        agent["passages"].append(passage)
+        return passage
+
+    async def _passages(self, request: web.Request) -> web.Response:
+        passages = self._agent(request)["passages"]
+        after, limit = request.query.get("after"), int(request.query.get("limit", "1000"))
+        start = next((i + 1 for i, p in enumerate(passages) if p["id"] == after), 0) if after else 0
+        return web.json_response(passages[start:start + limit])
+
+    async def _insert(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.stats["passages_inserted"] += 1
+        return web.json_response([self._passage(self._agent(request), body["text"], body.get("tags"),
+                                                body.get("created_at"))])
 
     def turns_of(self, agent_id: str) -> int:
         """The user messages the agent holds."""

@@ -50,8 +50,9 @@ async def test_each_conversation_has_an_agent_of_its_own_that_answers_from_its_m
     assert created["name"] == "ltm-harness-one" and created["model"] == "openai/gpt-4o-mini"
     assert [b["label"] for b in created["blocks"]] == ["human", "persona"]
     assert letta.sent[0] == (one.agent_id, "[2024-01-01 09:00 UTC] My favourite colour is blue.")
-    assert sorted(p.name for p in (tmp_path / "s" / "one" / STATE).iterdir()) == ["agent.json", "turn-4.af",
-                                                                                   "turn-5.af"]
+    assert sorted(p.name for p in (tmp_path / "s" / "one" / STATE).iterdir()) == [  # each signed
+        "agent.json", "agent.json.sig", *(f"turn-{n}.{part}" for n in (4, 5) for part in (
+            "af", "af.sig", "passages.json", "passages.json.sig"))]
     await one.close()
     await two.close()
 
@@ -138,3 +139,37 @@ async def test_a_server_that_is_down_fails_the_turn_in_one_line(unused_tcp_port)
         await agent.reply(CONVERSATION[0])
     assert "letta failed opening" in str(down.value) or "letta failed answering" in str(down.value)
     assert "APIConnectionError" in str(down.value) and not down.value.fatal
+
+
+async def test_resume_restores_archival_passages_and_says_in_one_line_which_messages_it_cannot(tmp_path, caplog):
+    """A server whose context holds the last 4 messages and whose export holds only those (as Letta's): the agent
+    put two passages in its archival memory itself; after a kill the resumed agent has both passages again (saved
+    with each turn, inserted after the import) and answers from them, and the messages evicted from its context,
+    which no export holds, are said once in one line."""
+    from tests.agents.conftest import FakeLetta
+
+    async with FakeLetta(context=4) as letta:
+        state = tmp_path / "state" / "main"
+        first = make(letta, state)
+        said = [msg(0, "Remember: my sister is called Ingrid."), msg(1, "The weather is mild today."),
+                msg(2, "Remember: the boat is named Kestrel."), msg(3, "I had soup for lunch."),
+                msg(4, "My train was late again."), msg(5, "The bakery was closed.")]
+        turns = await play(first, said)
+        original = letta.agents[first.agent_id]
+        assert len(original["passages"]) == 2 and len(original["messages"]) == 12  # 8 of them evicted
+        await first.close()
+
+        again = make(letta, state)
+        caplog.clear()  # (the first run said it too, once, when its export first fell short)
+        with caplog.at_level("WARNING", logger="ltm_harness.letta"):
+            await again.restore(turns)
+        restored = letta.agents[again.agent_id]
+        assert [p["text"] for p in restored["passages"]] == ["my sister is called Ingrid.", "the boat is named "
+                                                                                           "Kestrel."]
+        assert [p["tags"] for p in restored["passages"]] == [["remembered"], ["remembered"]]
+        assert letta.stats["passages_inserted"] == 2
+        assert (await again.reply(msg(6, "What is the boat named?"))).text == "the boat is named Kestrel."
+        lines = [r.getMessage() for r in caplog.records if r.name == "ltm_harness.letta"]
+        assert len(lines) == 1 and "holds 2 of the 6 user messages sent" in lines[0] and "\n" not in lines[0]
+        assert "restores those, its memory blocks and its archival passages" in lines[0]
+        await again.close()

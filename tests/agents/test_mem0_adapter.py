@@ -4,6 +4,8 @@ again), a bad config or a failing call as one line."""
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -152,10 +154,27 @@ async def test_an_unknown_model_fails_the_turn_in_one_line_that_stops_the_agent(
     await agent.close()
 
 
+MEM0 = f"mem0 {importlib.metadata.version('mem0ai')}"
+
+
 @pytest.mark.parametrize("text,says", [
     (None, "cannot be read"),
     ("chat: [1, 2", "not valid YAML"),
-    ("chat: {model: x, colour: red}", "chat.colour: Extra inputs are not permitted"),
+    ("chat: {model: x, colour: red}", "chat.colour is not a setting of a mem0 agent config; valid keys: max_tokens, "
+     "model, system_prompt, temperature"),
+    ("serach: {top_k: 3}", "serach is not a setting of a mem0 agent config; did you mean search?"),
+    ("chat: {modle: x}", "chat.modle is not a setting of a mem0 agent config; did you mean model?"),
+    # mem0's own config, checked against the installed mem0's MemoryConfig and provider config classes
+    ("mem0: {custom_instruction: Only food.}", f"mem0.custom_instruction is not a setting of {MEM0}'s "
+     "MemoryConfig; did you mean custom_instructions?"),
+    ("mem0: {custom_fact_extraction_prompt: Only food.}", "mem0.custom_fact_extraction_prompt is the older name of "
+     f"custom_instructions ({MEM0}'s MemoryConfig); rename it"),
+    ("mem0: {llm: {provider: openai, config: {modle: gpt-4.1-nano}}}", "mem0.llm.config.modle is not a setting of "
+     f"{MEM0}'s openai llm; did you mean model?"),
+    ("mem0: {embedder: {provider: openai, confg: {}}}", f"mem0.embedder.confg is not a setting of {MEM0}'s "
+     "embedder section; did you mean config?"),
+    ("mem0: {embedder: {config: {embedding_dim: 8}}}", "mem0.embedder.config.embedding_dim is not a setting of "
+     f"{MEM0}'s openai embedder; did you mean embedding_dims?"),
     ("search: {top_k: 0}", "search.top_k: Input should be greater than or equal to 1"),
     ("mem0: {vector_store: {provider: qdrant, config: {host: db.example, port: 6333}}}",
      "mem0.vector_store: the adapter keeps mem0's store in the run folder"),

@@ -30,19 +30,14 @@ from typing import Any
 from langgraph.checkpoint.serde.event_hooks import SerdeEvent, register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from ltm_harness._agents.frameworks.store_trust import TRUST_ENV, stores_trusted  # noqa: F401 (one place for both)
 from ltm_harness._errors import AgentError
 
-TRUST_ENV = "LTM_TRUST_FRAMEWORK_STORES"
 # turns back a roll-back may go: a failed try (0), a turn taken in before a kill (1), back to the end of the
 # history after a question, and a kill then (2)
 KEEP_TURNS = 4
 _SAFE_FORMS = ("null", "bytes", "bytearray", "msgpack")  # what this LangGraph writes (never pickle, never json)
 _blocked: ContextVar[list[str] | None] = ContextVar("ltm_langgraph_blocked", default=None)
-
-
-def stores_trusted() -> bool:
-    """The user said the framework stores of the folders they run are theirs (`LTM_TRUST_FRAMEWORK_STORES=1`)."""
-    return os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 class UntrustedStore(AgentError):

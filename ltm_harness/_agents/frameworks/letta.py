@@ -9,22 +9,34 @@ one, from LETTA_API_KEY). Without AGENT, one is created (`agents.create`: the mo
 A turn is `agents.messages.create(agent_id, messages=[{"role": "user", "content": text}])`; the reply is the text of
 its `assistant_message` entries (joined by line breaks when there are several), its usage the response's `usage`
 (priced by the agent's model). History that needs no reply is sent the same way (its reply recorded, unscored):
-Letta adds to an agent's memory only through its own steps, and archival passages, which it can take without one,
-are not in its agent files (so a resumed run would lose them).
+Letta adds to an agent's memory only through its own steps.
 
 Resume. After every turn the agent is exported (`export_file`) into the conversation's `state_dir` (a temporary
 folder when the run keeps none), as `letta/turn-N.af` (the last two turns kept; `turn-0.af` is the agent as made),
-beside `agent.json`, the id of the agent the conversation is on. Going back to turn N (`--resume`, or after a failed
-turn) imports `turn-N.af` as a new agent, the conversation goes on with it, and the agent it replaces (one the
-adapter made) is deleted: Letta's own saved state, not a replay. An export costs the size of the agent (its
-messages) on every turn.
+with its archival passages (`agents.passages.list`, page by page) as `turn-N.passages.json`, beside `agent.json`, the
+id of the agent the conversation is on. Going back to turn N (`--resume`, or after a failed turn) imports `turn-N.af`
+as a new agent, gives it the saved passages it lacks (`agents.passages.create`, with their tags and times: Letta's
+export route holds no passages), the conversation goes on with it, and the agent it replaces (one the adapter made)
+is deleted: Letta's own saved state, not a replay. An export costs the size of the agent (its messages) on every
+turn.
+
+What a resume cannot restore. Letta's export holds the messages in the agent's context (its memory blocks too), not
+the ones evicted from it, and letta-client has no route that puts a message into an agent's history without a step.
+When an export holds fewer user messages than the turns sent, the adapter says so once, in one line (a warning of
+the `ltm_harness.letta` logger): when it first happens, and at the start of a resumed run.
+
+Every file is signed (`store_trust.write_signed`): an agent file names code (its tools' Python source, which the
+Letta server runs), so one the harness did not write on this machine is refused before it is sent to a server
+(docs/security.md); an unsigned `agent.json` is ignored (its agent is not deleted).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -35,6 +47,7 @@ from letta_client.types.agents import AssistantMessage
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text
 from ltm_harness._agents.frameworks.sqlite_undo import KEEP
+from ltm_harness._agents.frameworks.store_trust import UntrustedStore, check_tree, read_signed, write_signed
 from ltm_harness._errors import AgentError
 from ltm_harness._guard.limits import clip
 from ltm_harness._guard.redact import redact, redact_url, remember_secret
@@ -45,6 +58,7 @@ DEFAULT_MODEL = "openai/gpt-4o-mini"
 DEFAULT_EMBEDDING = "openai/text-embedding-3-small"
 PERSONA = "I am a helpful assistant in a long conversation with one user. I remember what they tell me."
 _PARAMS = ("model", "embedding")
+PAGE = 100  # archival passages read per request
 
 
 def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
@@ -92,6 +106,7 @@ class LettaAgent(FrameworkAgent):
         self._model_name: str | None = None  # the agent's model, for the price
         self._folder: Path | None = None  # the exports' folder (in state_dir)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._said_incomplete = False
 
     def parse_spec(self, spec: str) -> tuple[str, dict[str, str]]:
         base, agent, params = parse_letta_spec(spec)
@@ -116,17 +131,24 @@ class LettaAgent(FrameworkAgent):
         if folder is None:  # the run keeps no folder: the exports go to a temporary one
             self._tmp = tempfile.TemporaryDirectory(prefix="ltm-letta-")
             folder = Path(self._tmp.name)
+        check_tree(folder, "Letta")
         folder.mkdir(exist_ok=True)
         self._folder = folder
+        for saved in sorted(folder.glob("turn-*.af")):  # agent files name code: only ones signed here are kept
+            read_signed(saved, "Letta")
         pointer = folder / "agent.json"
         if pointer.is_file():  # the agent a killed run was working on: replaced (and deleted) when restored
-            self.agent_id = json.loads(pointer.read_text()).get("agent_id")
+            try:
+                said = json.loads(read_signed(pointer, "Letta"))
+                self.agent_id = said.get("agent_id") if isinstance(said, dict) else None
+            except (UntrustedStore, ValueError):  # not written here: its agent is left alone on the server
+                self.agent_id = None
 
     async def _use(self, agent_id: str, model: Any) -> None:
         """Go on with the agent `agent_id` (deleting the one it replaces) and remember it in the folder."""
         old, self.agent_id = self.agent_id, agent_id
         self._model_name = model.rpartition("/")[2] if isinstance(model, str) and model else None
-        _write(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
+        write_signed(self.folder / "agent.json", json.dumps({"agent_id": agent_id}))
         if old is not None and old != agent_id:
             try:
                 await self.client.agents.delete(old)
@@ -134,21 +156,63 @@ class LettaAgent(FrameworkAgent):
                 pass
 
     async def _export(self, turn: int) -> None:
-        """The agent as Letta exports it, saved as turn-`turn`.af; exports older than the last KEEP turns deleted."""
+        """The agent as Letta exports it, saved as turn-`turn`.af, and its archival passages (which the export does
+        not hold) as turn-`turn`.passages.json; the files of turns older than the last KEEP deleted."""
         assert self.agent_id is not None
         exported = await self.client.agents.export_file(self.agent_id)
-        _write(self.folder / f"turn-{turn}.af", exported if isinstance(exported, str) else json.dumps(exported))
-        for path in self.folder.glob("turn-*.af"):
-            number = path.stem.removeprefix("turn-")
+        text = exported if isinstance(exported, str) else json.dumps(exported)
+        write_signed(self.folder / f"turn-{turn}.af", text)
+        write_signed(self.folder / f"turn-{turn}.passages.json", json.dumps(await self._passages(self.agent_id)))
+        self._check_complete(text, turn, "saved")
+        for path in self.folder.glob("turn-*"):
+            number = path.name.removeprefix("turn-").partition(".")[0]
             if number.isdigit() and int(number) <= turn - KEEP:
                 path.unlink()
 
-    async def _import(self, text: str) -> None:
+    async def _passages(self, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's archival passages, oldest first (text, tags, time), read page by page."""
+        found: list[dict[str, Any]] = []
+        after: str | None = None
+        while True:
+            page = await self.client.agents.passages.list(agent_id, ascending=True, limit=PAGE, after=after)
+            found += [{"text": p.text, "tags": p.tags, "created_at": p.created_at.isoformat() if p.created_at else None}
+                      for p in page]
+            if len(page) < PAGE or not page[-1].id:
+                return found
+            after = page[-1].id
+
+    async def _restore_passages(self, saved: list[dict[str, Any]]) -> None:
+        """Give the agent (just imported) the saved passages it lacks (a server whose export holds them has them)."""
+        assert self.agent_id is not None
+        have = Counter(p["text"] for p in await self._passages(self.agent_id))
+        for passage in saved:
+            if have[passage["text"]] > 0:
+                have[passage["text"]] -= 1
+                continue
+            await self.client.agents.passages.create(
+                self.agent_id, text=passage["text"], tags=passage.get("tags"),
+                **({"created_at": passage["created_at"]} if passage.get("created_at") else {}))
+
+    def _check_complete(self, exported: str, turns: int, doing: str) -> None:
+        """Say once, in one line, when the server's export holds fewer user messages than the turns it was sent
+        (Letta exports the messages in the agent's context: the ones evicted from it cannot be restored)."""
+        held = user_messages(exported)
+        if held is not None and held < turns and not self._said_incomplete:
+            self._said_incomplete = True
+            logging.getLogger("ltm_harness.letta").warning(
+                "agent %r: the Letta server's export holds %d of the %d user messages sent to agent %s (only those in its "
+                "context); a resumed conversation restores those, its memory blocks and its archival passages, not "
+                "the messages evicted from its context (%s after turn %d)", self.spec, held, turns, self.agent_id,
+                doing, turns)
+
+    async def _import(self, text: str, passages: list[dict[str, Any]] | None = None) -> None:
         made = await self.client.agents.import_file(file=("agent.af", text.encode("utf-8"), "application/json"))
         if not made.agent_ids:
             raise AgentError(f"agent {self.spec!r}: the Letta server imported no agent from the saved file")
         state = await self.client.agents.retrieve(made.agent_ids[0])
         await self._use(made.agent_ids[0], _model_of(state))
+        if passages:
+            await self._restore_passages(passages)
 
     async def _rollback(self, turns: int) -> None:
         if turns == 0:  # a fresh conversation: a new agent, or a copy of the template
@@ -165,7 +229,11 @@ class LettaAgent(FrameworkAgent):
         if not path.is_file():
             raise AgentError(f"agent {self.spec!r} cannot be resumed: no export of its Letta agent after turn "
                              f"{turns} in {self.folder}; run it again with --overwrite")
-        await self._import(path.read_text(encoding="utf-8"))
+        text = read_signed(path, "Letta")  # an agent file names code (its tools' source): signed files only
+        saved = self.folder / f"turn-{turns}.passages.json"
+        passages = json.loads(read_signed(saved, "Letta")) if saved.is_file() else []
+        self._check_complete(text, turns, "restored")
+        await self._import(text, passages if isinstance(passages, list) else [])
 
     async def _close(self) -> None:
         if self._client is not None:
@@ -188,6 +256,21 @@ class LettaAgent(FrameworkAgent):
         return Answer("\n".join(s for s in said if s), used)
 
 
+def user_messages(exported: str) -> int | None:
+    """The user messages an agent file holds (its first agent's `messages`, in the v2 format or the legacy v1), or
+    None when the file has neither form."""
+    try:
+        schema = json.loads(exported)
+    except ValueError:
+        return None
+    if isinstance(schema, dict) and isinstance(schema.get("agents"), list) and schema["agents"]:
+        schema = schema["agents"][0]
+    messages = schema.get("messages") if isinstance(schema, dict) else None
+    if not isinstance(messages, list):
+        return None
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
+
+
 def _plain(content: Any) -> Any:
     """A message's content as strings and dicts (the client's models dumped)."""
     if isinstance(content, list):
@@ -201,10 +284,3 @@ def _model_of(state: Any) -> Any:
         config = getattr(state, "llm_config", None)
         model = getattr(config, "handle", None) or getattr(config, "model", None)
     return model
-
-
-def _write(path: Path, text: str) -> None:
-    """A state file written whole or not at all (a kill leaves the old one or the new one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -40,28 +40,32 @@ answered). mem0 does not report its embedding calls, so their tokens are not cou
 from __future__ import annotations
 
 import asyncio
+import atexit
 import copy
 import logging
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 os.environ["MEM0_TELEMETRY"] = "False"  # read by mem0 when it is imported: no usage data leaves the machine
+if not os.environ.get("MEM0_DIR"):  # mem0 writes MEM0_DIR/config.json (a user id) when it is imported: not ~/.mem0
+    os.environ["MEM0_DIR"] = _home = tempfile.mkdtemp(prefix="ltm-mem0-home-")
+    atexit.register(shutil.rmtree, _home, ignore_errors=True)
 
 from mem0 import AsyncMemory  # noqa: E402  (after the telemetry switch)
-from mem0.configs.base import MemoryConfig  # noqa: E402
 from qdrant_client import QdrantClient  # noqa: E402
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage  # noqa: E402
+from ltm_harness._agents.frameworks.mem0_config import DEFAULT_MODEL, read_settings  # noqa: E402
+from ltm_harness._agents.frameworks.qdrant_check import check_points  # noqa: E402
 from ltm_harness._agents.frameworks.sqlite_undo import UndoError, UndoLog  # noqa: E402
+from ltm_harness._agents.frameworks.store_trust import check_tree  # noqa: E402
 from ltm_harness._errors import AgentError, LTMError  # noqa: E402
 from ltm_harness._llm.client import LLMClient, LLMSettings  # noqa: E402
 from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint  # noqa: E402
-from ltm_harness._store.files import first_error  # noqa: E402
 from ltm_harness._tokens import DEFAULT_ENCODING  # noqa: E402
 
 for _noisy in ("mem0", "qdrant_client"):  # missing optional parts (spaCy, fastembed) are warned of on every use
@@ -69,69 +73,11 @@ for _noisy in ("mem0", "qdrant_client"):  # missing optional parts (spaCy, faste
         logging.getLogger(_noisy).setLevel(logging.ERROR)
 
 STORE = "mem0"  # the folder of mem0's files in state_dir: qdrant/ and history.db
-DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant in a long conversation with one user. Each user message starts with the date and "
     "time it was sent. Your memory of the conversation is the list below; answer briefly, from it when it helps.")
 MEMORY_HEADING = "What you remember from earlier in the conversation (oldest first):"
 NOTHING_YET = "(nothing yet)"
-_STORE_SETTINGS = {"collection_name", "embedding_model_dims", "on_disk"}
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ChatSettings(_Strict):
-    """The chat model that answers (unset: the run config's `openai:` settings, else the defaults)."""
-
-    model: str = DEFAULT_MODEL
-    system_prompt: str | None = None
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1)
-
-
-class SearchSettings(_Strict):
-    top_k: int = Field(default=10, ge=1, le=1000, description="memories handed to the chat model at most")
-    threshold: float = Field(default=0.1, ge=0, le=1, description="the least similarity of a memory handed over")
-
-
-class Mem0Settings(_Strict):
-    """A mem0 agent's config file."""
-
-    chat: ChatSettings = Field(default_factory=ChatSettings)
-    search: SearchSettings = Field(default_factory=SearchSettings)
-    observe: Literal["infer", "raw"] = "infer"
-    mem0: dict[str, Any] = Field(default_factory=dict)
-
-
-def read_settings(spec: str, path: str | None) -> Mem0Settings:
-    """The settings of `-a mem0[:CONFIG.yml]`; a bad file is one line naming it and the field."""
-    if path is None:
-        return Mem0Settings()
-    from ltm_harness._guard.yamlsafe import read_yaml_mapping
-
-    try:
-        raw = read_yaml_mapping(Path(path), "mem0 agent config", "a mem0 agent config (see examples/agents/mem0.yml)")
-        settings = Mem0Settings.model_validate(raw)
-    except LTMError as exc:
-        raise AgentError(f"agent {spec!r}: {exc}") from None
-    except ValidationError as exc:
-        raise AgentError(f"agent {spec!r}: {path}: {first_error(exc)}; fix the file") from None
-    store = settings.mem0.get("vector_store") or {}
-    if not isinstance(store, dict) or store.get("provider", "qdrant") != "qdrant" \
-            or not set((store.get("config") or {})) <= _STORE_SETTINGS:
-        raise AgentError(f"agent {spec!r}: {path}: mem0.vector_store: the adapter keeps mem0's store in the run "
-                         f"folder (local Qdrant); give only its {', '.join(sorted(_STORE_SETTINGS))}")
-    if "history_db_path" in settings.mem0:
-        raise AgentError(f"agent {spec!r}: {path}: mem0.history_db_path: the adapter keeps mem0's history DB in the "
-                         "run folder; remove the setting")
-    try:
-        MemoryConfig(**{k: v for k, v in settings.mem0.items() if k != "vector_store"})
-    except (ValidationError, ValueError, TypeError) as exc:
-        said = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise AgentError(f"agent {spec!r}: {path}: mem0.{said}; fix the file") from None
-    return settings
 
 
 class Mem0Agent(FrameworkAgent):
@@ -206,11 +152,20 @@ class Mem0Agent(FrameworkAgent):
             self._usage.append(ModelUsage(model, int(usage.prompt_tokens), int(usage.completion_tokens or 0)))
 
     def _open_memory(self) -> None:
+        """Open Qdrant and mem0 on the store, once it is checked (see docs/security.md): files and folders only, and
+        no point whose pickle names anything but Qdrant's models. A failure closes what was opened, so the next try
+        meets no lock of this one's and the line shown is the real cause."""
         assert self._store is not None
-        self._qdrant = QdrantClient(path=str(self._store / "qdrant"))
-        with warnings.catch_warnings():  # local Qdrant says payload indexes do nothing there, on every start
-            warnings.simplefilter("ignore")
-            self._memory = AsyncMemory.from_config(self.mem0_config(self._store, self._qdrant))
+        check_tree(self._store, "mem0")
+        check_points(self._store / "qdrant")
+        try:
+            self._qdrant = QdrantClient(path=str(self._store / "qdrant"))
+            with warnings.catch_warnings():  # local Qdrant says payload indexes do nothing there, on every start
+                warnings.simplefilter("ignore")
+                self._memory = AsyncMemory.from_config(self.mem0_config(self._store, self._qdrant))
+        except BaseException:
+            self._close_memory()
+            raise
 
     def _close_memory(self) -> None:
         memory, self._memory = self._memory, None

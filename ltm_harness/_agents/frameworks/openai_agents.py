@@ -3,7 +3,9 @@
 NAME is an `agents.Agent`. Each conversation is one `SQLiteSession` (its id: the harness's session) on the file
 `agents_sdk.sqlite` in the conversation's `state_dir` (in memory when the run keeps no folder); a turn is
 `Runner.run(agent, text, session=session, run_config=...)` and the reply is `result.final_output` (structured output
-as its JSON). Its usage is the run's `result.context_wrapper.usage`, priced by the agent's model.
+as its JSON). Its usage is every model call of the run (`result.raw_responses`: tool calls and handoffs included),
+priced by the agents' model (unpriced when the agents that ran use different models: the SDK does not say which
+agent made which call).
 
 The model: an agent whose model is a name (or unset: the SDK's default model) is run through chat completions on
 the harness's OpenAI-compatible endpoint (`OpenAIChatCompletionsModel` on an `AsyncOpenAI` client for the config's
@@ -20,6 +22,8 @@ session is the SDK's memory after exactly those turns, read from its file, not r
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from agents import Agent as SDKAgent
@@ -30,6 +34,7 @@ from agents.models.openai_provider import OpenAIProvider
 from pydantic import BaseModel
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, load_target
+from ltm_harness._agents.frameworks.store_trust import UntrustedStore, check_tree, stores_trusted
 from ltm_harness._errors import AgentError
 from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint
 from ltm_harness._tokens import DEFAULT_ENCODING
@@ -67,13 +72,14 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self._models = EndpointModels(resolve_endpoint(f"agent {self.spec!r}", url, key))
         self._run_config = RunConfig(model_provider=self._models, tracing_disabled=self.options["tracing"] == "off")
         path = self.state_file(STATE_FILE)
+        if path is not None:
+            check_tree(path.parent, "Agents SDK")
+            check_items(path)
         self._session = SQLiteSession(self.session_name, ":memory:" if path is None else path)
 
     async def _answer(self, text: str, turn: int) -> Answer:
         result = await Runner.run(self.agent, text, session=self.session, run_config=self._run_config)
-        usage = result.context_wrapper.usage
-        used = [ModelUsage(self.model_name, usage.input_tokens, usage.output_tokens)] if usage.requests else []
-        return Answer(_output_text(result.final_output), used)
+        return Answer(_output_text(result.final_output), run_usage(result, self.model_name))
 
     async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
         # the agent's own earlier reply as an assistant item (its text alone: how the harness's items are told apart
@@ -127,6 +133,48 @@ class EndpointModels(ModelProvider):
         if self.client is not None:
             client, self.client = self.client, None
             await client.close()
+
+
+def check_items(path: Path) -> None:
+    """Every item of the session file is a JSON object, as the SDK writes them (`json.dumps` of each item; it reads
+    them with `json.loads` and hands them to the model as input: no pickle, no type named by the file). A row of
+    anything else (a pickle, bytes) would make the SDK fail in the middle of a turn: it is refused before, in one
+    line. Read with SQLite in read-only mode."""
+    if stores_trusted() or not path.is_file():
+        return
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # the SDK will say it cannot open the file
+    try:
+        rows = conn.execute("SELECT id, message_data FROM agent_messages").fetchall()
+    except sqlite3.Error:
+        rows = []  # no items table (yet): the SDK makes it
+    finally:
+        conn.close()
+    for row, data in rows:
+        try:
+            item = json.loads(data) if isinstance(data, str) else None
+        except ValueError:
+            item = None
+        if not isinstance(item, dict):
+            raise UntrustedStore("Agents SDK", path, f"holds an item (row {row}) that is not a JSON object, as the SDK "
+                                 "writes them")
+
+
+def run_usage(result: Any, model: str | None) -> list[ModelUsage]:
+    """Every model call of the run (its tool calls, the agents handed off to), one `ModelUsage` each, from the
+    run's responses (`raw_responses`); each priced by the model of the agents that ran, when they share one (the
+    SDK does not say which agent made which call: with several models, the calls are counted but unpriced)."""
+    agents = {id(item.agent): item.agent for item in getattr(result, "new_items", []) if hasattr(item, "agent")}
+    models = {_model_name(agent.model) for agent in agents.values()} | {model}
+    priced = model if len(models) == 1 else None
+    used = [ModelUsage(priced, r.usage.input_tokens, r.usage.output_tokens)
+            for r in getattr(result, "raw_responses", []) if r.usage.requests]
+    if not used:  # responses not kept: the run's total
+        total = result.context_wrapper.usage
+        used = [ModelUsage(priced, total.input_tokens, total.output_tokens)] if total.requests else []
+    return used
 
 
 def _model_name(model: Any) -> str | None:

@@ -210,9 +210,7 @@ class UndoLog:
                 for name in triggers:
                     conn.execute(f"DROP TRIGGER {_q(name)}")
                 if plan == "undo":
-                    for (stmt,) in conn.execute("SELECT stmt FROM _ltm_undo WHERE seq > ? ORDER BY seq DESC",
-                                                (marks[turn],)).fetchall():
-                        conn.execute(stmt)
+                    _undo(conn, path, marks[turn])
                     conn.execute("DELETE FROM _ltm_undo WHERE seq > ?", (marks[turn],))
                     conn.execute("DELETE FROM _ltm_marks WHERE turn > ?", (turn,))
                 else:
@@ -225,6 +223,31 @@ class UndoLog:
                 for statement in saved:
                     conn.execute(statement)
         self.mark(turn)
+
+
+def _undo(conn: sqlite3.Connection, path: Path, since: int) -> None:
+    """Run the undo statements written after `since`, newest first. They come from the file, which a results folder
+    may have been given by anyone: each may only insert, update or delete rows of the file's own tables (an
+    authorizer refuses anything else: ATTACH, which would write another file, PRAGMA, schema changes, any function),
+    so a planted statement is refused, as an UndoError, and the file is left as it was."""
+    tables = set(_tables(conn))
+    allowed = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE, sqlite3.SQLITE_READ}
+
+    def authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+        if action in allowed and arg1 in tables and db in (None, "main"):
+            return sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY
+
+    statements = conn.execute("SELECT stmt FROM _ltm_undo WHERE seq > ? ORDER BY seq DESC", (since,)).fetchall()
+    conn.set_authorizer(authorize)
+    try:
+        for (stmt,) in statements:
+            conn.execute(stmt if isinstance(stmt, str) else "")
+    except (sqlite3.Error, sqlite3.Warning, ValueError) as exc:
+        raise UndoError(f"its memory in {path.parent} holds an undo entry the harness does not write ({exc}); "
+                        f"it is not run") from None
+    finally:
+        conn.set_authorizer(None)
 
 
 def _plan(path: Path, turn: int) -> str:
