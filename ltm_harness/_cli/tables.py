@@ -15,7 +15,7 @@ from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
                                         benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
-from ltm_harness._results.headline import count_word, played_text
+from ltm_harness._results.headline import DatasetHeadline, count_word, played_text
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
 from ltm_harness._tokens import plural
 
@@ -82,7 +82,6 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
     out: list[Table | Text] = []
     for d in summary.datasets:
         quoted = d.quoted(judged)
-        lead = quoted.values[0].name if quoted.values else "score"
         tables: list[Table | Text] = []
         own, _ = split_metrics(d.metrics)
         if len(quoted.values) > 1 or own:
@@ -96,7 +95,7 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
             for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
-        tables += [_label_table(summary.agent, d, by, values, lead) for by, values in by_label(d.breakdown or []).items()]
+        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or []).items()]
         out += tables
         note = unscored_note(d, judged)
         if tables and note:
@@ -104,17 +103,30 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
     return out
 
 
-def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSummary], lead: str) -> Table:
+def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSummary], quoted: DatasetHeadline) -> Table:
+    """A dataset's numbers by one label (a LoCoMo category, a BEAM ability), each over the tests it scored, and the
+    dataset's leading number under them: the mean it is quoted by, never a plain mean standing in for it."""
+    lead = quoted.values[0] if quoted.values else None
+    word = count_word(quoted.spec, quoted.judged)
     table = Table(title=f"agent {escape(agent)} · {escape(d.dataset)} by {escape(by)}", title_justify="left")
-    for col, just in ((escape(by), "left"), (escape(lead), "right"), ("tests", "right"), ("memory distance", "right"),
-                      ("unscored/errored", "right")):
+    # the rows are means over each value's tests; a lead that averages per-value means (BEAM's average of the ten
+    # abilities) names only the last row
+    averaged = bool(quoted.spec.metrics and quoted.spec.metrics[0].by)
+    head = "score" if lead is None or averaged else lead.name
+    for col, just in ((escape(by), "left"), (escape(head), "right"), ("tests", "right"),
+                      ("memory distance", "right"), ("unscored/errored", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for b in values:
-        table.add_row(escape(b.value), f"{b.score:.2f}" if b.scored else "-", str(b.tests), _gap(b.memory_distance),
-                      f"{b.unscored}/{b.errored}")
+        table.add_row(escape(b.value), _cell(b.score if b.scored else None, b.scored, b.tests, word), str(b.tests),
+                      _gap(b.memory_distance), f"{b.unscored}/{b.errored}")
     table.add_section()
-    table.add_row(f"all of {escape(d.dataset)}", f"{d.score:.2f} ± {d.std:.2f}" if d.scored else "-", str(d.tests),
-                  _gap(d.memory_distance), f"{d.unscored}/{d.errored}")
+    if lead is not None:
+        overall = _cell(lead.value, lead.scored, lead.tests, word)
+    else:
+        overall = f"{d.score:.2f} ± {d.std:.2f}" if d.scored else "-"
+    label = f"all of {d.dataset}" + (f": {lead.name}" if averaged and lead is not None else "")
+    table.add_row(escape(label), overall, str(d.tests), _gap(d.memory_distance),
+                  f"{d.unscored}/{d.errored}")
     return table
 
 

@@ -9,7 +9,8 @@ per-question results:
 * `where` / `unless`: only the results whose labels have (or have not) these values (LongMemEval's abstention
   questions; LoCoMo's categories 1-4);
 * `by`: the unweighted mean of the means per value of a label (LongMemEval's task-averaged accuracy over its
-  types, BEAM's mean of its ten abilities), each value's mean over its own results;
+  types, BEAM's mean of its ten abilities), each value's mean over its own results; None ("-") when any value the
+  results hold has no mean (an average of ten abilities is not quoted over the one a rule could decide);
 * `per`: one metric per value of a label, named "<name> · <value>" (F1 per LoCoMo category, accuracy per type).
 
 The declaration is data (pydantic), written into each dataset's summary, so that a report, `compare` or a study
@@ -131,12 +132,12 @@ def evaluate(headline: Headline, results: Sequence[HeadlineResult], judged: bool
             for value in _values_of(metric.per, matching, metric.order):
                 group = [r for r in chosen if (r.labels or {}).get(metric.per) == value]
                 out.append(_mean(f"{name} · {value}", metric.of, group))
-        elif metric.by is not None:
+        elif metric.by is not None:  # a mean of every value's mean: none when any value the results have has none
             means = [_mean("", metric.of, [r for r in chosen if (r.labels or {}).get(metric.by) == v])
-                     for v in _values_of(metric.by, chosen, metric.order)]
-            scored = [m.value for m in means if m.value is not None]
-            out.append(MetricValue(name=name, value=statistics.fmean(scored) if scored else None,
-                                   scored=sum(m.scored for m in means), tests=len(chosen)))
+                     for v in _values_of(metric.by, matching, metric.order)]
+            whole = bool(means) and all(m.value is not None for m in means)
+            out.append(MetricValue(name=name, value=statistics.fmean(m.value for m in means if m.value is not None)
+                                   if whole else None, scored=sum(m.scored for m in means), tests=len(chosen)))
         else:
             out.append(_mean(name, metric.of, chosen))
     return out

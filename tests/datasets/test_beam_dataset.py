@@ -66,9 +66,9 @@ async def test_each_chat_is_played_as_history_at_its_dates_then_its_questions(da
     quoted = out.agent_summary("null").datasets[0].headline
     assert quoted is not None and not quoted.judged
     values = {v.name: v for v in quoted.values}
-    # the average over the one ability the rule decided, named for it, counting what it decided
+    # an average of the ten abilities is not quoted over the one ability the rule decided: "-", with what it decided
     average = values[f"{HEADLINE} (rule-decided)"]
-    assert (average.value, average.scored, average.tests) == (1.0, 4, 40)
+    assert (average.value, average.scored, average.tests) == (None, 4, 40)
     assert metrics["data: evidence nested"] == 2 and metrics["data: evidence missing"] == 2
     measured = [r for r in results if r.gaps and r.gaps[0].memory_distance is not None]
     assert len(measured) == 32  # every question with evidence (not abstention, not the empty/missing ones)

@@ -63,7 +63,10 @@ def test_the_terminal_shows_each_category_and_metric_per_agent_and_side_by_side(
             assert (shown, tests) == ("-" if score is None else f"{score:.2f}", "4" if category == "single-hop" else "2")
             assert flags == ("2/0" if score is None else "0/0")
         data = next(d for a in run.agents if a.agent == agent for d in a.datasets if d.dataset == NAME)
-        assert rows[f"all of {NAME}"][0] == f"{data.score:.2f} ± {data.std:.2f}"
+        lead = data.quoted(False).values[0]  # the dataset's leading number, with how many it is over
+        assert lead.value is not None
+        assert rows[f"all of {NAME}"][0] == (f"{lead.value:.2f}" if lead.scored == lead.tests else
+                                             f"{lead.value:.2f} ({lead.scored} of {lead.tests} scored)")
         assert _rows(text, f"agent {agent} · {NAME} by abstention")["yes"][0] == f"{scores['adversarial']:.2f}"
         metrics = _rows(text, f"agent {agent} · {NAME}: the numbers it is quoted by")
         # its headline (undeclared: the score), then its own metrics; the data file's counts are said once, apart
