@@ -69,6 +69,10 @@ class Agent(ABC):
 
     #: the oracle calibration agent is the only one handed the expected answers
     is_oracle: bool = False
+    #: what this agent's token usage and cost leave out (model calls its framework makes where the harness cannot
+    #: count them); None: every model call behind a reply is counted. Shown beside its numbers in summary.json, the
+    #: terminal and the report, so a partial count is never read as a whole one.
+    usage_note: str | None = None
     #: a folder of the run's own for this agent's conversation, set by the harness before the first turn (and before
     #: `restore`): adapters whose memory lives in files (a checkpointer, a vector store) keep them here, so that a
     #: resumed run finds them. None when the run keeps no folder (a rescore, a run from Python without results).

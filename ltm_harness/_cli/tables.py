@@ -131,10 +131,12 @@ def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSumma
 
 
 def _llm_line(summary: AgentSummary) -> str:
-    """Cost by role, LLM calls, retries and cache hits, when the agent or the judge used an LLM."""
+    """Cost by role, LLM calls, retries and cache hits, when the agent or the judge used an LLM; what the agent's
+    usage leaves out, when its adapter says it cannot count every call."""
     u = summary.usage
+    partial = f"\nagent usage partial: {summary.usage_note}" if summary.usage_note else ""
     if not u.calls and not summary.cost_usd:
-        return ""
+        return partial
     split = ", ".join(f"{role} ${cost:.4f}" for role, cost in summary.cost_split.items() if cost)
     text = f"\ncost ${summary.cost_usd:.4f}" + (f" ({split})" if split else "")
     if u.calls:
@@ -144,7 +146,7 @@ def _llm_line(summary: AgentSummary) -> str:
         text += (f"   retries {retries}" if retries else "") + (f"   cache hits {cached}" if cached else "")
     if u.unpriced_models:
         text += f"   no price known for {', '.join(u.unpriced_models)} (add it to llm.prices)"
-    return text
+    return text + partial
 
 
 def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None) -> Table:

@@ -250,6 +250,8 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
                  f"cost {money(row.total_cost_usd)} · wall {s.wall_seconds:,.2f} s"
                  f"{_failed_tries(e.agent.failed_tries)}</p>")
+    if s.usage_note:
+        parts.append(f'<p class="note">Agent tokens and cost are partial: {_e(s.usage_note)}.</p>')
     if e.agent.earlier:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")

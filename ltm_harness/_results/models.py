@@ -254,7 +254,7 @@ class QuestionProtocol(BaseModel):
 
 
 class AgentSummary(OmitWhenNone):
-    _omit_when_none = ("questions",)
+    _omit_when_none = ("questions", "usage_note")
 
     format: int = RESULTS_FORMAT
     agent: str
@@ -278,6 +278,7 @@ class AgentSummary(OmitWhenNone):
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
     questions: QuestionProtocol | None = None  # questions asked independently, if any (left out otherwise)
+    usage_note: str | None = None  # what the agent's usage leaves out (`Agent.usage_note`; left out when nothing)
 
     @property
     def scored_datasets(self) -> int:

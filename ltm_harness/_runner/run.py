@@ -123,9 +123,10 @@ async def play_session(io: SessionIO, tests: Sequence[TestProgram], settings: Se
 
 
 def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Session], wall: float,
-                       metrics: DatasetMetrics | None = None, headlines: DatasetHeadlines | None = None) -> AgentSummary:
+                       metrics: DatasetMetrics | None = None, headlines: DatasetHeadlines | None = None,
+                       usage_note: str | None = None) -> AgentSummary:
     """An agent's summary from its sessions' results and numbers (`metrics`: each dataset's own named numbers;
-    `headlines`: the metrics each is quoted by)."""
+    `headlines`: the metrics each is quoted by; `usage_note`: what the agent's usage leaves out)."""
     usage = UsageTotals()
     for s in sessions:
         usage.merge(s.llm.usage)
@@ -150,6 +151,7 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
         wall_seconds=round(wall, 3),
         error=error,
         questions=question_protocol(stats),
+        usage_note=usage_note,
     )
 
 
@@ -232,9 +234,11 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         raise
     plan.check_used_up()
     wall = time.perf_counter() - started
-    if mode.keeps_wall_time:  # the replayed agent did not run now: keep its recorded wall time
+    usage_note = next((agent.usage_note for s in sessions if (agent := s.channel.agent) is not None), None)
+    if mode.keeps_wall_time:  # the replayed agent did not run now: keep its recorded wall time and usage note
         try:
-            wall = read_summary(plan.folder).wall_seconds
+            earlier = read_summary(plan.folder)
+            wall, usage_note = earlier.wall_seconds, earlier.usage_note
         except LTMError:
             pass
 
@@ -247,7 +251,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
                      len(chosen) if dataset.conversation_per_example else None,
                      sum(sum(e.observe or []) for e in chosen))
 
-    summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines)
+    summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines, usage_note)
     write_agent_outputs(plan.out, results, summary)
     plan.commit()
     return AgentRun(spec, results, summary, summary.error)

@@ -46,6 +46,8 @@ STATE_FILE = "langgraph.sqlite"
 
 
 class LangGraphAgent(FrameworkAgent):
+    usage_note = ("model calls the graph makes outside LangChain's callbacks (a client it calls directly) are not "
+                  "counted")
     description = "a LangGraph graph or LangChain Runnable (langgraph:FILE.py:NAME), one thread per conversation"
     kind = "langgraph"
     params = {"input": ("auto", "dict", "messages")}

@@ -90,6 +90,8 @@ def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
 
 
 class LettaAgent(FrameworkAgent):
+    usage_note = ("the Letta server's model calls are counted as its replies report them; its embedding calls are "
+                  "not")
     description = "an agent on a Letta server (letta:http://HOST:PORT[/AGENT]), exported into the run folder"
     kind = "letta"
     ingests = False  # history goes in as messages: see the module's docstring

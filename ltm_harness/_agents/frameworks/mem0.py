@@ -81,6 +81,7 @@ NOTHING_YET = "(nothing yet)"
 
 
 class Mem0Agent(FrameworkAgent):
+    usage_note = "mem0's embedding calls are not counted (mem0 reports no usage for them)"
     description = "a chat model with mem0 memory (mem0[:CONFIG.yml]), its store kept in the run folder"
     kind = "mem0"
 
