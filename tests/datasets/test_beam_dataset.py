@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ltm_harness._api import run_async
+from ltm_harness._errors import DefinitionError
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._store.events import TurnEvent
 from ltm_harness.testing import load_script, make_config
@@ -240,3 +241,47 @@ async def test_questions_in_sequence_when_asked_and_never_independent_in_interle
     assert not any(e.went_back for e in events if isinstance(e, TurnEvent) and e.question)
     with pytest.raises(LTMError, match="independent questions are the reference mode's protocol"):
         await run_async(config(data, mode="interleaved", questions="independent"), ["oracle"], results=tmp_path / "b")
+
+
+# -- a hostile checkout: the same bounds as LongMemEval's (one reader of reference sources, _interop/reference_source)
+
+def _beam_line(folder: Path) -> str:
+    from ltm_harness._interop.beam.reference_prompts import load_reference_prompts
+
+    with pytest.raises(DefinitionError) as caught:
+        load_reference_prompts(folder)
+    return str(caught.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_beam_checkout_whose_prompts_file_is_a_fifo_is_one_line_and_never_blocks(tmp_path):
+    folder = checkout(tmp_path / "checkout")
+    prompts = folder / "src" / "prompts.py"
+    prompts.unlink()
+    os.mkfifo(prompts)
+    line = _beam_line(folder)  # a blocking open would hang the test here
+    assert line == f"{prompts}: cannot be read (it is a FIFO (named pipe), not a regular file); name a BEAM checkout"
+
+
+@pytest.mark.parametrize("hostile", ["x = " + "-" * 200_000 + "1\n", "x = " + "1+" * 200_000 + "1\n"])
+def test_a_beam_prompts_file_nested_past_the_parser_is_one_line(tmp_path, hostile):
+    folder = checkout(tmp_path / "checkout")
+    prompts = folder / "src" / "prompts.py"
+    prompts.write_text(hostile + prompts.read_text())
+    assert "nested too deeply for Python's parser" in _beam_line(folder)
+
+
+def test_in_a_beam_checkout_the_last_definition_wins_as_in_python(tmp_path):
+    from ltm_harness._interop.beam.reference_prompts import load_reference_prompts
+
+    folder = checkout(tmp_path / "checkout")
+    prompts = folder / "src" / "prompts.py"
+    prompts.write_text('unified_llm_judge_base_prompt = "FIRST <rubric_item> <llm_response>"\n' + prompts.read_text())
+    metrics = folder / "src" / "evaluation" / "compute_metrics.py"
+    metrics.write_text(metrics.read_text() + "\n\ndef llm_equivalence(a, b, llm):\n"
+                       "    return [{\"role\": \"system\", \"content\": \"LAST SYSTEM\"},\n"
+                       "            {\"role\": \"user\", \"content\": f\"one {a} two {b}\"}]\n")
+    prompts_read = load_reference_prompts(folder)
+    assert "RUBRIC JUDGE" in prompts_read.rubric.user and "FIRST" not in prompts_read.rubric.user
+    assert prompts_read.same_event.system == "LAST SYSTEM"
+    assert not (folder / "EXECUTED").exists()

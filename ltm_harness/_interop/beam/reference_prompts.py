@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.beam.judge import TEMPERATURE
+from ltm_harness._interop.reference_source import last_assignment, last_function, parse_source
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 
 PROMPTS_FILE = Path("src") / "prompts.py"
@@ -45,20 +46,7 @@ def _escape(text: str) -> str:
 
 
 def _parse(path: Path) -> ast.Module:
-    try:
-        if path.stat().st_size > _MAX_SOURCE_BYTES:
-            raise DefinitionError(f"{path}: larger than {_MAX_SOURCE_BYTES:,} bytes, not BEAM's source")
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DefinitionError(f"{path} does not exist; name the folder of a BEAM checkout (git clone "
-                              "https://github.com/mohammadtavakoli78/BEAM)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); name a BEAM "
-                              "checkout") from None
-    try:
-        return ast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError) as exc:
-        raise DefinitionError(f"{path}: not Python this version can parse ({exc}); name a BEAM checkout") from None
+    return parse_source(path, "BEAM", "https://github.com/mohammadtavakoli78/BEAM", _MAX_SOURCE_BYTES)
 
 
 def _unchecked(name: str, description: str, system: str, user: str, verdict: str,
@@ -80,20 +68,17 @@ def rubric_template(text: str) -> str:
 
 
 def read_rubric_prompt(path: Path) -> JudgePrompt:
-    for node in _parse(path).body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == RUBRIC_NAME):
-            if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                raise DefinitionError(f"{path}: line {node.lineno}: {RUBRIC_NAME} is not a plain string; use our "
-                                      "prompts")
-            text = node.value.value
-            if "<rubric_item>" not in text or "<llm_response>" not in text:
-                raise DefinitionError(f"{path}: {RUBRIC_NAME} has no <rubric_item> or <llm_response> slot; use our "
-                                      "prompts")
-            return _unchecked("beam-reference-rubric", f"BEAM's own rubric judge prompt, read from {path}", "",
-                              rubric_template(text), "json", None)
-    raise DefinitionError(f"{path}: has no top-level {RUBRIC_NAME}; this checkout is not the one this harness can "
-                          "read, use our prompts")
+    node = last_assignment(_parse(path), RUBRIC_NAME)  # assigned twice: the last value is the one the module holds
+    if node is None:
+        raise DefinitionError(f"{path}: has no top-level {RUBRIC_NAME}; this checkout is not the one this harness can "
+                              "read, use our prompts")
+    if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        raise DefinitionError(f"{path}: line {node.lineno}: {RUBRIC_NAME} is not a plain string; use our prompts")
+    text = node.value.value
+    if "<rubric_item>" not in text or "<llm_response>" not in text:
+        raise DefinitionError(f"{path}: {RUBRIC_NAME} has no <rubric_item> or <llm_response> slot; use our prompts")
+    return _unchecked("beam-reference-rubric", f"BEAM's own rubric judge prompt, read from {path}", "",
+                      rubric_template(text), "json", None)
 
 
 def _fstring(node: ast.expr, first: str, second: str, where: str) -> str:
@@ -117,8 +102,7 @@ def _fstring(node: ast.expr, first: str, second: str, where: str) -> str:
 
 
 def read_same_event_prompt(path: Path) -> JudgePrompt:
-    fn = next((n for n in _parse(path).body if isinstance(n, ast.FunctionDef) and n.name == EQUIVALENCE_FUNCTION),
-              None)
+    fn = last_function(_parse(path), EQUIVALENCE_FUNCTION)  # defined twice: the last definition is the one called
     if fn is None:
         raise DefinitionError(f"{path}: has no function {EQUIVALENCE_FUNCTION}; use our prompts")
     where = f"{path}: {EQUIVALENCE_FUNCTION} (line {fn.lineno})"

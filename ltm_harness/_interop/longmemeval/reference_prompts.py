@@ -30,10 +30,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ltm_harness._errors import DefinitionError
-from ltm_harness._guard.files import read_text
-from ltm_harness._guard.limits import exception_line
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES
 from ltm_harness._interop.longmemeval.judge import JUDGE_KINDS, MAX_TOKENS, TEMPERATURE
+from ltm_harness._interop.reference_source import last_function, parse_source
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._store.files import first_error
 
@@ -141,28 +140,12 @@ def _ours(template: _Template, roles: dict[str, str]) -> str:
 
 
 def _function(path: Path) -> ast.FunctionDef:
-    try:
-        source = read_text(path, MAX_SOURCE_BYTES)  # checked to be a regular file of bounded size before opening
-    except FileNotFoundError:
-        raise DefinitionError(f"{path} does not exist; name the folder of a LongMemEval checkout (git clone "
-                              "https://github.com/xiaowu0162/LongMemEval)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); name a "
-                              "LongMemEval checkout") from None
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError) as exc:
-        raise DefinitionError(f"{path}: not Python this version can parse ({exception_line(exc, 160)}); name a "
-                              "LongMemEval checkout") from None
-    except (RecursionError, MemoryError):
-        raise DefinitionError(f"{path}: nested too deeply for Python's parser (an expression or a chain of branches "
-                              "far deeper than LongMemEval's evaluate_qa.py has); name a LongMemEval checkout") from None
-    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == FUNCTION]
-    if not found:
+    tree = parse_source(path, "LongMemEval", "https://github.com/xiaowu0162/LongMemEval", MAX_SOURCE_BYTES)
+    fn = last_function(tree, FUNCTION)  # defined twice: the last definition is the one Python calls
+    if fn is None:
         raise DefinitionError(f"{path}: has no function {FUNCTION} (the one that builds the judge prompt per "
                               "question type); this checkout's evaluation is not the one this harness can read, use "
                               "our prompts")
-    fn = found[-1]  # defined twice: the last definition is the one Python calls
     _check_branches(fn, path)
     return fn
 
