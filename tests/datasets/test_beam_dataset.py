@@ -285,3 +285,22 @@ def test_in_a_beam_checkout_the_last_definition_wins_as_in_python(tmp_path):
     assert "RUBRIC JUDGE" in prompts_read.rubric.user and "FIRST" not in prompts_read.rubric.user
     assert prompts_read.same_event.system == "LAST SYSTEM"
     assert not (folder / "EXECUTED").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_data_dir_whose_files_are_not_regular_files_says_what_they_are(tmp_path):
+    from ltm_harness._interop.beam.fetch import local_source
+
+    chat = tmp_path / "chats" / "100K" / "1"
+    chat.mkdir(parents=True)
+    (chat / "probing_questions").mkdir()
+    os.mkfifo(chat / "probing_questions" / "probing_questions.json")
+    with pytest.raises(DefinitionError) as caught:
+        local_source(tmp_path, "100K", 1)
+    assert "probing_questions.json cannot be read (it is a FIFO (named pipe), not a regular file)" in str(caught.value)
+    os.unlink(chat / "probing_questions" / "probing_questions.json")
+    (chat / "probing_questions" / "probing_questions.json").write_text("{}")
+    (chat / "chat.json").mkdir()
+    with pytest.raises(DefinitionError) as caught:
+        local_source(tmp_path, "100K", 1)
+    assert str(caught.value).startswith(f"beam: {chat / 'chat.json'} cannot be read (it is a folder, not a regular file)")

@@ -30,6 +30,7 @@ from typing import Any, Iterator, Literal
 
 from ltm_harness._authoring.datafiles import RemoteFile, cache_dir, fetch_file, read_json
 from ltm_harness._errors import DefinitionError
+from ltm_harness._guard.files import problem
 from ltm_harness._interop.beam import pinned
 from ltm_harness._interop.beam.chat import ChatMessage, iter_assembled, iter_chat_file, plan_files
 from ltm_harness._interop.beam.probing import BeamQuestion, Quirks, parse_probing
@@ -150,12 +151,16 @@ def local_source(data_dir: str | Path, scale: str, number: int) -> ChatSource:
     """A chat of a local checkout or copy (module docstring)."""
     folder = _chats_folder(data_dir) / scale / str(number)
     probing = folder / PROBING
-    if not probing.is_file():
-        raise DefinitionError(f"beam: {probing} is missing; data_dir must be laid out like the repository "
-                              f"(chats/{scale}/{number}/{PROBING})")
+    why = problem(probing, MAX_PROBING_BYTES)  # the real cause: missing, a folder, a FIFO, a device, too large
+    if why is not None:
+        raise DefinitionError(f"beam: {probing} cannot be read ({why}); data_dir must be laid out like the "
+                              f"repository (chats/{scale}/{number}/{PROBING})")
     for name, kind in ((TRUNCATED, "truncated"), (FULL, "full")):
-        if (folder / name).is_file():
-            return ChatSource(scale, number, probing, [folder / name], kind)  # type: ignore[arg-type]
+        path = folder / name
+        if os.path.lexists(path):  # present: a regular file of bounded size, or said what it is instead
+            if (why := problem(path, MAX_CHAT_BYTES)) is not None:
+                raise DefinitionError(f"beam: {path} cannot be read ({why}); copy the chat's file there")
+            return ChatSource(scale, number, probing, [path], kind)  # type: ignore[arg-type]
     plans = plan_files(folder) if scale == "10M" else []
     if plans:
         return ChatSource(scale, number, probing, plans, "assembled")
