@@ -14,29 +14,17 @@ from ltm_harness._authoring.example import TestExample, Wait, spread_waits
 from ltm_harness._authoring.unanswered import mark_not_answered
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
-from ltm_harness._scoring.headline import GOODAI, Headline
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.headline import GOODAI, Headline, HeadlineResult
+from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
 from ltm_harness._tokens import plural
 
 CallbackResult = tuple[float, float, list[str], bool]
 MAX_CALLBACK_TURNS = 2000
 
 
-class ResultView(Protocol):
-    """What `summary_metrics` reads of a test's result (a `TestResult`)."""
+class ResultView(HeadlineResult, Protocol):
+    """What `summary_metrics` reads of a test's result (a `TestResult`): what a headline reads, and the replies."""
 
-    @property
-    def example_id(self) -> str: ...
-    @property
-    def status(self) -> Literal["ok", "unscored", "errored"]: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def max_score(self) -> float: ...
-    @property
-    def labels(self) -> dict[str, str] | None: ...
-    @property
-    def verdicts(self) -> Sequence[JudgeVerdict]: ...
     @property
     def responses(self) -> Sequence[str]: ...
 

@@ -22,30 +22,12 @@ carries how many results it averages (`scored`) of how many it is about (`tests`
 from __future__ import annotations
 
 import statistics
-from typing import Iterable, Literal, Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from ltm_harness._scoring.headline import Basis, Headline, Metric
-from ltm_harness._scoring.verdict import JudgeVerdict
+from ltm_harness._scoring.headline import Basis, Headline, HeadlineResult, Metric
 from ltm_harness._tokens import plural
-
-class HeadlineResult(Protocol):
-    """What a headline reads of a test's result (a `TestResult`)."""
-
-    @property
-    def example_id(self) -> str: ...
-    @property
-    def status(self) -> Literal["ok", "unscored", "errored"]: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def max_score(self) -> float: ...
-    @property
-    def labels(self) -> dict[str, str] | None: ...
-    @property
-    def verdicts(self) -> Sequence[JudgeVerdict]: ...
-
 
 class MetricValue(BaseModel):
     """A metric's value over a set of results: None when none of them was scored."""

@@ -3,9 +3,12 @@ aggregates per-question results). Pure data; ltm_harness/_results/headline.py co
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltm_harness._scoring.verdict import JudgeVerdict
 
 Basis = Literal["score", "verdict"]
 
@@ -40,3 +43,21 @@ class Headline(BaseModel):
 
 
 GOODAI = Headline(metrics=[Metric(name="score")], goodai=True)  # the default: every dataset of the GoodAI benchmark
+
+
+class HeadlineResult(Protocol):
+    """What a headline reads of a test's result (a `TestResult`); datasets' own metrics read a little more
+    (`ResultView`)."""
+
+    @property
+    def example_id(self) -> str: ...
+    @property
+    def status(self) -> Literal["ok", "unscored", "errored"]: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def max_score(self) -> float: ...
+    @property
+    def labels(self) -> dict[str, str] | None: ...
+    @property
+    def verdicts(self) -> Sequence["JudgeVerdict"]: ...
