@@ -12,6 +12,8 @@ from ltm_harness._guard.redact import redact
 from ltm_harness._errors import ConfigError
 
 if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
+    from rich.console import Console
+
     from ltm_harness._runner.config import RunConfig, Selection
 
 
@@ -139,3 +141,21 @@ def refresh_results_index(results: str | Path) -> None:
     problem = refresh_index(Path(results))
     if problem is not None:
         print(f"warning: {redact(problem)}", file=sys.stderr)
+
+
+def report_after_run(path: Path, console: "Console") -> None:
+    """A finished run's report (unless `--no-report`): where it is, or one warning line (redacted) saying why none was
+    written; the run's results stand either way."""
+    import sys
+
+    from rich.markup import escape
+
+    from ltm_harness._errors import LTMError
+    from ltm_harness._report import write_report
+
+    try:
+        report = write_report([path])
+    except LTMError as exc:
+        print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
+    else:
+        console.print(f"report in {escape(str(report.html))}", soft_wrap=True)

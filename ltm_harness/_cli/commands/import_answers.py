@@ -41,6 +41,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
+    from ltm_harness._cli.commands._options import report_after_run
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
@@ -64,13 +65,5 @@ def main(args: argparse.Namespace) -> int:
     print_run(out.summary, console)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
-        from ltm_harness._errors import LTMError
-        from ltm_harness._report import write_report
-
-        try:
-            report = write_report([out.path])
-        except LTMError as exc:
-            print(f"warning: no report written: {exc}", file=sys.stderr)
-        else:
-            console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+        report_after_run(out.path, console)
     return 0

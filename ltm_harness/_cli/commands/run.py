@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import add_config_arguments, add_results_arguments, configure, selection_of
+from ltm_harness._cli.commands._options import (add_config_arguments, add_results_arguments, configure,
+                                               report_after_run, selection_of)
 from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
-from ltm_harness._errors import LTMError
 
 NAME = "run"
 ORDER = 10
@@ -115,14 +115,7 @@ def main(args: argparse.Namespace) -> int:
     print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None)
     console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
-        from ltm_harness._report import write_report
-
-        try:
-            report = write_report([output.path])
-        except LTMError as exc:
-            print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
-        else:
-            console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+        report_after_run(output.path, console)
     any_errored = False
     for agent in summary.agents:
         errored = sum(d.errored for d in agent.datasets)
