@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 
 from ltm_harness._errors import AgentError
+from ltm_harness._store.files import write_bytes
 
 TRUST_ENV = "LTM_TRUST_FRAMEWORK_STORES"
 KEY_DIR_ENV = "LTM_HARNESS_CONFIG"  # the folder of store.key (else the user's config folder, by platformdirs)
@@ -105,8 +106,8 @@ def write_signed(path: Path, text: str) -> None:
     or the new file with the old digest, which `read_signed` refuses as unsigned: the harness then goes back to
     another saved turn or says the folder cannot be resumed)."""
     data = text.encode("utf-8")
-    _replace(path, data)
-    _replace(_signature(path), digest(data).encode("ascii"))
+    write_bytes(path, data)  # the run-folder owner's whole-or-nothing write (a failure is one RunFolderWriteError)
+    write_bytes(_signature(path), digest(data).encode("ascii"))
 
 
 def read_signed(path: Path, framework: str) -> str:
@@ -122,9 +123,3 @@ def read_signed(path: Path, framework: str) -> str:
             raise UntrustedStore(framework, path, "was not written by this harness on this machine (its signature "
                                  f"{path.name}{SIGNATURE} is missing or does not match), and it can name code")
     return data.decode("utf-8")
-
-
-def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
