@@ -140,8 +140,10 @@ class Resume(RunMode):
 
 
 def _with_state(agent: Agent, folder: AgentFolder, session_id: str) -> Agent:
-    """The agent, told where its own memory files for this session go (`Agent.state_dir`)."""
+    """The agent, told where its own memory files for this session go (`Agent.state_dir`): the folder exists before
+    its first turn (an agent opens its SQLite file or session file there on turn 1)."""
     agent.state_dir = folder.state_dir(session_id)
+    agent.state_dir.mkdir(parents=True, exist_ok=True)
     return agent
 
 

@@ -171,7 +171,8 @@ class AgentFolder(_Folder):
         return self.path / EVENTS_DIR / f"{slug(session_id)}.jsonl"
 
     def state_dir(self, session_id: str) -> Path:
-        """Where an agent keeps its own memory files for a session (`Agent.state_dir`); made when first used."""
+        """Where an agent keeps its own memory files for a session (`Agent.state_dir`); made before the session's
+        first turn."""
         return self.path / STATE_DIR / slug(session_id)
 
     def session_logs(self) -> dict[str, Path]:

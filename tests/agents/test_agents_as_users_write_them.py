@@ -1,0 +1,43 @@
+"""Agents written as their frameworks' own docs teach (issue 34, item 12): forms that failed before, run through the
+command as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ltm_harness._cli.main import main as cli
+
+SQLITE_AGENT = '''
+import sqlite3
+from ltm_harness import Agent
+
+class Notes(Agent):
+    async def reply(self, message, oracle_hint=None):
+        # the session file opened on the first turn, in the folder the harness gives (python-agent.md: set before)
+        conn = sqlite3.connect(self.state_dir / "notes.sqlite")
+        conn.execute("CREATE TABLE IF NOT EXISTS notes (text TEXT)")
+        conn.execute("INSERT INTO notes VALUES (?)", (message.text,))
+        conn.commit()
+        conn.close()
+        return "Noted."
+'''
+
+
+def _colours(tmp_path: Path) -> Path:
+    config = tmp_path / "c.yml"
+    config.write_text("config: {run_name: run}\ndatasets:\n  args: {memory_span: 500, dataset_examples: 1}\n"
+                      "  datasets:\n    - name: colours\n", encoding="utf-8")
+    return config
+
+
+def test_state_dir_exists_at_a_python_agents_first_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.py").write_text(SQLITE_AGENT, encoding="utf-8")
+    assert cli(["run", "-c", str(_colours(tmp_path)), "-a", "notes=notes.py:Notes", "--results", "results",
+                "--no-report"]) == 0
+    capsys.readouterr()
+    files = list((tmp_path / "results" / "run" / "notes" / "state").rglob("notes.sqlite"))
+    assert len(files) == 1 and files[0].stat().st_size > 0
