@@ -69,6 +69,7 @@ class FakeLetta:
 
     def app(self) -> web.Application:
         app = web.Application()
+        app.router.add_get("/v1/health/", self._health)
         app.router.add_post("/v1/agents/", self._create)
         app.router.add_post("/v1/agents/import", self._import)
         app.router.add_get("/v1/agents/{agent_id}", self._retrieve)
@@ -94,6 +95,9 @@ class FakeLetta:
                  "messages": messages, "passages": []}
         self.agents[agent["id"]] = agent
         return agent
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"version": "fake", "status": "ok"})
 
     async def _create(self, request: web.Request) -> web.Response:
         body = await request.json()

@@ -173,3 +173,23 @@ async def test_resume_restores_archival_passages_and_says_in_one_line_which_mess
         assert len(lines) == 1 and "holds 2 of the 6 user messages sent" in lines[0] and "\n" not in lines[0]
         assert "restores those, its memory blocks and its archival passages" in lines[0]
         await again.close()
+
+
+async def test_preflight_finds_the_server_and_the_template_agent(letta):
+    assert await LettaAgent(f"letta:{letta.url}").preflight() is None
+    with pytest.raises(AgentError) as missing:
+        await LettaAgent(f"letta:{letta.url}/agent-nope").preflight()
+    assert "has no agent 'agent-nope' to copy" in str(missing.value) and missing.value.fatal
+    assert "\n" not in str(missing.value)
+    assert letta.stats["created"] == 0  # the check made nothing on the server
+
+
+def test_no_letta_server_stops_the_run_before_it_writes_anything(tmp_path, capsys, unused_tcp_port):
+    from ltm_harness._cli.main import main
+
+    results = tmp_path / "results"
+    code = main(["run", "-c", "default", "--datasets", "colours", "--limit", "1", "--results", str(results),
+                 "-a", f"letta:http://127.0.0.1:{unused_tcp_port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and not results.exists()
+    assert f"no Letta server answers at http://127.0.0.1:{unused_tcp_port}" in err and len(err.strip().splitlines()) == 1

@@ -42,7 +42,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from letta_client import AsyncLetta
+from letta_client import APIConnectionError, APIStatusError, APITimeoutError, AsyncLetta, NotFoundError
 from letta_client.types.agents import AssistantMessage
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text
@@ -59,6 +59,7 @@ DEFAULT_EMBEDDING = "openai/text-embedding-3-small"
 PERSONA = "I am a helpful assistant in a long conversation with one user. I remember what they tell me."
 _PARAMS = ("model", "embedding")
 PAGE = 100  # archival passages read per request
+PREFLIGHT_TIMEOUT = 10.0  # seconds for the check before the first turn
 
 
 def parse_letta_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
@@ -118,6 +119,33 @@ class LettaAgent(FrameworkAgent):
     def client(self) -> AsyncLetta:
         assert self._client is not None, "opened"
         return self._client
+
+    async def preflight(self) -> str | None:
+        """Before the run writes anything: the server answers its health route (`GET /v1/health/`, one try of at
+        most PREFLIGHT_TIMEOUT seconds), and a template agent named in the spec exists on it; else one line."""
+        client = AsyncLetta(base_url=self.base_url, timeout=PREFLIGHT_TIMEOUT, max_retries=0)
+        shown = redact(self.spec)
+        try:
+            try:
+                await client.health()
+            except (APIConnectionError, APITimeoutError) as exc:
+                raise AgentError(f"agent {shown!r}: no Letta server answers at {redact_url(self.base_url)} "
+                                 f"({type(exc).__name__}); start it (letta server) or fix the address", fatal=True) from None
+            except APIStatusError as exc:
+                raise AgentError(f"agent {shown!r}: the server at {redact_url(self.base_url)} answered its health check "
+                                 f"with HTTP {exc.status_code}; is it a Letta server?", fatal=True) from None
+            if self.template is not None:
+                try:
+                    await client.agents.retrieve(self.template)
+                except NotFoundError:
+                    raise AgentError(f"agent {shown!r}: the Letta server has no agent {clip(self.template)} to copy; "
+                                     "give an id that `letta` lists, or leave it out to create one", fatal=True) from None
+                except APIStatusError as exc:
+                    raise AgentError(f"agent {shown!r}: the Letta server refused to show agent {clip(self.template)} "
+                                     f"(HTTP {exc.status_code}); check LETTA_API_KEY", fatal=True) from None
+        finally:
+            await client.close()
+        return None
 
     # -- the agent and its exports ---------------------------------------------------------------------------------
     @property
