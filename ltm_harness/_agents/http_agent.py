@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import math
 import os
 from typing import Any
@@ -113,6 +114,7 @@ class HTTPAgent(Agent):
         self.max_reply_bytes = max_reply_bytes
         self.session_id = f"ltm-{next(HTTPAgent._ids)}"
         self._http: aiohttp.ClientSession | None = None
+        self._started = False  # the session's first request was sent (a fresh one begins with a reset)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
@@ -186,8 +188,24 @@ class HTTPAgent(Agent):
             raise self._fail(f"answered JSON with \"reply\" of type {type(said).__name__} to history (observe)")
         return self._reply(data, said or "")
 
+    async def _start(self) -> None:
+        """A fresh conversation begins with a reset of its session id: session ids repeat from one run to the next
+        (ltm-1, ltm-2, ...), so a server left running would otherwise answer from an earlier run's memory. An agent
+        that does not accept the reset (an error status) is said once, in one line, and the run goes on."""
+        if self._started:
+            return
+        self._started = True
+        status, body = await self._post({"session": self.session_id, "reset": True})
+        if not 200 <= status < 300:
+            detail = f": {_snippet(body)}" if body.strip() else ""
+            logging.getLogger("ltm_harness.http").warning(
+                "agent %s: answered HTTP status %d to the reset sent before session %s's first turn%s; an agent that "
+                "keeps sessions across runs may answer from an earlier run's memory (docs/http-agent.md, 'A reset')",
+                self.shown_url, status, self.session_id, detail)
+
     async def _send(self, message: AgentMessage) -> dict[str, Any] | None:
         """POST a message; the JSON object it was answered with (None: an empty body, accepted for history only)."""
+        await self._start()
         payload: dict[str, Any] = {
             "session": self.session_id,
             "message": message.text,
@@ -233,6 +251,7 @@ class HTTPAgent(Agent):
         return kind(value)
 
     async def reset(self) -> None:
+        self._started = True
         status, body = await self._post({"session": self.session_id, "reset": True})
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
@@ -242,6 +261,7 @@ class HTTPAgent(Agent):
         """Resuming a run: the agent is sent the turns it had answered, to rebuild its memory (docs/http-agent.md)."""
         if not turns:
             return
+        self._started = True  # the restore request says what the session holds: no reset before it
         payload = {"session": self.session_id, "reset": False, "restore": [
             {"message": m.text, "timestamp": m.timestamp.isoformat(), "reply": reply,
              **({"observe": True} if m.observe else {}), **({"role": m.role} if m.role != USER else {})}

@@ -41,6 +41,8 @@ class EchoAgent:
         if self.mode == "bad-tokens":
             return web.json_response({"reply": "hi", "prompt_tokens": "many"})
         said = self.memory.setdefault(data["session"], [])
+        if self.mode == "reset-400" and data.get("reset"):
+            return web.Response(status=400, text="no message")
         if data.get("reset"):
             said.clear()
             return web.Response(status=204)
@@ -98,10 +100,33 @@ async def test_round_trip(server):
     assert first.text == "OK."
     assert second.text == "My favourite colour is Teal."
     assert (second.prompt_tokens, second.completion_tokens, second.cost_usd) == (10, 5, 0.001)
-    assert server.requests[0] == {"session": agent.session_id, "message": "My favourite colour is Teal.",
+    assert server.requests[0] == {"session": agent.session_id, "reset": True}  # a fresh session starts clean
+    assert server.requests[1] == {"session": agent.session_id, "message": "My favourite colour is Teal.",
                                   "timestamp": "2024-01-01T09:00:00+00:00", "reset": False}
-    assert server.requests[1]["timestamp"] == "2024-01-01T10:30:00+00:00"
-    assert datetime.fromisoformat(server.requests[1]["timestamp"]) == T0 + timedelta(minutes=90)
+    assert server.requests[2]["timestamp"] == "2024-01-01T10:30:00+00:00"
+    assert datetime.fromisoformat(server.requests[2]["timestamp"]) == T0 + timedelta(minutes=90)
+
+
+async def test_a_server_left_running_forgets_an_earlier_runs_session(server):
+    """Session ids repeat from one run (process) to the next: the reset a fresh session begins with makes the server
+    forget what an earlier run told the same id."""
+    earlier = HTTPAgent(server.url)
+    await earlier.reply(msg("My favourite colour is Teal."))
+    await earlier.close()
+    again = HTTPAgent(server.url)
+    again.session_id = earlier.session_id  # as in a second process
+    assert (await again.reply(msg("What is my favourite colour?"))).text == "I don't know."
+    await again.close()
+
+
+async def test_an_agent_that_refuses_the_reset_is_said_once_and_still_runs(server, caplog):
+    agent = HTTPAgent(server.url)
+    server.mode = "reset-400"
+    assert (await agent.reply(msg("My favourite colour is Teal."))).text == "OK."
+    await agent.reply(msg("And my cat is Tom."))
+    await agent.close()
+    said = [r.getMessage() for r in caplog.records if r.name == "ltm_harness.http"]
+    assert len(said) == 1 and "answered HTTP status 400 to the reset" in said[0] and "\n" not in said[0]
 
 
 async def test_optional_fields_may_be_missing(server):
@@ -210,7 +235,7 @@ async def test_end_to_end_run(server, tmp_path):
     assert agent.agent == server.url
     assert sum(d.tests for d in agent.datasets) == 2
     assert all(d.errored == 0 and d.scored == 2 for d in agent.datasets)
-    assert len(server.requests) == agent.turns
+    assert len(server.requests) == agent.turns + 1  # and the reset before the first turn
     assert len({r["session"] for r in server.requests}) == 1  # one conversation
     assert agent.agent_prompt_tokens > 0 and agent.cost_usd == pytest.approx(0.001 * agent.turns)
     assert agent.benchmark_score > 0  # it echoes the statements it remembers

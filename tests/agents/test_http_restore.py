@@ -28,7 +28,7 @@ class MemoryAgent(EchoAgent):
     async def handle(self, request: web.Request) -> web.Response:
         data = await request.json()
         if "restore" not in data:
-            self.messages += 1
+            self.messages += "message" in data  # not the reset a fresh session begins with
             return await super().handle(request)
         if not self.restorable:
             return web.Response(status=400, text="unknown request")
