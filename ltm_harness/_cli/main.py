@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Iterator
 
+from ltm_harness._agents.lingering import stop_lingering
 from ltm_harness._cli.commands import command_modules
 from ltm_harness._cli.exit_codes import ERROR, INTERRUPTED
 from ltm_harness._errors import LTMError, speaking_to
@@ -71,3 +72,5 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+    finally:
+        stop_lingering()  # what a user's agent opened and left open must not keep the process alive

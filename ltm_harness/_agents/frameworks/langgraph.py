@@ -38,6 +38,7 @@ from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsa
 from ltm_harness._agents.frameworks.langgraph_forms import as_graph, as_message, is_functional
 from ltm_harness._agents.frameworks.langgraph_store import forget, protect, prunable, prune, serializer_for
 from ltm_harness._agents.frameworks.langgraph_usage import CallUsage
+from ltm_harness._agents.lingering import stop_when_done
 from ltm_harness._errors import AgentError
 from ltm_harness._tokens import DEFAULT_ENCODING
 
@@ -88,6 +89,7 @@ class LangGraphAgent(FrameworkAgent):
 
     async def _open(self) -> None:
         if isinstance(self.graph.checkpointer, BaseCheckpointSaver):
+            _stop_user_connections(self.graph)
             return  # the graph's own
         path = self.state_file(STATE_FILE)
         saver: BaseCheckpointSaver[Any]
@@ -164,6 +166,20 @@ class LangGraphAgent(FrameworkAgent):
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.close()
+
+
+def _stop_user_connections(graph: Any) -> None:
+    """A checkpointer or store the user's file made on an aiosqlite connection (`AsyncSqliteSaver(conn)`): its
+    worker thread would keep the process alive after the run, so the command line stops it when it is done
+    (`lingering`)."""
+    try:
+        import aiosqlite
+    except ImportError:  # no aiosqlite: no such connection
+        return
+    for holder in (graph.checkpointer, getattr(graph, "store", None)):
+        conn = getattr(holder, "conn", None)
+        if isinstance(conn, aiosqlite.Connection):
+            stop_when_done(conn, conn.stop)
 
 
 def _after(messages: list[BaseMessage], sent: str | None) -> list[BaseMessage]:
