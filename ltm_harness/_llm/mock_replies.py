@@ -63,6 +63,31 @@ def _best_sentence(question: str, candidates: list[str]) -> str | None:
     return best if best_score > 0 else None
 
 
+_SUMMARY = re.compile(r"\bsummar(?:y|ies|ise|ize|ising|izing)\b", re.I)
+SUMMARY_WORDS = 120  # a summary's length at most, in words
+
+
+def summary_reply(said: list[str], remembered: list[str] | None = None) -> str:
+    """A summary of what the user said (an instruction, not a question, asking for one: LangMem's running summary, a
+    graph's summarising node): the statements of the earlier user messages and the memories given (questions and
+    arithmetic filler left out, each once), newest kept when they do not all fit in SUMMARY_WORDS words."""
+    statements: list[str] = []
+    for text in [*(remembered or []), *said]:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+            sentence = sentence.strip()
+            if sentence and not sentence.endswith("?") and "as JSON" not in sentence and _words(sentence) \
+                    and not _SUMMARY.search(sentence):
+                statements.append(sentence)
+    kept: list[str] = []
+    words = 0
+    for sentence in reversed(list(dict.fromkeys(statements))):
+        words += len(sentence.split())
+        if words > SUMMARY_WORDS and kept:
+            break
+        kept.append(sentence)
+    return ("The user said: " + " ".join(reversed(kept))) if kept else "Nothing has been said yet."
+
+
 def retrieval_reply(messages: list[dict[str, Any]], remembered: list[str] | None = None) -> str:
     """`mock`: the answer from the earlier user messages (and `remembered` texts, taken as said before them)."""
     users = [_PREFIX.sub("", _text(m)) for m in messages if m.get("role") == "user"]
@@ -73,7 +98,7 @@ def retrieval_reply(messages: list[dict[str, Any]], remembered: list[str] | None
         numbers = re.findall(r"-?\d+", last.strip().splitlines()[-1])
         return json.dumps({"answer": int(numbers[-1]) if numbers else 0})
     if "?" not in last:
-        return "Noted."
+        return summary_reply(users[:-1], remembered) if _SUMMARY.search(last) else "Noted."
     found = _best_sentence(last, [*(remembered or []), *users[:-1]])
     return found if found is not None else "I don't know."
 

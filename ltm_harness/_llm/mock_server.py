@@ -18,7 +18,8 @@ Behaviour is chosen by the model name, and is deterministic:
 | `mock-generator-short` | like mock-generator, but always one answer too few (to test count checks) |
 | `mock-embed` (embeddings) | a hashed bag of words (see `mock_replies`), `dimensions` long (default 256) |
 
-Unknown model names get HTTP 404, as a real server would answer. The replies are made in `mock_replies`, `mock_judge` and
+Every chat model honours `response_format` (`mock_structured`: a JSON instance of the schema asked for). Unknown model
+names get HTTP 404, as a real server would answer. The replies are made in `mock_replies`, `mock_judge` and
 `mock_tools` (tool calls, and `stream: true` as server-sent events); this module serves them.
 
 Faults (per server, seeded): a share of requests answered 429 with Retry-After, 500, dropped
@@ -44,6 +45,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from ltm_harness._llm.mock_judge import judge_reply, yes_no_reply
+from ltm_harness._llm.mock_structured import structured_reply
 from ltm_harness._llm.mock_tools import after_tools, stream_events, tool_calls
 from ltm_harness._llm.mock_replies import (EMBED_DIMENSIONS, MAX_DIMENSIONS, _text, embed, extracted_facts,
                                            generator_reply, memory_reply, retrieval_reply)
@@ -255,6 +257,8 @@ class MockLLMServer:
             return web.json_response({"error": {"message": f"The model `{model}` does not exist (mock models: "
                                                            f"{', '.join(MODELS)})", "type": "invalid_request_error"}},
                                      status=404)
+        if not calls:
+            text = structured_reply(text, body.get("response_format"))  # structured output, as asked
         said = text + "".join(c["function"]["name"] + c["function"]["arguments"] for c in calls or [])
         prompt_tokens, completion_tokens = self._count(messages, said)
         self.stats["ok_replies"] += 1

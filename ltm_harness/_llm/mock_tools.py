@@ -3,7 +3,8 @@
 When a request offers `tools` (function tools) and no tool has answered since the last user message:
 
 * `mock-tools` calls a tool: each offered tool whose name (its words, `search_notes` -> "search notes") is in the
-  user's message, else the first one; several at once only when `parallel_tool_calls` is not false (else the first
+  user's message, else the one the message calls for (`best_tool`: a question a tool that reads, a statement one
+  that writes, then the words shared with the tool's name and description; the first offered on a tie); several at once only when `parallel_tool_calls` is not false (else the first
   of them). Each call's arguments come from the message, by the tool's JSON schema: a string parameter gets the
   message's text (its `[date]` prefix left out), an integer or number the message's first number (0 without one), a
   boolean `false`, an enum its first value, an array `[]`; only required parameters (all, when none are marked).
@@ -25,7 +26,7 @@ import json
 import re
 from typing import Any, Iterator
 
-from ltm_harness._llm.mock_replies import _PREFIX, _text
+from ltm_harness._llm.mock_replies import _PREFIX, _text, _words
 
 TOOL_MODELS = ["mock-tools"]
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -41,6 +42,30 @@ def _since_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _named(name: str, text: str) -> bool:
     words = [w for w in re.split(r"[_\W]+", name.lower()) if w]
     return bool(words) and " ".join(words) in " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+_READS = frozenset("search find recall retrieve lookup look get query read fetch list load check answer".split())
+_WRITES = frozenset("save store remember add write record note put update create memorize memorise keep upsert "
+                    "insert log".split())
+
+
+def best_tool(tools: list[dict[str, Any]], said: str) -> dict[str, Any]:
+    """The tool the message calls for when it names none: a question wants a tool that reads (search, recall, get,
+    ...), a statement one that writes (save, remember, add, ...), then the most words shared between the message
+    and the tool's name and description; ties (and no clue at all) go to the first tool offered."""
+    words = set(_words(said))
+    wants = _READS if said.rstrip().endswith("?") else _WRITES
+
+    def score(tool: dict[str, Any]) -> tuple[int, int]:
+        named = set(re.split(r"[_\W]+", tool["name"].lower()))
+        described = set(_words(str(tool.get("description") or "")))
+        return len(wants & (named | described)) + 2 * len(wants & named), len(words & (named | described))
+
+    best = tools[0]
+    for tool in tools[1:]:
+        if score(tool) > score(best):
+            best = tool
+    return best
 
 
 def _argument(schema: dict[str, Any], text: str) -> Any:
@@ -88,7 +113,7 @@ def tool_calls(model: str, body: dict[str, Any], request: int) -> list[dict[str,
     if not chosen:
         if base == "mock":
             return None
-        chosen = tools[:1]
+        chosen = [best_tool(tools, said)]
     if body.get("parallel_tool_calls") is False:
         chosen = chosen[:1]
     return [{"id": f"call_{request}_{i}", "type": "function",

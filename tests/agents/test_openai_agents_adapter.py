@@ -27,6 +27,7 @@ class Answer(BaseModel):
 agent = Agent(name="memory", instructions="Answer from the conversation.", model="mock")
 unknown_model = Agent(name="memory", instructions="Answer from the conversation.", model="no-such-model")
 structured = Agent(name="memory", instructions="Answer.", model="mock-fixed:{\\"text\\": \\"hi\\"}", output_type=Answer)
+structured_on_mock = Agent(name="memory", instructions="Answer.", model="mock", output_type=Answer)
 not_an_agent = "agent"
 '''
 
@@ -158,3 +159,12 @@ async def test_the_endpoint_comes_from_the_config_before_the_environment(mock_ll
 def test_an_object_that_is_no_agent_is_one_line(agents_file):
     with pytest.raises(AgentError, match="the object is a str, not an OpenAI Agents SDK Agent"):
         make(agents_file, "not_an_agent")
+
+
+async def test_an_agent_with_an_output_type_runs_on_the_mock_model(mock_llm, agents_file):
+    """The mock honours `response_format` (the SDK's json_schema for `output_type`): the structured reply is the
+    answer the mock gives, as JSON (it failed: the mock answered plain text)."""
+    agent = make(agents_file, "structured_on_mock")
+    turns = await play(agent, CONVERSATION[:3])
+    await agent.close()
+    assert turns[2][1] == '{"text":"My favourite colour is blue."}'

@@ -91,3 +91,63 @@ async def test_streamed_tool_calls_and_text_add_up_as_the_sdk_reads_them() -> No
             text += "".join(c.delta.content or "" for c in chunk.choices)
         assert text == "My cat is called Tom."
         await client.close()
+
+
+MEMORY_TOOLS = [
+    {"type": "function", "function": {"name": "save_memory", "description": "Store a fact the user tells you.",
+                                      "parameters": {"type": "object", "properties": {"fact": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "search_memory", "description": "Look up stored facts.",
+                                      "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
+
+
+async def test_mock_tools_chooses_the_tool_the_message_calls_for() -> None:
+    """A statement goes to the tool that writes, a question to the one that reads (it always called the first)."""
+    async with MockLLMServer() as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="x")
+
+        async def called(text: str, tools: list) -> str:
+            reply = await client.chat.completions.create(model="mock-tools", tools=tools,
+                                                         messages=[{"role": "user", "content": text}])
+            return reply.choices[0].message.tool_calls[0].function.name
+
+        assert await called("My cat is called Tom.", MEMORY_TOOLS) == "save_memory"
+        assert await called("What is my cat called?", MEMORY_TOOLS) == "search_memory"
+        assert await called("What is my cat called?", MEMORY_TOOLS[::-1]) == "search_memory"
+        assert await called("Hello there.", TOOLS[::-1]) == "get_weather"  # no clue: the first offered, as before
+        await client.close()
+
+
+async def test_every_mock_model_honours_a_json_schema_response_format() -> None:
+    schema = {"type": "object", "properties": {
+        "answer": {"type": "string"}, "confidence": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}},
+        "kind": {"$ref": "#/$defs/Kind"}, "note": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
+        "required": ["answer", "confidence", "tags", "kind", "note"], "additionalProperties": False,
+        "$defs": {"Kind": {"enum": ["fact", "opinion"]}}}
+    fmt = {"type": "json_schema", "json_schema": {"name": "Out", "schema": schema, "strict": True}}
+    said = [{"role": "user", "content": "My cat is called Tom."}, {"role": "user", "content": "What is my cat called?"}]
+    async with MockLLMServer() as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="x")
+        reply = await client.chat.completions.create(model="mock", messages=said, response_format=fmt)
+        assert json.loads(reply.choices[0].message.content) == {
+            "answer": "My cat is called Tom.", "confidence": 0.0, "tags": ["My cat is called Tom."], "kind": "fact",
+            "note": "My cat is called Tom."}
+        plain = await client.chat.completions.create(model="mock", messages=said, response_format={"type": "json_object"})
+        assert json.loads(plain.choices[0].message.content) == {"answer": "My cat is called Tom."}
+        text = await client.chat.completions.create(model="mock", messages=said)
+        assert text.choices[0].message.content == "My cat is called Tom."  # no format: the plain reply, as before
+        await client.close()
+
+
+async def test_a_summary_asked_for_is_a_summary_of_what_the_user_said() -> None:
+    """LangMem's running summary and a summarising node ask with an instruction: the mock answers with the user's
+    statements (it said 'Noted.')."""
+    said = [{"role": "user", "content": "[2024-01-01 09:00 UTC] My cat is called Tom."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "What is 2 + 2? Answer as JSON."},
+            {"role": "user", "content": "I moved to Oslo. Where do I live?"},
+            {"role": "user", "content": "Create a summary of the conversation above:"}]
+    async with MockLLMServer() as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="x")
+        reply = await client.chat.completions.create(model="mock", messages=said)
+        assert reply.choices[0].message.content == "The user said: My cat is called Tom. I moved to Oslo."
+        await client.close()
