@@ -61,3 +61,45 @@ async def test_a_handoff_goes_to_the_other_agent_which_answers(mock_llm: MockLLM
     items = await agent.session.get_items()
     assert item_kinds(items) == ["user", "function_call", "function_call_output", "message"]
     await agent.close()
+
+
+NESTED = '''
+from agents import Agent, GuardrailFunctionOutput, Runner, function_tool, input_guardrail
+
+helper = Agent(name="helper", instructions="Answer from the question.", model="mock")
+checker = Agent(name="checker", instructions="Say whether the message is safe.", model="mock")
+
+
+@function_tool
+async def ask_helper(question: str) -> str:
+    """Ask the helper agent."""
+    result = await Runner.run(helper, question)  # a run of its own: no RunConfig from the harness
+    return "helper says: " + str(result.final_output)
+
+
+@input_guardrail
+async def safe(ctx, agent, message):
+    result = await Runner.run(checker, message, context=ctx.context)  # the SDK docs' guardrail that runs an agent
+    return GuardrailFunctionOutput(output_info=str(result.final_output), tripwire_triggered=False)
+
+
+outer = Agent(name="outer", instructions="Use your tools.", model="mock-tools", tools=[ask_helper],
+              input_guardrails=[safe])
+'''
+
+
+async def test_agents_run_inside_tools_and_guardrails_use_the_endpoint_and_are_counted(mock_llm: MockLLMServer,
+                                                                                     tmp_path: Path) -> None:
+    """A tool or guardrail that runs its own agent gets no RunConfig from the harness: it went to /v1/responses (404 on
+    a chat-completions endpoint) and its calls were not counted. The whole run is on the endpoint's chat
+    completions now, and every call of the turn is in its usage."""
+    path = tmp_path / "nested_agents.py"
+    path.write_text(NESTED)
+    agent = make(path, "outer", tmp_path / "n" / "main")
+    reply = await agent.reply(msg(0, "What is my cat called?"))
+    await agent.close()
+    paths = {r.get("model") for r in mock_llm.requests}
+    assert reply.text.startswith("helper says:")
+    assert mock_llm.stats["ok_replies"] == 4 and paths == {"mock", "mock-tools"}  # outer x2, helper, checker
+    sent = [mock_llm._count(r["messages"], "")[0] for r in mock_llm.requests]
+    assert reply.prompt_tokens == sum(sent)  # all four calls, the nested ones too

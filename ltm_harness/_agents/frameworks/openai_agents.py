@@ -3,14 +3,17 @@
 NAME is an `agents.Agent`. Each conversation is one `SQLiteSession` (its id: the harness's session) on the file
 `agents_sdk.sqlite` in the conversation's `state_dir` (in memory when the run keeps no folder); a turn is
 `Runner.run(agent, text, session=session, run_config=...)` and the reply is `result.final_output` (structured output
-as its JSON). Its usage is every model call of the run (`result.raw_responses`: tool calls and handoffs included),
-priced by the agents' model (unpriced when the agents that ran use different models: the SDK does not say which
-agent made which call).
+as its JSON). Its usage is every model call the turn made on the endpoint (tool calls, handoffs, and agents run
+inside a tool or a guardrail), counted by the endpoint's client as each answer comes back and priced by the model
+that answered; an agent given a `Model` object of its own is counted from the run's report (`result.raw_responses`,
+priced when the agents that ran share a model).
 
 The model: an agent whose model is a name (or unset: the SDK's default model) is run through chat completions on
 the harness's OpenAI-compatible endpoint (`OpenAIChatCompletionsModel` on an `AsyncOpenAI` client for the config's
 `openai.base_url`/key, else OPENAI_BASE_URL/OPENAI_API_KEY; a local server needs no key), as `openai:` agents are;
-an agent given a `Model` object keeps it. Tracing is off (`RunConfig(tracing_disabled=True)`) unless the spec says
+an agent given a `Model` object keeps it. The SDK's process-wide defaults are set to the same client and chat
+completions, so an agent that a tool or a guardrail runs by itself (no RunConfig) is on the endpoint too, never on
+the Responses API. Tracing is off (`RunConfig(tracing_disabled=True)`, and the SDK's default) unless the spec says
 `?tracing=on`.
 
 History that needs no reply (`observe`) is added to the session as a user item (`session.add_items`), with no run
@@ -23,11 +26,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from agents import Agent as SDKAgent
-from agents import RunConfig, Runner, SQLiteSession
+from agents import (RunConfig, Runner, SQLiteSession, set_default_openai_api, set_default_openai_client,
+                    set_tracing_disabled)
 from agents.exceptions import UserError
 from agents.models.interface import Model, ModelProvider
 from agents.models.openai_provider import OpenAIProvider
@@ -70,6 +75,9 @@ class OpenAIAgentsAgent(FrameworkAgent):
     async def _open(self) -> None:
         url, key = self._endpoint_args
         self._models = EndpointModels(resolve_endpoint(f"agent {self.spec!r}", url, key))
+        sdk_client(self._models.endpoint)  # nested runs (an agent run inside a tool or a guardrail) go there too
+        if self.options["tracing"] == "off":
+            set_tracing_disabled(True)  # nested runs included
         self._run_config = RunConfig(model_provider=self._models, tracing_disabled=self.options["tracing"] == "off")
         path = self.state_file(STATE_FILE)
         if path is not None:
@@ -78,8 +86,15 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self._session = SQLiteSession(self.session_name, ":memory:" if path is None else path)
 
     async def _answer(self, text: str, turn: int) -> Answer:
-        result = await Runner.run(self.agent, text, session=self.session, run_config=self._run_config)
-        return Answer(_output_text(result.final_output), run_usage(result, self.model_name))
+        calls: list[ModelUsage] = []
+        token = _TURN.set(calls)
+        try:
+            result = await Runner.run(self.agent, text, session=self.session, run_config=self._run_config)
+        finally:
+            _TURN.reset(token)
+        # every call made through the endpoint in this turn (nested runs too); an agent given a Model object of its
+        # own makes none there: the run's own report
+        return Answer(_output_text(result.final_output), calls or run_usage(result, self.model_name))
 
     async def _ingest(self, text: str, turn: int, role: str = "user") -> None:
         # the agent's own earlier reply as an assistant item (its text alone: how the harness's items are told apart
@@ -113,26 +128,63 @@ class OpenAIAgentsAgent(FrameworkAgent):
 
 
 class EndpointModels(ModelProvider):
-    """Models by name on the harness's endpoint, through chat completions; the client is made when a model is first
-    asked for (an agent given a `Model` object never needs it)."""
+    """Models by name on the harness's endpoint, through chat completions, on the endpoint's shared client
+    (`sdk_client`)."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
-        self.client: Any = None
         self._provider: OpenAIProvider | None = None
 
     def get_model(self, model_name: str | None) -> Model:
         if self._provider is None:
-            from openai import AsyncOpenAI
-
-            self.client = AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.key.value)
-            self._provider = OpenAIProvider(openai_client=self.client, use_responses=False)
+            self._provider = OpenAIProvider(openai_client=sdk_client(self.endpoint), use_responses=False)
         return self._provider.get_model(model_name)
 
     async def aclose(self) -> None:
-        if self.client is not None:
-            client, self.client = self.client, None
-            await client.close()
+        self._provider = None  # the shared client stays: nested runs of other conversations may still use it
+
+
+# -- the whole run on the harness's endpoint, nested runs included ---------------------------------------------------
+# A tool or a guardrail that runs an agent of its own (`Runner.run(helper, ...)` inside a function tool) gets no
+# RunConfig from the harness: the SDK would send it to its default client through the Responses API (a bare 404 on a
+# chat-completions endpoint). So the SDK's process-wide defaults are set too: the endpoint's client, chat completions,
+# and tracing as the spec says. Every call through that client is counted where it was made (`_TURN`: the turn whose
+# task made it, nested runs included), so a turn's usage is all its calls, not only the top-level run's.
+_CLIENTS: dict[tuple[str, str], Any] = {}
+_TURN: ContextVar[list[ModelUsage] | None] = ContextVar("ltm_harness_sdk_turn", default=None)
+
+
+async def _count_call(response: Any) -> None:
+    """httpx response hook of the shared client: a chat completion's usage, added to the turn that made the call."""
+    calls = _TURN.get()
+    if calls is None or response.status_code != 200 or not response.request.url.path.endswith("/chat/completions") \
+            or "json" not in response.headers.get("content-type", ""):
+        return
+    await response.aread()
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        return
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if isinstance(usage, dict):
+        model = data.get("model")
+        calls.append(ModelUsage(model if isinstance(model, str) else None, int(usage.get("prompt_tokens") or 0),
+                                int(usage.get("completion_tokens") or 0)))
+
+
+def sdk_client(endpoint: Endpoint) -> Any:
+    """The one AsyncOpenAI client of an endpoint in this process, counting its calls (`_count_call`); made the SDK's
+    default client with chat completions, so nested runs go there too."""
+    key = (endpoint.base_url, endpoint.key.value or "")
+    if key not in _CLIENTS:
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+        http = DefaultAsyncHttpxClient(follow_redirects=False, event_hooks={"response": [_count_call]})
+        _CLIENTS[key] = AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.key.value, http_client=http)
+    client = _CLIENTS[key]
+    set_default_openai_client(client, use_for_tracing=False)
+    set_default_openai_api("chat_completions")
+    return client
 
 
 def check_items(path: Path) -> None:
