@@ -17,6 +17,10 @@ plain Runnable it says what the Runnable is handed: `{"messages": history}` or t
 message the turn added (its content a string or a list of content blocks); its usage that of every model call of
 the turn, from LangChain's callbacks (`langgraph_usage`; else the added messages' `usage_metadata`), priced by model.
 
+A graph compiled with a long-term store (`compile(store=...)`) is handed one conversation's view of it, journaled and
+rolled back with the checkpoint (`langgraph_longterm`); since its nodes are what write that store, history runs the
+graph like any message (its reply recorded, unscored).
+
 History that needs no reply (`observe`) goes into the thread without running the graph: `aupdate_state` as the
 graph's input, then its pending tasks cleared, so no node and no model is called. Every checkpoint a turn writes
 carries the turn's number in its metadata (`ltm_harness_turn`); rolling back to turn N (`--resume`, or after a
@@ -33,9 +37,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START
+from langgraph.store.base import BaseStore
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text, load_target
 from ltm_harness._agents.frameworks.langgraph_forms import as_graph, as_message, is_functional
+from ltm_harness._agents.frameworks.langgraph_longterm import JOURNAL, ConversationStore
 from ltm_harness._agents.frameworks.langgraph_store import forget, protect, prunable, prune, serializer_for
 from ltm_harness._agents.frameworks.langgraph_usage import CallUsage
 from ltm_harness._agents.lingering import stop_when_done
@@ -59,6 +65,12 @@ class LangGraphAgent(FrameworkAgent):
         self.functional = is_functional(self.graph)
         if self.functional:
             self.ingests = False  # a workflow's memory is what it saves: history is answered (recorded unscored)
+        store = getattr(self.graph, "store", None)
+        self._user_store: BaseStore | None = store if isinstance(store, BaseStore) else None
+        if self._user_store is not None:
+            self.ingests = False  # the graph's nodes are what write its long-term store: history runs the graph
+        self.longterm: ConversationStore | None = None  # this conversation's view of the user's store
+        self._resumed_store = False  # the view's journal was brought back once in this process
         self._conn: Any = None  # the sqlite connection of the saver made here
         self._prune = False  # the saver is the harness's own, and the graph's state is in each checkpoint
 
@@ -88,6 +100,10 @@ class LangGraphAgent(FrameworkAgent):
         return HumanMessage(content=text, id=f"ltm-harness-{turn}")
 
     async def _open(self) -> None:
+        if self._user_store is not None:
+            self.longterm = ConversationStore(self._user_store, self.session_name, self.state_file(JOURNAL))
+            self.longterm.load()
+            self.graph = self.graph.copy(update={"store": self.longterm})
         if isinstance(self.graph.checkpointer, BaseCheckpointSaver):
             _stop_user_connections(self.graph)
             return  # the graph's own
@@ -110,6 +126,8 @@ class LangGraphAgent(FrameworkAgent):
             await prune(self._conn, self.session_name, TURN_KEY, turn)
 
     async def _answer(self, text: str, turn: int) -> Answer:
+        if self.longterm is not None:
+            self.longterm.turn = turn  # the store's writes in this turn are this turn's
         message = self._message(text, turn)
         calls = CallUsage()
         out = await self.graph.ainvoke(self._input(message), self._config(turn, [calls]))
@@ -140,6 +158,9 @@ class LangGraphAgent(FrameworkAgent):
         await self._turn_done(turn)
 
     async def _rollback(self, turns: int) -> None:
+        if self.longterm is not None:  # the long-term store back to the same turn as the checkpoint
+            await self.longterm.rollback(turns, fresh_process=not self._resumed_store)
+            self._resumed_store = True
         saver = self.checkpointer
         head = await saver.aget_tuple(self.thread)
         if turns == 0:
