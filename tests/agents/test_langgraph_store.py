@@ -177,3 +177,63 @@ async def test_a_type_the_graph_declares_in_its_state_is_loaded_back(tmp_path, m
     assert type(values["profile"]).__name__ == "Profile" and len(values["profile"].facts) == 2
     assert (await again.reply(msg(2, "Three."))).text == "3 facts"
     await again.close()
+
+
+UNDECLARED = '''
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+
+@dataclass
+class RunningSummary:  # as LangMem keeps its running summary: in a part of the state typed dict[str, Any]
+    summary: str
+    summarized_message_ids: set = field(default_factory=set)
+
+
+class State(MessagesState):
+    context: dict[str, Any]
+
+
+def respond(state: State):
+    old = state.get("context", {}).get("running_summary")
+    said = (old.summary + " " if old is not None else "") + state["messages"][-1].content
+    return {"messages": [AIMessage(content=f"summary of {said.count('.')}")],
+            "context": {"running_summary": RunningSummary(said)}}
+
+
+builder = StateGraph(State)
+builder.add_node("respond", respond)
+builder.add_edge(START, "respond")
+builder.add_edge("respond", END)
+graph = builder.compile()
+'''
+
+
+async def test_what_the_harness_wrote_itself_is_loaded_whatever_types_the_graph_put_in_it(tmp_path, monkeypatch):
+    """A type the graph does not declare (LangMem's RunningSummary in a dict[str, Any]) stopped a fresh run at the
+    turn after it was first written: the saver signs what it writes, so its own checkpoints load, in this run and on
+    resume; a blob whose signature was forged is still held to the allow-list."""
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    path = tmp_path / "langmem_like.py"
+    path.write_text(UNDECLARED)
+    state = tmp_path / "s" / "main"
+    agent = make(path, state_dir=state)
+    turns = await play(agent, [msg(0, "One."), msg(1, "Two."), msg(2, "Three.")])
+    await agent.close()
+    assert [reply for _, reply in turns] == ["summary of 1", "summary of 2", "summary of 3"]
+    again = make(path, state_dir=state)
+    await again.restore(turns)
+    assert (await again.reply(msg(3, "Four."))).text == "summary of 4"
+    await again.close()
+    with sqlite3.connect(state / STATE_FILE) as db:
+        forms = {row[0].partition(":")[0] for row in db.execute("SELECT type FROM checkpoints")}
+        db.execute("UPDATE checkpoints SET type = ?", ("msgpack:" + "0" * 64,))  # a forged digest
+    assert forms == {"msgpack"}
+    forged = make(path, state_dir=state)
+    with pytest.raises(UntrustedStore) as refused:
+        await forged.restore(turns)
+    assert "RunningSummary" in str(refused.value)
+    await forged.close()

@@ -7,7 +7,9 @@ uses `StrictSerializer`: LangGraph's `JsonPlusSerializer` in its strict mode, it
 types (messages, dates, `Send`, ...) and the types the graph declares in its state, input, output and node schemas
 (found as LangGraph itself finds them with `LANGGRAPH_STRICT_MSGPACK=true`). A blob naming anything else, or stored
 in a form the harness never writes (`pickle`, the legacy `json`), stops the agent in one line (`UntrustedStore`)
-instead of being loaded. Whoever wrote the folder themselves and trusts it can say so: `LTM_TRUST_FRAMEWORK_STORES=1`
+instead of being loaded. What the saver writes it signs (`msgpack:DIGEST`, the keyed digest of `store_trust`): a blob
+signed on this machine holds only values the user's own graph made in a run of this harness, so it is loaded
+whatever types it names (a LangMem `RunningSummary` kept in an untyped part of the state stopped a fresh run). Whoever wrote the folder themselves and trusts it can say so: `LTM_TRUST_FRAMEWORK_STORES=1`
 loads any type LangGraph can load, as LangGraph does by default.
 
 **Linear storage.** A checkpoint holds the whole state (with `MessagesState`, every message so far), and LangGraph
@@ -22,6 +24,7 @@ pruned at all.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 from contextvars import ContextVar
@@ -30,12 +33,13 @@ from typing import Any
 from langgraph.checkpoint.serde.event_hooks import SerdeEvent, register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from ltm_harness._agents.frameworks.store_trust import TRUST_ENV, stores_trusted  # noqa: F401 (one place for both)
+from ltm_harness._agents.frameworks.store_trust import TRUST_ENV, digest, stores_trusted  # noqa: F401 (one place)
 from ltm_harness._errors import AgentError
 
 # turns back a roll-back may go: a failed try (0), a turn taken in before a kill (1), back to the end of the
 # history after a question, and a kill then (2)
 KEEP_TURNS = 4
+_SIGNED = ":"  # a signed blob's form: msgpack:DIGEST
 _SAFE_FORMS = ("null", "bytes", "bytearray", "msgpack")  # what this LangGraph writes (never pickle, never json)
 _blocked: ContextVar[list[str] | None] = ContextVar("ltm_langgraph_blocked", default=None)
 
@@ -66,14 +70,28 @@ logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_quiet)
 
 class StrictSerializer(JsonPlusSerializer):
     """LangGraph's serializer in strict mode (`allowed_msgpack_modules` = the safe types and the graph's own), whose
-    loads refuse a blob that names any other type instead of returning its raw data. `where`: the store's file."""
+    loads refuse a blob that names any other type instead of returning its raw data. `where`: the store's file.
+
+    What it writes it signs: a msgpack blob is stored as `msgpack:DIGEST` (the keyed digest of `store_trust`, with
+    this user's key), and a blob whose digest matches was written by this harness on this machine, from values the
+    user's own graph made: it is loaded as LangGraph loads by default, whatever types it names (a LangMem
+    `RunningSummary` kept in an untyped part of the state). A blob without a valid digest is held to the allow-list."""
 
     def __init__(self, *, where: str = "in the run folder", **options: Any) -> None:
         super().__init__(**options)
         self.where = where
+        self._own = JsonPlusSerializer(allowed_msgpack_modules=True)
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        form, data = super().dumps_typed(obj)
+        return (f"{form}{_SIGNED}{digest(data)}", data) if form == "msgpack" else (form, data)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        form = data[0]
+        form, _, said = data[0].partition(_SIGNED)
+        if said and form == "msgpack":
+            if hmac.compare_digest(said, digest(data[1])):
+                return self._own.loads_typed((form, data[1]))  # the harness's own write: its types are the graph's
+            data = (form, data[1])
         if form not in _SAFE_FORMS:
             raise UntrustedStore(f"a value stored as {form!r}", self.where)
         seen: list[str] = []
