@@ -52,16 +52,16 @@ _JSON = ' Reply with only the JSON object {{"score": <the number>, "reason": "<o
 FLUENCY = _prompt("fluency", (
     "You are judging the fluency of a summary of a book ({question}). A fluent summary is readable English "
     "prose, coherent, without repetition loops, fragments or garbled text; its content does not matter here, nor "
-    "whether it matches this expert summary, given only so you know the book: {expected}\n\nSummary to judge:\n"
-    "{response}\n\nScore 1 if the summary is fluent, 0 if not." + _JSON))
+    "whether it matches this expert summary, given only so you know the book: <expected>{expected}</expected>\n\n"
+    "Summary to judge:\n<response>{response}</response>\n\nScore 1 if the summary is fluent, 0 if not." + _JSON))
 RECALL = _prompt("recall", (
     "You are checking which key points of a book ({question}) a summary states. Key points, one per line:\n"
-    "{expected}\n\nSummary:\n{response}\n\nCount the key points the summary states or clearly implies (a point "
+    "<expected>{expected}</expected>\n\nSummary:\n<response>{response}</response>\n\nCount the key points the summary states or clearly implies (a point "
     "it contradicts or leaves out does not count). Score = that count divided by the number of key points, a "
     "number from 0 to 1." + _JSON))
 PRECISION = _prompt("precision", (
     "You are checking a summary of a book ({question}) against an expert's summary of it.\n\nExpert summary:\n"
-    "{expected}\n\nSummary to check:\n{response}\n\nCount the sentences of the summary to check whose content the "
+    "<expected>{expected}</expected>\n\nSummary to check:\n<response>{response}</response>\n\nCount the sentences of the summary to check whose content the "
     "expert summary supports. Score = that count divided by the number of its sentences, a number from 0 to 1."
     + _JSON))
 
