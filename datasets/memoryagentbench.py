@@ -86,7 +86,8 @@ class MemoryAgentBench(DatasetInterface):
         Metric(name="score", per="source", order=SOURCE_ORDER)],
         unjudged="rule-decided", question="question", conversation="row")
     requires_user_data = True  # fetched on first use (or given): never shipped
-    scoring_args = frozenset({"scoring", "reference_prompts", "published"})
+    # `reference_prompts` is not among them: the reference's templates change what the agent is told
+    scoring_args = frozenset({"scoring", "published"})
 
     def ignored_settings(self) -> dict[str, tuple[str, dict[str, str]]]:
         why = "plays each row's chunks then its questions, where no span or distance is used"
@@ -174,7 +175,7 @@ class MemoryAgentBench(DatasetInterface):
             questions.append(Question(tpl.ask(question), (str(at),) if at is not None else ()))
         plan = plan_conversation(turns, questions, lambda t: known[t] if t in known else tokenizer.count(t))
         meta = row.metadata
-        records = [{"index": k, "source": src.name, "question": q, "golds": g,
+        records: list[dict[str, Any]] = [{"index": k, "source": src.name, "question": q, "golds": g,
                     "qa_pair_id": _at(meta.qa_pair_ids, k), "question_id": _at(meta.question_ids, k),
                     "question_type": _at(meta.question_types, k)} for k, (q, g) in enumerate(pairs)]
         slug = src.name.replace("*", "star")

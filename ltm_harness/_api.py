@@ -218,12 +218,21 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
     """Judge the config's longmemeval datasets with the reference's own prompt texts, read (parsed, never run) from
-    a LongMemEval checkout (or its beam datasets, from a BEAM checkout); checked now, so a wrong folder is said
+    a LongMemEval checkout (or its beam datasets, from a BEAM checkout; its memoryagentbench datasets' templates,
+    from a MemoryAgentBench checkout); checked now, so a wrong folder is said
     before anything runs."""
     from ltm_harness._interop.beam import reference_prompts as beam
     from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
 
     path = Path(checkout).expanduser().resolve()
+    from ltm_harness._interop.mab import reference_prompts as mab
+
+    if mab.is_mab_checkout(path):  # a MemoryAgentBench checkout: its wrappers, query templates and LME judge prompts
+        mab.load_reference_templates(path)
+        if not cfg.datasets.set_for("memoryagentbench", "reference_prompts", str(path)):
+            raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no memoryagentbench "
+                              "dataset, whose templates these are; leave it out")
+        return
     if beam.is_beam_checkout(path):  # a BEAM checkout: its rubric and alignment prompts, for the beam datasets
         beam.load_reference_prompts(path)
         if not cfg.datasets.set_for("beam", "reference_prompts", str(path)):

@@ -141,8 +141,8 @@ def checkout(folder: Path) -> Path:
 
 async def test_the_references_own_templates_are_read_from_a_checkout_never_run(data, tmp_path):
     folder = checkout(tmp_path / "checkout")
-    out = await run_async(config(data, examples=1, sources=["ruler_qa1_197K"], reference_prompts=str(folder)),
-                          ["oracle"], results=tmp_path / "r")
+    out = await run_async(config(data, examples=1, sources=["ruler_qa1_197K"]), ["oracle"], results=tmp_path / "r",
+                          reference_prompts=folder)  # `--reference-prompts PATH`: a MemoryAgentBench checkout
     assert not (folder / "EXECUTED").exists()
     (events,) = out.events("oracle").values()
     turns = [e for e in events if isinstance(e, TurnEvent)]

@@ -139,8 +139,9 @@ def _row(record: dict[str, Any], split: str, index: int, path: Path) -> MabRow:
     if isinstance(answers, list):
         answers = [a if isinstance(a, list) else [a] for a in answers]
     try:
-        return MabRow(split=split, index=index, context=record.get("context"), questions=record.get("questions"),
-                      answers=answers, metadata=record.get("metadata"))
+        return MabRow.model_validate({"split": split, "index": index, "context": record.get("context"),
+                                      "questions": record.get("questions"), "answers": answers,
+                                      "metadata": record.get("metadata")})
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
