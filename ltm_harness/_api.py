@@ -268,12 +268,13 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
     unmatched and duplicated ones, and keeps the publisher's own scores. `data_file` and `examples` (conversations or
     questions to play) are set as `run`'s `args.data_file` and --examples are, so a live run of the same config plays
     the same questions (and `compare` takes both). See docs/commands.md (import-answers)."""
-    from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, write_match_report
+    from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, fit_config, write_match_report
 
     cfg, kind, source = answers_config(benchmark, data_file)
     if examples is not None:
         cfg.datasets.set_for_all("dataset_examples", examples)
     plan = answers_on_prepared(Path(file), kind, name)  # reads the file now: a bad file is said before any folder
+    fit_config(cfg, plan)  # MemoryAgentBench: the sources its output file answers
     cfg.config.run_name = run_name or f"{cfg.config.run_name}-{name}"
     out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit,
                           on_turn=on_turn, on_prepared=plan.on_prepared, source=source)
