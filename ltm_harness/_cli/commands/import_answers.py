@@ -1,6 +1,5 @@
 """`import-answers`: another tool's published answers to LoCoMo, LongMemEval or MemoryAgentBench, as a run of their
-own, scored by the
-reference's rules so they sit beside live agents in `compare`, reports and the statistics."""
+own, scored by the reference's rules so they sit beside live agents in `compare`, reports and the statistics."""
 
 from __future__ import annotations
 
