@@ -52,6 +52,7 @@ from ltm_harness._scoring.headline import Headline, Metric
 from ltm_harness._scoring.verdict import Judge
 from ltm_harness._tokens import get_tokenizer
 
+ABSTAIN = "I don't know: you never told me that."
 NO_NEEDS = ("in_context_learning", "recsys_redial", "infbench_sum")  # golds that are no text of the context
 RULES: dict[str, Rule] = {"SubEM": "SubEM", "EM": "EM"}
 SOURCE_ORDER = list(SOURCES)
@@ -182,7 +183,7 @@ class MemoryAgentBench(DatasetInterface):
         independent = self.params.questions == "independent"
         return self.make_example(
             f"{slug}-{row.index}", plan.script, plan.is_question, [r["golds"] for r in records],
-            waits=plan.waits, oracle_answers=[self._oracle(src, r["golds"]) for r in records], needs=plan.needs,
+            waits=plan.waits, oracle_answers=[self._oracle(src, r["golds"], r["question_id"]) for r in records], needs=plan.needs,
             observe=plan.observe, roles=plan.line_roles, independent_questions=True if independent else None,
             line_tokens=LineTokens(encoding=ENCODING, counts=plan.tokens),
             description=f"MemoryAgentBench {src.name} row {row.index}: {len(chunks)} chunks of at most {size} tokens, "
@@ -192,9 +193,11 @@ class MemoryAgentBench(DatasetInterface):
                    "questions": records,
                    "anchors": {str(line): list(a) for line, a in plan.answer_statements().items()}})
 
-    def _oracle(self, src: Source, golds: list[str]) -> str:
+    def _oracle(self, src: Source, golds: list[str], question_id: str | None) -> str:
         """What a perfect answer says: the first gold (the ICL label bare); the gold movies' names as a numbered
-        list (recommendation)."""
+        list (recommendation); that it was never told, for a LongMemEval abstention question (`_abs`)."""
+        if src.family == "longmemeval" and (question_id or "").endswith("_abs"):
+            return ABSTAIN
         if src.family == "recsys_redial":
             names = [self.movies.id_to_name.get(int(g)) if g.strip().isdigit() else None for g in golds]
             return "\n".join(f"{i + 1}. {n}" for i, n in enumerate(n for n in names if n))
