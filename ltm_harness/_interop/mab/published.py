@@ -51,4 +51,4 @@ DEFAULT_SHOWN = ("GPT-4o-mini", "BM25", "Mem0", "MemGPT (Letta)")  # the long-co
 
 def published(agent: str) -> dict[str, float]:
     """The agent's row on the 0..1 scale; KeyError when Table 3 has no such agent."""
-    return {c: v / 100 for c, v in table()[agent].items()}
+    return {c: round(v / 100, 4) for c, v in table()[agent].items()}
