@@ -114,8 +114,10 @@ class MemoryAgentBench(DatasetInterface):
         if self.params.data_dir is None:
             return []
         root = Path(self.params.data_dir).expanduser()
+        chosen = self.chosen
+        movies = [root / "entity2id.json"] if any(s.family == "recsys_redial" for s in chosen) else []  # oracle names
         return [root / f"data/{split}-00000-of-00001.parquet" for split in SPLITS
-                if any(s.split == split for s in self.chosen)]
+                if any(s.split == split for s in chosen)] + movies
 
     def chunk_size(self, src: Source) -> int:
         size = self.params.chunk_size

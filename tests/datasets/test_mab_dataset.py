@@ -177,3 +177,54 @@ async def test_paper_chunk_sizes_and_the_limit(data, tmp_path):
     assert chunks["memoryagentbench__factconsolidation_sh_262k-0"] > 1  # 512 where the paper used it
     with pytest.raises(DefinitionError, match="'nope' is not a MemoryAgentBench source"):
         await run_async(config(data, sources=["nope"]), ["null"], results=tmp_path / "c")
+
+
+LME_JUDGE = '''
+open(__file__ + ".EXECUTED", "w").write("ran")
+
+
+def get_anscheck_prompt(task, question, answer, response, abstention=False):
+    if not abstention:
+        if task in ['single-session-user', 'single-session-assistant', 'multi-session']:
+            template = "PLAIN Q={} A={} R={}"
+            prompt = template.format(question, answer, response)
+        elif task == 'temporal-reasoning':
+            template = "TIME Q={} A={} R={}"
+            prompt = template.format(question, answer, response)
+        elif task == 'knowledge-update':
+            template = "UPDATE Q={} A={} R={}"
+            prompt = template.format(question, answer, response)
+        elif task == 'single-session-preference':
+            template = "PREF Q={} A={} R={}"
+            prompt = template.format(question, answer, response)
+        else:
+            raise NotImplementedError
+    else:
+        template = "ABS Q={} E={} R={}"
+        prompt = template.format(question, answer, response)
+    return prompt
+'''
+
+
+async def test_the_longmemeval_judge_uses_the_checkouts_own_prompts(data, tmp_path, monkeypatch):
+    folder = checkout(tmp_path / "checkout")
+    script = folder / "llm_based_eval" / "longmem_qa_evaluate.py"
+    script.parent.mkdir()
+    script.write_text(LME_JUDGE)
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        await run_async(config(data, examples=1, sources=["longmemeval_s*"]), ["oracle"], results=tmp_path / "r",
+                        reference_prompts=folder, judge="mock-judge")
+        sent = [r["messages"][-1]["content"] for r in server.requests if r["model"] == "mock-judge"]
+    assert not Path(str(script) + ".EXECUTED").exists()
+    # question 0 is single-session-user, 1 temporal-reasoning (benchmarks/mab_data.py), each with its gold
+    assert sent[0] == "PLAIN Q=What is the home town of person 0-0? A=Vale 0 0 R=Vale 0 0"
+    assert sent[1].startswith("TIME Q=What is the home town of person 0-1? A=Vale 0 1")
+
+
+async def test_sequential_questions_are_asked_in_one_conversation(data, tmp_path):
+    out = await run_async(config(data, examples=1, sources=["ruler_qa1_197K"], questions="sequential"), ["retrieval"],
+                          results=tmp_path)
+    (events,) = out.events("retrieval").values()
+    asked = [e for e in events if isinstance(e, TurnEvent) and not e.observed]
+    assert len(asked) == 3 and not any(t.went_back for t in asked)

@@ -141,3 +141,16 @@ def test_the_hub_url_names_the_pinned_revision(monkeypatch):
         f"https://huggingface.co/datasets/ai-hyz/MemoryAgentBench/resolve/{pinned.REVISION}/entity2id.json"
     monkeypatch.setenv("LTM_MAB_REVISION", "abc123")
     assert "/resolve/abc123/data/" in fetch.remote(fetch.split_path(AR)).source_url
+
+
+def test_a_missing_extra_is_one_line_naming_the_install(data, monkeypatch):
+    import sys
+
+    from ltm_harness._interop.mab.recsys import Movies
+
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if pyarrow were not installed
+    with pytest.raises(DefinitionError, match=r"needs pyarrow; pip install 'ltm-harness\[mab\]'$"):
+        fetch.split_file(AR, data)
+    monkeypatch.setitem(sys.modules, "rapidfuzz", None)
+    with pytest.raises(DefinitionError, match=r"needs rapidfuzz; pip install 'ltm-harness\[mab\]'$"):
+        Movies.from_entity2id({"Up": 1}).nearest("up")

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+from ltm_harness._errors import DefinitionError
+from ltm_harness._interop.mab.rows import EXTRA
 
 _PARENS = re.compile(r"\([^()]*\)")
 _NUMBERING = re.compile(r"^(?:\d+[\.\)、]?\s*[\-\—\–]?\s*)?")
@@ -56,11 +59,19 @@ class Movies:
         return cls(id_to_name, names, [n.lower() for n in names])
 
     def nearest(self, item: str) -> str:
+        process, levenshtein = _rapidfuzz()
+        found = process.extractOne(item.lower(), self.lowered, scorer=levenshtein.distance)
+        return self.names[found[2]] if found is not None else ""
+
+
+def _rapidfuzz() -> tuple[Any, Any]:
+    """rapidfuzz's `process` and `Levenshtein`, or one line naming the extra to install."""
+    try:
         from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
-
-        found = process.extractOne(item.lower(), self.lowered, scorer=Levenshtein.distance)
-        return self.names[found[2]] if found is not None else ""
+    except ImportError:
+        raise DefinitionError(f"memoryagentbench: the recommendation source's scoring needs rapidfuzz; {EXTRA}") from None
+    return process, Levenshtein
 
 
 def recall_at(output: str, gold_ids: Sequence[str], movies: Movies, reference: bool = False
