@@ -27,6 +27,7 @@ overall score the mean of the competencies; per column and per source beside it.
 from __future__ import annotations
 
 import bisect
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
@@ -53,6 +54,9 @@ from ltm_harness._scoring.verdict import Judge
 from ltm_harness._tokens import get_tokenizer
 
 ABSTAIN = "I don't know: you never told me that."
+_SECONDARY = {"EventQA: eventqa_recall": re.compile(r"eventqa_recall ([0-9.]+)"),
+              "recommendation: Recall@1": re.compile(r"\(@1 ([0-9.]+),"),
+              "recommendation: Recall@10": re.compile(r", @10 ([0-9.]+)\)")}
 NO_NEEDS = ("in_context_learning", "recsys_redial", "infbench_sum")  # golds that are no text of the context
 RULES: dict[str, Rule] = {"SubEM": "SubEM", "EM": "EM"}
 SOURCE_ORDER = list(SOURCES)
@@ -259,11 +263,17 @@ class MemoryAgentBench(DatasetInterface):
         return TestOutcome(score, 1.0, [reason], verdicts=verdicts)
 
     def summary_metrics(self, examples: Sequence[TestExample], results: Sequence[ResultView]) -> dict[str, float]:
-        """The paper's Table 3 rows named in `published`, for the competencies and columns this run played, on our
-        0..1 scale and marked as theirs."""
+        """Beside the headline: the reference's secondary numbers found in the reasons (EventQA's `eventqa_recall`,
+        Recall@1 and @10 of the recommendations), then the paper's Table 3 rows named in `published`, for the
+        competencies and columns this run played, on our 0..1 scale and marked as theirs."""
         played = {s.competency for s in self.chosen if s.competency}
         columns = {s.column for s in self.chosen if s.competency}
         out: dict[str, float] = {}
+        for name, pattern in _SECONDARY.items():
+            found = [float(m.group(1)) for r in results if r.status == "ok"
+                     for reason in getattr(r, "reasons", []) or [] if (m := pattern.search(str(reason)))]
+            if found:
+                out[name] = sum(found) / len(found)
         for agent in self.params.published:
             row = table3.published(agent)
             for c in COMPETENCIES:

@@ -75,6 +75,9 @@ async def test_rows_are_played_as_chunks_then_independent_questions_and_scored_p
     assert oracle[f"{OVERALL} (rule-decided)"] is None  # LRU's summaries are undecided without a judge
     assert null["score (rule-decided) · CR"] == 0.0 and null["score (rule-decided) · SH"] == 0.0
     metrics = out.agent_summary("null").datasets[0].metrics or {}
+    theirs = out.agent_summary("oracle").datasets[0].metrics or {}
+    assert theirs["EventQA: eventqa_recall"] == 1.0 and theirs["recommendation: Recall@10"] == 1.0
+    assert metrics["EventQA: eventqa_recall"] == 0.0
     assert metrics["published, not ours: GPT-4o-mini · AR"] == pytest.approx(0.492)
     assert metrics["published, not ours: Mem0 · overall"] == pytest.approx(0.211)
     # memory distance: from the chunk holding the gold, for the sources whose gold is text of the context
