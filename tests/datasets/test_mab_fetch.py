@@ -154,3 +154,10 @@ def test_a_missing_extra_is_one_line_naming_the_install(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "rapidfuzz", None)
     with pytest.raises(DefinitionError, match=r"needs rapidfuzz; pip install 'ltm-harness\[mab\]'$"):
         Movies.from_entity2id({"Up": 1}).nearest("up")
+
+
+def test_an_entity_map_that_is_not_one_is_one_line(tmp_path):
+    (tmp_path / "entity2id.json").write_text('{"Up": "one"}')
+    with pytest.raises(DefinitionError, match="not MemoryAgentBench's entity2id.json") as err:
+        fetch.entity2id(tmp_path)
+    assert "\n" not in str(err.value)
