@@ -218,12 +218,21 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
     """Judge the config's longmemeval datasets with the reference's own prompt texts, read (parsed, never run) from
-    a LongMemEval checkout (or its beam datasets, from a BEAM checkout); checked now, so a wrong folder is said
+    a LongMemEval checkout (or its beam datasets, from a BEAM checkout; its memoryagentbench datasets' templates,
+    from a MemoryAgentBench checkout); checked now, so a wrong folder is said
     before anything runs."""
     from ltm_harness._interop.beam import reference_prompts as beam
     from ltm_harness._interop.longmemeval.reference_prompts import load_reference_prompts
 
     path = Path(checkout).expanduser().resolve()
+    from ltm_harness._interop.mab import reference_prompts as mab
+
+    if mab.is_mab_checkout(path):  # a MemoryAgentBench checkout: its wrappers, query templates and LME judge prompts
+        mab.load_reference_templates(path)
+        if not cfg.datasets.set_for("memoryagentbench", "reference_prompts", str(path)):
+            raise ConfigError(f"{option('reference_prompts', str(checkout))}: the run has no memoryagentbench "
+                              "dataset, whose templates these are; leave it out")
+        return
     if beam.is_beam_checkout(path):  # a BEAM checkout: its rubric and alignment prompts, for the beam datasets
         beam.load_reference_prompts(path)
         if not cfg.datasets.set_for("beam", "reference_prompts", str(path)):
@@ -259,12 +268,13 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
     unmatched and duplicated ones, and keeps the publisher's own scores. `data_file` and `examples` (conversations or
     questions to play) are set as `run`'s `args.data_file` and --examples are, so a live run of the same config plays
     the same questions (and `compare` takes both). See docs/commands.md (import-answers)."""
-    from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, write_match_report
+    from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, fit_config, write_match_report
 
     cfg, kind, source = answers_config(benchmark, data_file)
     if examples is not None:
         cfg.datasets.set_for_all("dataset_examples", examples)
     plan = answers_on_prepared(Path(file), kind, name)  # reads the file now: a bad file is said before any folder
+    fit_config(cfg, plan)  # MemoryAgentBench: the sources its output file answers
     cfg.config.run_name = run_name or f"{cfg.config.run_name}-{name}"
     out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit,
                           on_turn=on_turn, on_prepared=plan.on_prepared, source=source)

@@ -87,6 +87,19 @@ def _mean(name: str, of: Basis, results: Sequence[HeadlineResult]) -> MetricValu
                        tests=len(results))
 
 
+def _nested(name: str, of: Basis, results: Sequence[HeadlineResult], labels: Sequence[str]) -> MetricValue:
+    """The mean of `results`, or with `labels` the unweighted mean of the nested means per value of the first
+    label (None when any value has none); results without the label are left out of a nested mean."""
+    if not labels:
+        return _mean(name, of, results)
+    label, rest = labels[0], labels[1:]
+    means = [_nested("", of, [r for r in results if (r.labels or {}).get(label) == v], rest)
+             for v in _values_of(label, results)]
+    whole = bool(means) and all(m.value is not None for m in means)
+    return MetricValue(name=name, value=statistics.fmean(m.value for m in means if m.value is not None)
+                       if whole else None, scored=sum(m.scored for m in means), tests=len(results))
+
+
 def _values_of(label: str, results: Iterable[HeadlineResult], order: Sequence[str] = ()) -> list[str]:
     found = list(dict.fromkeys(v for r in results if (v := (r.labels or {}).get(label)) is not None))
     return [v for v in order if v in found] + [v for v in found if v not in order]
@@ -113,9 +126,9 @@ def evaluate(headline: Headline, results: Sequence[HeadlineResult], judged: bool
         if metric.per is not None:  # every value the results have, even one with nothing compared ("-")
             for value in _values_of(metric.per, matching, metric.order):
                 group = [r for r in chosen if (r.labels or {}).get(metric.per) == value]
-                out.append(_mean(f"{name} · {value}", metric.of, group))
+                out.append(_nested(f"{name} · {value}", metric.of, group, metric.within))
         elif metric.by is not None:  # a mean of every value's mean: none when any value the results have has none
-            means = [_mean("", metric.of, [r for r in chosen if (r.labels or {}).get(metric.by) == v])
+            means = [_nested("", metric.of, [r for r in chosen if (r.labels or {}).get(metric.by) == v], metric.within)
                      for v in _values_of(metric.by, matching, metric.order)]
             whole = bool(means) and all(m.value is not None for m in means)
             out.append(MetricValue(name=name, value=statistics.fmean(m.value for m in means if m.value is not None)

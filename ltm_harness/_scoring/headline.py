@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._scoring.verdict import JudgeVerdict
@@ -25,6 +25,17 @@ class Metric(BaseModel):
     by: str | None = None
     per: str | None = None
     order: list[str] = Field(default_factory=list)  # the values of `by`/`per` in this order first (others after)
+    # Inside each value of `by`/`per`, the unweighted mean of the means per value of these labels in turn (outer
+    # first), instead of the mean of its results: MemoryAgentBench's competency is the mean of its columns, and its
+    # ICL column the mean of its five sets. Empty: the plain mean.
+    within: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_within(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not self.within:  # the summaries written before it existed stay byte-identical
+            data.pop("within", None)
+        return data
 
 
 class Headline(BaseModel):

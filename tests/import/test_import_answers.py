@@ -174,7 +174,7 @@ def test_the_library_call_says_a_config_playing_another_benchmark_in_one_line(tm
     from ltm_harness import import_answers
 
     (tmp_path / "a.jsonl").write_text(json.dumps({"question_id": "a", "hypothesis": "b"}))
-    with pytest.raises(ConfigError, match="plays exactly one benchmark, locomo or longmemeval; this one plays"):
+    with pytest.raises(ConfigError, match="plays exactly one benchmark, locomo, longmemeval or memoryagentbench; this one plays"):
         import_answers("default", tmp_path / "a.jsonl", name="x", results=tmp_path / "r")
 
 

@@ -1,5 +1,5 @@
-"""`import-answers`: another tool's published answers to LoCoMo or LongMemEval, as a run of their own, scored by the
-reference's rules so they sit beside live agents in `compare`, reports and the statistics."""
+"""`import-answers`: another tool's published answers to LoCoMo, LongMemEval or MemoryAgentBench, as a run of their
+own, scored by the reference's rules so they sit beside live agents in `compare`, reports and the statistics."""
 
 from __future__ import annotations
 
@@ -9,20 +9,24 @@ from pathlib import Path
 
 NAME = "import-answers"
 ORDER = 31
-HELP = "import published answers to LoCoMo or LongMemEval (mem0's results, jsonl, LongMemEval's .log) as a run"
+HELP = ("import published answers to LoCoMo, LongMemEval or MemoryAgentBench (mem0's results, jsonl, LongMemEval's "
+        ".log, MemoryAgentBench's output files) as a run")
 DESCRIPTION = ("Play BENCHMARK (locomo, longmemeval, or a config playing one, such as longmemeval-s) with an agent "
                "named NAME that answers each question from FILE, and score it by the reference's rules (and a judge "
                "with --judge): a run of its own, to compare with live agents. FILE is mem0's evaluation results or a "
                "jsonl of {sample_id, question_index or question, response} for LoCoMo; a jsonl of {question_id, "
-               "hypothesis} or its evaluator's .log (autoeval_label kept as the publisher's verdict) for LongMemEval. "
+               "hypothesis} or its evaluator's .log (autoeval_label kept as the publisher's verdict) for LongMemEval; the "
+               "output file MemoryAgentBench's main.py writes (one source; matched by query_id) for memoryagentbench. "
                "Answers are matched to the questions, never guessed: unmatched and duplicated ones are counted and "
                "listed, and a question with no answer is unscored. The benchmark's data is found as `run` finds it "
-               "(the cache, or --data-file). The run goes to results/<config's run name>-NAME/ unless --run-name.")
+               "(the cache, or --data-file; for memoryagentbench the folder laid out like the hub's repository). The "
+               "run goes to results/<config's run name>-NAME/ unless --run-name.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("benchmark", metavar="BENCHMARK", help="locomo, longmemeval (longmemeval-s), longmemeval-m, "
-                                                          "longmemeval-oracle, or a config file playing one of them")
+                                                          "longmemeval-oracle, memoryagentbench (mab), or a config "
+                                                          "file playing one of them")
     p.add_argument("file", metavar="FILE", help="the answers file")
     p.add_argument("--name", required=True, help="the imported agent's name (e.g. mem0-published)")
     p.add_argument("--run-name", help="name of the run (default: <the config's run name>-NAME)")

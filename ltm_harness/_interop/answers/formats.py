@@ -7,6 +7,9 @@
 * LoCoMo, plain jsonl: one `{sample_id, question_index | question, response}` a line.
 * LongMemEval: the jsonl its instructions ask for, `{question_id, hypothesis}` a line, and its evaluator's `.log`
   (the same lines with `autoeval_label`: `{model, label}` or a bare boolean), kept as the publisher's verdict.
+* MemoryAgentBench: the output file its `main.py` writes per source (`{agent_config, dataset_config: {sub_dataset,
+  ...}, data: [{output, query, answer, query_id, qa_pair_id, <metrics>}], averaged_metrics}`); `query_id` runs on
+  over the source's rows in file order, so an answer is named `<sub_dataset>:<query_id>`; its `f1` is kept.
 
 Anything else is one `ConfigError` line naming the file, the line or key, and what was expected. The file is
 bounded (MAX_ANSWERS_BYTES, checked before it is opened) and so is each answer's text.
@@ -27,10 +30,11 @@ from ltm_harness._guard.limits import clip
 
 MAX_ANSWERS_BYTES = 64 * 1024 * 1024  # LoCoMo's 1,986 or LongMemEval's 500 answers take well under 10 MB
 MAX_ANSWER_CHARS = 100_000  # one response; longer ones are refused, not cut
-Format = Literal["mem0", "locomo-jsonl", "longmemeval-jsonl", "longmemeval-log"]
+Format = Literal["mem0", "locomo-jsonl", "longmemeval-jsonl", "longmemeval-log", "mab-output"]
 FORMAT_NAMES: dict[str, str] = {"mem0": "mem0's evaluation results (LoCoMo)", "locomo-jsonl": "LoCoMo jsonl",
                                 "longmemeval-jsonl": "LongMemEval jsonl (question_id, hypothesis)",
-                                "longmemeval-log": "LongMemEval evaluator's .log (with autoeval_label)"}
+                                "longmemeval-log": "LongMemEval evaluator's .log (with autoeval_label)",
+                                "mab-output": "MemoryAgentBench's output file (main.py)"}
 
 
 class ImportedAnswer(BaseModel):
@@ -155,7 +159,32 @@ def _longmemeval(path: Path, lines: list[tuple[int, dict[str, Any]]]) -> tuple[l
     return answers, labelled
 
 
-def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval"]) -> AnswersFile:
+def _mab(path: Path, text: str) -> list[ImportedAnswer]:
+    try:
+        data = loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc}); give the output file MemoryAgentBench's main.py writes") from None
+    config = data.get("dataset_config") if isinstance(data, dict) else None
+    source = config.get("sub_dataset") if isinstance(config, dict) else None
+    if not isinstance(source, str) or not isinstance(data.get("data"), list):
+        raise ConfigError(f"{path}: not MemoryAgentBench's output file (an object with dataset_config.sub_dataset and "
+                          "a data list)")
+    answers = []
+    for i, item in enumerate(data["data"]):
+        where = f"data[{i}]"
+        if not isinstance(item, dict):
+            raise _fail(path, where, f"expected an object {{output, query, query_id, ...}}, found {clip(item)}")
+        index = item.get("query_id")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise _fail(path, where, f"query_id must be a whole number from 0, not {clip(index)}")
+        answers.append(ImportedAnswer(where=where, conversation=source.strip(), question_id=f"{source.strip()}:{index}",
+                                      question_index=index, question=_text(path, where, item, "query", required=False),
+                                      response=_text(path, where, item, "output") or "",
+                                      their_f1=_number(item.get("f1"))))
+    return answers
+
+
+def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval", "memoryagentbench"]) -> AnswersFile:
     """The answers in `path`, in the format the file has (told from its content), for `benchmark`."""
     try:
         text = read_text(path, MAX_ANSWERS_BYTES)
@@ -168,6 +197,8 @@ def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval"]) -> Ans
     stripped = text.lstrip()
     if not stripped:
         raise ConfigError(f"{path}: the file is empty; give a file of answers")
+    if benchmark == "memoryagentbench":
+        return AnswersFile(path=str(path), format="mab-output", answers=_mab(path, text))
     if benchmark == "locomo":
         if stripped.startswith("{") and "\n{" not in stripped.strip():
             try:

@@ -3,6 +3,7 @@
 LoCoMo: an answer names its conversation (a sample id, or mem0's index into locomo10.json) and its question by
 index in the sample's `qa` list or by text; texts are compared with their whitespace collapsed, and a text asked
 several times in one conversation takes its answers in order among the equal ones. LongMemEval: by question_id.
+MemoryAgentBench: by `<source>:<query_id>`, the question's place among its source's questions in file order.
 An answer whose conversation or question is not in the run is unmatched; a question given more than one answer
 (by index or id), or more answers to a text than it is asked, gets none of them: they are listed as duplicated and
 the question stays unanswered (unscored), so no answer is ever picked for it.
@@ -76,7 +77,8 @@ def _their(a: ImportedAnswer, result_id: str) -> TheirScore | None:
                       judge_model=a.their_judge_model)
 
 
-def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion], benchmark: Literal["locomo", "longmemeval"],
+def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion],
+                  benchmark: Literal["locomo", "longmemeval", "memoryagentbench"],
                   conversations_in_file: list[str] | None = None) -> Matched:
     """Match `file`'s answers to `questions` (in the run's order). `conversations_in_file`: LoCoMo's sample ids in
     the data file's order, for mem0's conversation indices."""
@@ -88,7 +90,15 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion], benchma
     unmatched: list[str] = []
     duplicated_extra: list[str] = []
     text_seen: dict[tuple[str, str], int] = {}
+    by_key = {q.key: q for q in asked}
     for a in file.answers:
+        if benchmark == "memoryagentbench":
+            found = by_key.get(a.question_id or "")
+            if found is None:
+                unmatched.append(f"{a.where}: question {a.question_id!r} is not a question of the run")
+                continue
+            chosen.setdefault(found.result_id, []).append(a)
+            continue
         if benchmark == "longmemeval":
             target = next((q for q in by_example.get(a.question_id or "", [])), None)
             if target is None:

@@ -17,9 +17,9 @@ from ltm_harness._runner.config import RunConfig, load_config, resolve_config_pa
 from ltm_harness._store.files import read_run_file, write_model
 from ltm_harness._store.layout import RunFolder, slug
 
-Kind = Literal["locomo", "longmemeval"]
-KINDS: tuple[Kind, ...] = ("locomo", "longmemeval")
-DEFAULT_CONFIGS = {"locomo": "locomo", "longmemeval": "longmemeval-s"}
+Kind = Literal["locomo", "longmemeval", "memoryagentbench"]
+KINDS: tuple[Kind, ...] = ("locomo", "longmemeval", "memoryagentbench")
+DEFAULT_CONFIGS = {"locomo": "locomo", "longmemeval": "longmemeval-s", "memoryagentbench": "mab"}
 
 
 def answers_config(benchmark: str, data_file: str | Path | None) -> tuple[RunConfig, Kind, str]:
@@ -29,16 +29,18 @@ def answers_config(benchmark: str, data_file: str | Path | None) -> tuple[RunCon
     try:
         path = resolve_config_path(name)
     except ConfigError:
-        raise ConfigError(f"unknown benchmark {benchmark!r}: answers can be imported for locomo or longmemeval (or a "
-                          "config that plays one of them, such as longmemeval-s)") from None
+        raise ConfigError(f"unknown benchmark {benchmark!r}: answers can be imported for locomo, longmemeval or "
+                          "memoryagentbench (or a config that plays one of them, such as longmemeval-s)") from None
     cfg = load_config(path)
     kinds = [e.name for e in cfg.datasets.datasets if e.name in KINDS]
     if len(kinds) != 1 or len(cfg.datasets.datasets) != 1:
-        raise ConfigError(f"{path}: answers can be imported for a config that plays exactly one benchmark, locomo or "
-                          f"longmemeval; this one plays {', '.join(e.name for e in cfg.datasets.datasets) or 'nothing'}")
-    kind: Kind = "locomo" if kinds[0] == "locomo" else "longmemeval"
-    if data_file is not None:
-        cfg.datasets.set_for(kind, "data_file", str(Path(data_file).expanduser()))
+        raise ConfigError(f"{path}: answers can be imported for a config that plays exactly one benchmark, locomo, "
+                          f"longmemeval or memoryagentbench; this one plays {', '.join(e.name for e in cfg.datasets.datasets) or 'nothing'}")
+    kind: Kind = "locomo" if kinds[0] == "locomo" else "memoryagentbench" if kinds[0] == "memoryagentbench" \
+        else "longmemeval"
+    if data_file is not None:  # MemoryAgentBench: the folder laid out like the hub's repository
+        cfg.datasets.set_for(kind, "data_dir" if kind == "memoryagentbench" else "data_file",
+                             str(Path(data_file).expanduser()))
     return cfg, kind, str(path)
 
 
@@ -47,9 +49,16 @@ def _questions(prepared: Any, kind: Kind) -> tuple[list[AskedQuestion], dict[str
     dataset = next(d for d, _ in prepared.datasets if d.name == kind)
     asked: list[AskedQuestion] = []
     sessions: dict[str, str] = {}
+    running: dict[str, int] = {}  # MemoryAgentBench: each source's questions counted on over its rows
     for example in prepared.examples[kind]:  # read one at a time (a LongMemEval haystack is large)
         sessions[example.example_id] = slug(f"{dataset.name}__{example.example_id}")
-        if kind == "locomo":
+        if kind == "memoryagentbench":
+            for q in example.extra["questions"]:
+                n = running.get(q["source"], 0)
+                running[q["source"]] = n + 1
+                asked.append(AskedQuestion(example.example_id, f"{example.example_id}.{q['index']}",
+                                           f"{q['source']}:{n}", str(q["question"])))
+        elif kind == "locomo":
             asked += [AskedQuestion(example.example_id, f"{example.example_id}.q{q['index']}", str(q["index"]),
                                     str(q["question"])) for q in example.extra["questions"]]
         else:
@@ -89,6 +98,30 @@ class AnswersPlan:
         if self._report is None:
             raise ConfigError(f"{self.file.path}: the run was not prepared, so no answer was matched")
         return self._report
+
+
+def fit_config(cfg: RunConfig, plan: AnswersPlan) -> None:
+    """MemoryAgentBench's output files hold one source each: the run plays the sources the file answers, every row
+    of them the reference plays (its `max_test_samples`)."""
+    if plan.kind != "memoryagentbench":
+        return
+    from ltm_harness._interop.mab.fetch import split_file
+    from ltm_harness._interop.mab.rows import sources_in
+    from ltm_harness._interop.mab.sources import SOURCES
+
+    names = sorted({a.conversation for a in plan.file.answers if a.conversation})
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown or not names:
+        raise ConfigError(f"{plan.file.path}: dataset_config.sub_dataset {unknown[0] if unknown else None!r} is not a "
+                          "MemoryAgentBench source")
+    entry = next(e for e in cfg.datasets.datasets if e.name == "memoryagentbench")
+    data_dir = entry.args.get("data_dir")
+    rows = 0
+    for split in sorted({SOURCES[n].split for n in names}):
+        counts = dict(sources_in(split_file(split, data_dir)))
+        rows += sum(min(counts.get(n, 0), SOURCES[n].max_rows) for n in names if SOURCES[n].split == split)
+    cfg.datasets.set_for("memoryagentbench", "sources", names)
+    cfg.datasets.set_for_all("dataset_examples", rows)
 
 
 def answers_on_prepared(path: Path, kind: Kind, name: str) -> AnswersPlan:
