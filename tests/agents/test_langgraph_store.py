@@ -215,7 +215,7 @@ graph = builder.compile()
 async def test_what_the_harness_wrote_itself_is_loaded_whatever_types_the_graph_put_in_it(tmp_path, monkeypatch):
     """A type the graph does not declare (LangMem's RunningSummary in a dict[str, Any]) stopped a fresh run at the
     turn after it was first written: the saver signs what it writes, so its own checkpoints load, in this run and on
-    resume; a blob whose signature was forged is still held to the allow-list."""
+    resume; a blob it did not vouch for is still held to the allow-list."""
     monkeypatch.delenv(TRUST_ENV, raising=False)
     path = tmp_path / "langmem_like.py"
     path.write_text(UNDECLARED)
@@ -229,9 +229,10 @@ async def test_what_the_harness_wrote_itself_is_loaded_whatever_types_the_graph_
     assert (await again.reply(msg(3, "Four."))).text == "summary of 4"
     await again.close()
     with sqlite3.connect(state / STATE_FILE) as db:
-        forms = {row[0].partition(":")[0] for row in db.execute("SELECT type FROM checkpoints")}
-        db.execute("UPDATE checkpoints SET type = ?", ("msgpack:" + "0" * 64,))  # a forged digest
-    assert forms == {"msgpack"}
+        forms = {row[0] for row in db.execute("SELECT type FROM checkpoints")}
+    assert forms == {"msgpack"}  # LangGraph's own form: its savers read the store as any other
+    signatures = state / (STATE_FILE + ".sigs")
+    signatures.write_text("0" * 64 + "\n")  # not the digests of these blobs (forged, or another machine's)
     forged = make(path, state_dir=state)
     with pytest.raises(UntrustedStore) as refused:
         await forged.restore(turns)

@@ -7,9 +7,10 @@ uses `StrictSerializer`: LangGraph's `JsonPlusSerializer` in its strict mode, it
 types (messages, dates, `Send`, ...) and the types the graph declares in its state, input, output and node schemas
 (found as LangGraph itself finds them with `LANGGRAPH_STRICT_MSGPACK=true`). A blob naming anything else, or stored
 in a form the harness never writes (`pickle`, the legacy `json`), stops the agent in one line (`UntrustedStore`)
-instead of being loaded. What the saver writes it signs (`msgpack:DIGEST`, the keyed digest of `store_trust`): a blob
-signed on this machine holds only values the user's own graph made in a run of this harness, so it is loaded
-whatever types it names (a LangMem `RunningSummary` kept in an untyped part of the state stopped a fresh run). Whoever wrote the folder themselves and trusts it can say so: `LTM_TRUST_FRAMEWORK_STORES=1`
+instead of being loaded. What the saver writes it vouches for (the keyed digest of `store_trust`, listed in
+`langgraph.sqlite.sigs` before the blob is stored): a blob listed there holds only values the user's own graph made
+in a run of this harness on this machine, so it is loaded whatever types it names (a LangMem `RunningSummary` kept
+in an untyped part of the state stopped a fresh run). Whoever wrote the folder themselves and trusts it can say so: `LTM_TRUST_FRAMEWORK_STORES=1`
 loads any type LangGraph can load, as LangGraph does by default.
 
 **Linear storage.** A checkpoint holds the whole state (with `MessagesState`, every message so far), and LangGraph
@@ -24,10 +25,10 @@ pruned at all.
 
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.serde.event_hooks import SerdeEvent, register_serde_event_listener
@@ -39,7 +40,8 @@ from ltm_harness._errors import AgentError
 # turns back a roll-back may go: a failed try (0), a turn taken in before a kill (1), back to the end of the
 # history after a question, and a kill then (2)
 KEEP_TURNS = 4
-_SIGNED = ":"  # a signed blob's form: msgpack:DIGEST
+SIGNATURES = ".sigs"  # beside the store: the digests of the blobs the harness wrote into it
+_DIGEST_LENGTH = 64  # hex characters of a SHA-256 HMAC
 _SAFE_FORMS = ("null", "bytes", "bytearray", "msgpack")  # what this LangGraph writes (never pickle, never json)
 _blocked: ContextVar[list[str] | None] = ContextVar("ltm_langgraph_blocked", default=None)
 
@@ -72,26 +74,37 @@ class StrictSerializer(JsonPlusSerializer):
     """LangGraph's serializer in strict mode (`allowed_msgpack_modules` = the safe types and the graph's own), whose
     loads refuse a blob that names any other type instead of returning its raw data. `where`: the store's file.
 
-    What it writes it signs: a msgpack blob is stored as `msgpack:DIGEST` (the keyed digest of `store_trust`, with
-    this user's key), and a blob whose digest matches was written by this harness on this machine, from values the
-    user's own graph made: it is loaded as LangGraph loads by default, whatever types it names (a LangMem
-    `RunningSummary` kept in an untyped part of the state). A blob without a valid digest is held to the allow-list."""
+    What it writes it vouches for: before a msgpack blob goes into the store, its keyed digest (`store_trust.digest`,
+    with this user's key) is appended to `signatures` (the store's file + `.sigs`, one digest a line). A blob whose
+    digest is listed was written by this harness on this machine, from values the user's own graph made: it is
+    loaded as LangGraph loads by default, whatever types it names (a LangMem `RunningSummary` kept in an untyped part
+    of the state). Any other blob is held to the allow-list. The store itself keeps LangGraph's own forms, so
+    LangGraph's savers read it as they read any store."""
 
-    def __init__(self, *, where: str = "in the run folder", **options: Any) -> None:
+    def __init__(self, *, where: str = "in the run folder", signatures: Path | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.where = where
+        self.signatures = signatures
+        self._signed: set[str] = set()
+        if signatures is not None and signatures.is_file():
+            self._signed = {line.strip() for line in signatures.read_text("ascii", errors="replace").splitlines()
+                            if len(line.strip()) == _DIGEST_LENGTH}
         self._own = JsonPlusSerializer(allowed_msgpack_modules=True)
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         form, data = super().dumps_typed(obj)
-        return (f"{form}{_SIGNED}{digest(data)}", data) if form == "msgpack" else (form, data)
+        if form == "msgpack" and self.signatures is not None:
+            said = digest(data)
+            if said not in self._signed:  # listed before the blob is stored: a kill never leaves it unvouched
+                with self.signatures.open("a", encoding="ascii") as out:
+                    out.write(said + "\n")
+                self._signed.add(said)
+        return form, data
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        form, _, said = data[0].partition(_SIGNED)
-        if said and form == "msgpack":
-            if hmac.compare_digest(said, digest(data[1])):
-                return self._own.loads_typed((form, data[1]))  # the harness's own write: its types are the graph's
-            data = (form, data[1])
+        form = data[0]
+        if form == "msgpack" and self._signed and digest(data[1]) in self._signed:
+            return self._own.loads_typed(data)  # the harness's own write: its types are the user's graph's
         if form not in _SAFE_FORMS:
             raise UntrustedStore(f"a value stored as {form!r}", self.where)
         seen: list[str] = []
@@ -110,7 +123,8 @@ def serializer_for(graph: Any, path: Any) -> JsonPlusSerializer:
     trusts the folder's stores (then LangGraph's default)."""
     if stores_trusted():
         return JsonPlusSerializer(allowed_msgpack_modules=True)
-    return StrictSerializer(allowed_msgpack_modules=tuple(graph_allowlist(graph)), where=str(path))
+    return StrictSerializer(allowed_msgpack_modules=tuple(graph_allowlist(graph)), where=str(path),
+                            signatures=Path(path).with_name(Path(path).name + SIGNATURES))
 
 
 def graph_allowlist(graph: Any) -> set[tuple[str, ...]]:

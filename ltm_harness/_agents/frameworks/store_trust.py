@@ -17,6 +17,7 @@ outside the folder. Three tools here serve that:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -71,8 +72,13 @@ def key_path() -> Path:
 
 
 def _key() -> bytes:
-    """This user's signing key (32 random bytes), made on first use, readable by the user alone."""
-    path = key_path()
+    """This user's signing key (32 random bytes), made on first use, readable by the user alone; read once per
+    process (per key file)."""
+    return _key_at(key_path())
+
+
+@functools.lru_cache(maxsize=4)
+def _key_at(path: Path) -> bytes:
     try:
         data = path.read_bytes()
         if len(data) >= 32:
