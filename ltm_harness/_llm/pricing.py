@@ -14,6 +14,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
+BATCH_DISCOUNT = 0.5  # what the Batch API charges of the online price (OpenAI: half); the ledger's `discount`
 
 
 class Price(BaseModel):

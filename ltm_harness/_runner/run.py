@@ -22,6 +22,7 @@ from ltm_harness._tokens import Tokenizer, get_tokenizer
 from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness._llm.ledger import BudgetReached, Ledger
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
 from ltm_harness._results.headline import DatasetHeadline, quote
@@ -56,10 +57,12 @@ class RunLLM:
         await self.runtime.close()
 
 
-def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = None) -> RunLLM:
-    """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs."""
+def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = None,
+                  ledger: Ledger | None = None) -> RunLLM:
+    """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs; `ledger`:
+    the run folder's ledger of spend (its budget, config.max_cost)."""
     cfg = config.config
-    runtime = LLMRuntime(cfg.llm, Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else cache_dir, cfg.tokenizer)
+    runtime = LLMRuntime(cfg.llm, Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else cache_dir, cfg.tokenizer, ledger)
     judge: Judge | None = None
     model = judge_model or cfg.judge.model
     if model:
@@ -131,7 +134,8 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
     for s in sessions:
         usage.merge(s.llm.usage)
     stats = [s.stats() for s in sessions]
-    split = {"agent": round(sum(s.cost_usd for s in stats), 10),
+    # the agent's cost as its replies reported it, less what its provider billed below list price (cached input)
+    split = {"agent": round(sum(s.cost_usd for s in stats) - usage.discount("agent"), 10),
              **{r: v for r, v in usage.cost_usd.items() if r != "agent"}}
     failures = [s.failure for s in sessions if s.failure]
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \
@@ -223,6 +227,9 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     try:
         try:
             parts = await asyncio.gather(*tasks)
+        except BudgetReached:  # the others stop at their next paid call: none is cut off in the middle of one
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         except BaseException:  # one session failed: stop the others before the folder is given up
             for task in tasks:
                 task.cancel()
@@ -267,7 +274,7 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
         single = next(c.name for c in choices if c.single)
         raise ConfigError(f"agent {single!r} was given as an instance, which holds one conversation; give its class "
                           "(or a function making one) for an isolated run (a fresh agent per test)")
-    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model)
+    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model, prepared.ledger)
     replay = mode.every_turn_recorded
     deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
     try:
