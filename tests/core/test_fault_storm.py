@@ -100,6 +100,9 @@ class StormyHTTPAgent:
         return self.rng.choice(HTTP_FAULTS)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        data = await request.json()
+        if data.get("reset"):  # the reset a fresh session begins with: the storm is on the turns
+            return web.Response(status=204)
         outcome = self.outcome()
         self.stats[outcome] += 1
         if outcome in ("429", "503"):
@@ -118,7 +121,6 @@ class StormyHTTPAgent:
                     break
                 await asyncio.sleep(0.01)
             return web.Response(status=499)
-        data = await request.json()
         said = self.memory.setdefault(data["session"], [])
         text = data["message"]
         if text.rstrip().endswith("?"):
