@@ -194,8 +194,8 @@ class HTTPAgent(Agent):
         that does not accept the reset (an error status) is said once, in one line, and the run goes on."""
         if self._started:
             return
-        self._started = True
-        status, body = await self._post({"session": self.session_id, "reset": True})
+        status, body = await self._post({"session": self.session_id, "reset": True})  # no answer: the turn fails
+        self._started = True  # answered: not sent again, whatever the status
         if not 200 <= status < 300:
             detail = f": {_snippet(body)}" if body.strip() else ""
             logging.getLogger("ltm_harness.http").warning(
