@@ -4,7 +4,8 @@ belong, and agents compared on the tests scored for all of them."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from pathlib import Path
+from typing import Collection, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,7 +16,9 @@ from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
                                         benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
+from ltm_harness._guard.limits import cut_words
 from ltm_harness._results.headline import DatasetHeadline, count_word, played_text
+from ltm_harness._results.marks import is_imported, kinds_in, legend_lines, mark_text, marks_of, rank_key
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
 from ltm_harness._tokens import plural
 
@@ -39,7 +42,9 @@ def _goodai(summary: AgentSummary, judged: bool) -> bool:
     return all(d.quoted(judged).spec.goodai for d in summary.datasets)
 
 
-def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
+def agent_table(summary: AgentSummary, judged: bool = False, judge: str | None = None, imported: bool = False) -> Table:
+    """An agent's numbers per dataset, each with its protocol marks (`judge`: the run's judge model; `imported`: its
+    answers came from a file), and what was played, the cost and the calls under them."""
     table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
     gaps = any(d.quoted(judged).spec.goodai for d in summary.datasets)
     named = not _goodai(summary, judged)  # a benchmark quoted by its own names: the metric's name beside its value
@@ -55,6 +60,8 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
         lead = quoted.values[0] if quoted.values else None
         word = count_word(quoted.spec, quoted.judged)
         value = "-" if lead is None else _cell(lead.value, lead.scored, lead.tests, word)
+        shown = mark_text(marks_of(summary, judge, imported, d.dataset))
+        value += f" {escape(shown)}" if shown and lead is not None else ""
         row = [escape(d.dataset)] + ([escape(lead.name if lead else "score"), value] if named else [value]) + [str(d.tests)]
         if gaps:
             row += [_gap(d.target_gap), _gap(d.achieved_gap)] if quoted.spec.goodai else ["", ""]
@@ -72,6 +79,7 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
                      f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
                      + _llm_line(summary))
     table.caption_justify = "left"
+    _legend(table, [mark_text(marks_of(summary, judge, imported))])
     return table
 
 
@@ -149,11 +157,16 @@ def _llm_line(summary: AgentSummary) -> str:
     return text + partial
 
 
-def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None) -> Table:
+def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None,
+                     imported: Collection[str] = ()) -> Table:
     """Agents side by side, each dataset by its headline numbers; with `results` (agent -> its results), over the
-    tests scored for every agent (saying how many), else each over its own."""
+    tests scored for every agent (saying how many), else each over its own. An agent with a protocol mark comes
+    after those without (`imported`: the agents whose answers came from a file)."""
     judged = run.judge is not None
-    quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged) for a in run.agents]
+    agents = sorted(run.agents, key=lambda a: rank_key(marks_of(a, run.judge, a.agent in imported)))
+    run = run.model_copy(update={"agents": agents})
+    quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged, run.judge,
+                     a.agent in imported) for a in run.agents]
     rows = headline_rows(quoted)
     metrics = [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)]
     breakdown = [b for a in run.agents for b in breakdown_rows(run.run_name, a.agent, a.agent, a)]
@@ -161,7 +174,8 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
     table = Table(title=f"run {escape(run.run_name)}: {title}", title_justify="left")
     table.add_column("dataset")
     for a in run.agents:
-        table.add_column(escape(a.agent), justify="right")
+        table.add_column(_header(a.agent), justify="right",
+                         min_width=_longest_word(a.agent))
     columns = [a.agent for a in run.agents]
     for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
         _dataset_rows(table, name, columns, rows, metrics, breakdown)
@@ -175,6 +189,7 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
                                                             else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
         _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0,
                           a.ltm_score) for a in run.agents])
+    _legend(table, [r.marks for r in rows])
     return table
 
 
@@ -195,7 +210,8 @@ def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence
         found = [cells.get((c, metric)) for c in columns]
         label = (dataset if mine and mine[0].goodai and metric == "score" else f"{dataset} · {metric}") if i == 0 \
             else f"  {metric}"
-        table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word) for r in found])
+        table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word)
+                                       + (f" {escape(r.marks)}" if r.marks and i == 0 else "") for r in found])
         if i == 0 and over == "common":
             counts = [own.get((c, metric)) for c in columns]
             if any(o is not None and o.scored < o.tests for o in counts):
@@ -237,16 +253,17 @@ def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
 
 
 def print_run(run: RunSummary, console: Console | None = None,
-              results: Mapping[str, Sequence[TestResult]] | None = None) -> None:
+              results: Mapping[str, Sequence[TestResult]] | None = None, folder: Path | None = None) -> None:
     """Each agent's tables, then, with several agents, the comparison (`results`, agent -> its results: over the tests
-    scored for every agent)."""
+    scored for every agent; `folder`: the run's, where imported agents are known)."""
     console = console or Console()
+    imported = {a.agent for a in run.agents if folder is not None and is_imported(folder, a.agent)}
     for agent in run.agents:
-        console.print(agent_table(agent, run.judge is not None))
+        console.print(agent_table(agent, run.judge is not None, run.judge, agent.agent in imported))
         for part in breakdown_tables(agent, run.judge is not None):
             console.print(part)
     if len(run.agents) > 1:
-        console.print(comparison_table(run, results))
+        console.print(comparison_table(run, results, imported))
     for line in data_lines(run.agents):
         console.print(Text(line))
 
@@ -277,9 +294,12 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     names = sorted({d.dataset for d in datasets})
     table = Table(title=escape(title), title_justify="left", box=box.ASCII if plain else box.HEAVY_HEAD)
     table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
+    order = sorted(agents, key=lambda a: bool(a.marks))  # a marked agent never before one without (results/marks.py)
+    agents = order
     for a in agents:
         mark = marks.get(a.label)
-        table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
+        table.add_column(_header(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right",
+                         min_width=_longest_word(a.label))
     for name in names:
         _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), metrics or [],
                       breakdown or [])
@@ -294,7 +314,30 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
         table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
     if goodai:
         _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])
+    _legend(table, [a.marks for a in agents] + [r.marks for r in headline or []])
     return table
+
+
+MAX_HEADER = 40  # an agent's label longer than this is cut (at a word boundary) in a column's header
+
+
+def _longest_word(label: str) -> int:
+    """The widest word of a label, so that a column is never narrower and its header never split mid-word."""
+    return min(max((len(w) for w in label.split()), default=1), MAX_HEADER)
+
+
+def _header(label: str) -> str:
+    """An agent's column header: its label, cut at a word boundary when long (its marks are beside its numbers)."""
+    return escape(cut_words(label, MAX_HEADER))
+
+
+def _legend(table: Table, marks: Sequence[str]) -> None:
+    """The legend of the protocol marks in the table, under it (after any caption)."""
+    lines = legend_lines(kinds_in(marks))
+    if lines:
+        caption = "\n".join(escape(line) for line in lines)
+        table.caption = f"{table.caption}\n{caption}" if table.caption else caption
+        table.caption_justify = "left"
 
 
 def _plain_rows(datasets: Sequence[DatasetRow], name: str) -> list[HeadlineRow]:

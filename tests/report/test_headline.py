@@ -152,7 +152,9 @@ def test_longmemeval_without_a_judge_never_ranks_null_with_oracle(lme_run):
     assert own[("null", lead)].scored == 30 and own[("oracle", lead)].scored > 20
     text = _terminal(out)
     assert "decided by each" in text and "30 of 30" in text
-    assert re.search(r"longmemeval · accuracy \(rule-decided\)\s+│\s+1\.00\s+│\s+0\.00", text)
+    # the oracle's number covers the questions a rule could decide: marked, and listed after null, which has no mark
+    assert re.search(r"longmemeval · accuracy \(rule-decided\)\s+│\s+0\.00\s+│\s+1\.00 \[unscored\]", text)
+    assert "[unscored] partly unscored" in text
     page = write_report([out.path]).html.read_text()
     header = _header(page)
     assert re.search(r"longmemeval: 30 haystacks, \d[\d,]* history turns, 30 questions", header)
