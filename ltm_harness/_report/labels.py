@@ -39,11 +39,21 @@ def by_label(breakdown: Iterable[LabelSummary]) -> dict[str, list[LabelSummary]]
 
 
 def unscored_note(d: DatasetSummary, judged: bool) -> str | None:
-    """What a reader must know when a dataset's results are partly unscored (None: all were scored), e.g.
-    "412 of 500 unscored (left out of the scores): run with --judge MODEL, or rescore the run with it"."""
+    """What a reader must know when a dataset's results are partly unscored (None: all were scored), each cause said
+    apart, e.g. "446 of 1,986 unscored (left out of the scores): 446 not answered in the imported file (see Imported
+    answers)" or "412 of 500 unscored (...): run with --judge MODEL, or rescore the run with it"."""
     if not d.unscored:
         return None
-    what = f"{d.unscored:,} of {d.tests:,} unscored (left out of the scores)"
-    if not judged:
-        return f"{what}: run with --judge MODEL, or rescore the run with it"
-    return f"{what}: the judge gave no usable verdict (see their reasons)"
+    causes = []
+    missing = d.not_answered or 0
+    if missing:
+        causes.append(f"{missing:,} not answered in the imported file (the publisher gave no answer to "
+                      f"{'it' if missing == 1 else 'them'} that matched; see Imported answers)")
+    rest = d.unscored - missing
+    if rest and not judged:
+        causes.append(f"{rest:,} need a judge: run with --judge MODEL, or rescore the run with it"
+                      if missing else "run with --judge MODEL, or rescore the run with it")
+    elif rest:
+        causes.append(f"{rest:,} the judge gave no usable verdict (see their reasons)" if missing
+                      else "the judge gave no usable verdict (see their reasons)")
+    return f"{d.unscored:,} of {d.tests:,} unscored (left out of the scores): " + "; ".join(causes)
