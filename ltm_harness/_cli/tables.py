@@ -103,7 +103,7 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
             for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
-        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or []).items()]
+        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or [], quoted.spec).items()]
         out += tables
         note = unscored_note(d, judged)
         if tables and note:

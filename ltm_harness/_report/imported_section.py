@@ -16,6 +16,7 @@ from ltm_harness._interop.answers.formats import FORMAT_NAMES
 from ltm_harness._interop.answers.matching import MatchReport
 from ltm_harness._interop.answers.run import read_match_report
 from ltm_harness._report.html import breakable, esc as _e
+from ltm_harness._report.labels import in_order
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import TestResult
 from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
@@ -69,8 +70,7 @@ def comparisons(report: MatchReport, results: Sequence[TestResult], order: Seque
         if label is None:
             return
         values = {rid: (by_id[rid].labels or {}).get(label) for rid, _, _ in pairs}
-        found = list(dict.fromkeys(v for v in values.values() if v is not None))
-        for value in [v for v in order if v in found] + [v for v in found if v not in order]:
+        for value in in_order((v for v in values.values() if v is not None), order):
             out.append(_compare(f"  · {value}", [(a, b) for rid, a, b in pairs if values[rid] == value]))
 
     f1 = [(t.result_id, t.f1, _ours(by_id[t.result_id])) for t in report.theirs if t.f1 is not None and t.result_id in by_id]
@@ -103,9 +103,8 @@ def _unanswered_by_label(results: Sequence[TestResult], order: Sequence[str]) ->
     for r in missing:
         value = (r.labels or {}).get(label, "?")
         counts[value] = counts.get(value, 0) + 1
-    ranked = [v for v in order if v in counts] + [v for v in counts if v not in order]
     return (f" Not answered in the file, by {_e(label)}: "
-            + ", ".join(f"{_e(v)} {counts[v]:,}" for v in ranked) + ".")
+            + ", ".join(f"{_e(v)} {counts[v]:,}" for v in in_order(counts, order)) + ".")
 
 
 def _order(e: Entry) -> list[str]:

@@ -9,9 +9,10 @@ ids), the same whatever the agent answered; they are shown apart from the agent'
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from ltm_harness._results.models import DatasetSummary, LabelSummary
+from ltm_harness._scoring.headline import Headline
 
 DATA_PREFIX = "data: "  # a metric named so counts something in the data file, not in the agent's answers
 
@@ -30,11 +31,27 @@ def metric_text(value: float | None) -> str:
     return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
-def by_label(breakdown: Iterable[LabelSummary]) -> dict[str, list[LabelSummary]]:
-    """The breakdown grouped by label name (category, type, abstention), names and values in the order given."""
+def label_order(spec: Headline | None, label: str) -> list[str]:
+    """The benchmark's own order of a label's values (LoCoMo's categories 1 to 5, BEAM's ten abilities), as its
+    headline declares it (empty: none declared)."""
+    return next((list(m.order) for m in (spec.metrics if spec is not None else []) if label in (m.per, m.by)), [])
+
+
+def in_order(values: Iterable[str], order: Sequence[str]) -> list[str]:
+    """`values` in `order` first, the others after in the order given."""
+    found = list(dict.fromkeys(values))
+    return [v for v in order if v in found] + [v for v in found if v not in order]
+
+
+def by_label(breakdown: Iterable[LabelSummary], spec: Headline | None = None) -> dict[str, list[LabelSummary]]:
+    """The breakdown grouped by label name (category, type, abstention), names in the order given, values in the
+    benchmark's own order (`spec`: its headline), else in the order given."""
     out: dict[str, list[LabelSummary]] = {}
     for b in breakdown:
         out.setdefault(b.label, []).append(b)
+    for label, found in out.items():
+        rank = {v: i for i, v in enumerate(in_order((b.value for b in found), label_order(spec, label)))}
+        found.sort(key=lambda b: rank[b.value])
     return out
 
 

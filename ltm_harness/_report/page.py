@@ -27,8 +27,8 @@ from ltm_harness._report.curves import (GAP, MAX_POINTS, MEMORY_DISTANCE, QUANTI
 from ltm_harness._report.labels import by_label
 from ltm_harness._report.svg import Bar, bar_chart, money
 from ltm_harness._report.svg_cost import cost_chart
-from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
-from ltm_harness._report.summary import header, summary_table, swatch, swatch_class
+from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel, x_range
+from ltm_harness._report.summary import agent_legend, header, summary_table, swatch, swatch_class
 from ltm_harness._report.tables import (COST_ROLES, Entry, Tables, benchmark_text, sorted_results,
                                         sort_key_of_test)
 from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
@@ -111,11 +111,6 @@ def _problems(runs: Sequence[RunData]) -> str:
     return f'<section id="problems"><h2>Problems</h2>{"".join(items)}</section>' if items else ""
 
 
-def _legend(entries: Sequence[Entry]) -> str:
-    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
-                                           for e in entries) + "</p>"
-
-
 def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
@@ -128,13 +123,14 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
             datasets: Sequence[str]) -> str:
     """The pooled panel of every test, then one small panel per dataset, all against `quantity`."""
     series, every = _series(entries, points, quantity)
+    bounds = x_range(series)  # every panel on the x range of all of them: comparable by eye
     pooled = score_panel(f"score against {quantity.name}: all datasets", series, quantity.axis, width=620, height=300,
-                         draw_points=every, empty=quantity.missing)
+                         draw_points=every, empty=quantity.missing, bounds=bounds)
     small = []
     for name in datasets:
         series, each = _series(entries, points, quantity, name)
         small.append(score_panel(f"{name}: score vs {quantity.short}", series, quantity.axis.replace(" (tokens, log scale)", " (tokens)"),
-                                 width=300, height=210, draw_points=each, empty=quantity.missing))
+                                 width=300, height=210, draw_points=each, empty=quantity.missing, bounds=bounds))
     note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
                              "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
     return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
@@ -142,18 +138,27 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
 
 def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    goodai = all(r.goodai for r in tables.headline)  # the GoodAI benchmark's aggregate belongs to its datasets alone
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
                               f" ({row.benchmark_score:.2f} of {row.benchmark_datasets_scored})", e.variant)
-                          for e, row in zip(entries, tables.agents)])
+                          for e, row in zip(entries, tables.agents)]) if goodai else ""
     per_dataset = []
     for name in datasets:
-        bars = []
+        bars, metric = [], "score"
         for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
-            bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
-                            "" if d is None else f" over {d.scored} scored tests", e.variant))
-        per_dataset.append(bar_chart(name, bars))
+            quoted = d.quoted(e.run.summary.judge is not None) if d is not None else None
+            lead = quoted.values[0] if quoted is not None and quoted.values else None
+            if d is None or lead is None or quoted is None or quoted.spec.goodai:  # the mean score, ± its std
+                bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score,
+                                0.0 if d is None else d.std, "" if d is None else f" over {d.scored} scored tests",
+                                e.variant))
+                continue
+            metric = lead.name  # the number the benchmark is quoted by (its headline), as everywhere else
+            bars.append(Bar(e.label, slot_colour(e.slot), lead.value, 0.0,
+                            f" over {lead.scored:,} of {lead.tests:,} questions", e.variant))
+        per_dataset.append(bar_chart(name if metric == "score" else f"{name} · {metric}", bars))
     # A benchmark quoted per category or type is drawn per category (By category and type), never pooled here.
     pooled = {d.dataset for e in entries for d in e.agent.summary.datasets
               if d.quoted(e.run.summary.judge is not None).spec.goodai}
@@ -166,8 +171,8 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
                            [(e.label, slot_colour(e.slot), row.total_cost_usd, row.benchmark_share)
                             for e, row in zip(entries, tables.agents)])
         cost = f'<h3>Score against cost</h3><div class="charts">{chart}</div>'
-    return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
-            f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
+    return (f'<section id="charts"><h2>Charts</h2>{agent_legend(entries)}'
+            f'<h3>Score per dataset</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
             f"{panels}"
             '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap '
             "(or its memory distance); "
@@ -217,13 +222,14 @@ def _by_value_charts(e: Entry, d: DatasetSummary) -> str:
     """A benchmark's score against memory distance for one agent, a line per value of each label it is broken down
     by (LoCoMo: one per category), never pooled across them."""
     charts = []
-    for by, found in by_label(d.breakdown or []).items():
+    for by, found in by_label(d.breakdown or [], d.quoted(e.run.summary.judge is not None).spec).items():
         points = [(b.value, label_points(e.agent, d.dataset, by, b.value)) for b in found]
         quantity = MEMORY_DISTANCE if has_values([p for _, p in points], MEMORY_DISTANCE) else GAP
         series = [Series(value, slot_colour(i), xy(p, quantity, d.dataset)) for i, (value, p) in enumerate(points)]
         charts.append(score_panel(f"{e.label} · {d.dataset}: score against {quantity.name}, a line per {by}", series,
                                   quantity.axis, width=520, height=240,
-                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing))
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing,
+                                  legend=True))
     return "".join(charts)
 
 

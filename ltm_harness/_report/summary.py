@@ -31,6 +31,12 @@ def swatch(e: Entry) -> str:
     return f'<span class="swatch {swatch_class(e)}"></span>'
 
 
+def agent_legend(entries: Sequence[Entry]) -> str:
+    """The agents' colours, said before the charts that draw them."""
+    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
+                                           for e in entries) + "</p>"
+
+
 def marks(run: RunData, found: Sequence[Difference]) -> str:
     """Badges on a run that differs from the first run of a comparison (shown with --force)."""
     return "".join(f'<span class="badge mark" title="{_e(d.detail)}">{_e(d.what)} differ</span>'
