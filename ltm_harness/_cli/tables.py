@@ -4,6 +4,7 @@ belong, and agents compared on the tests scored for all of them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
@@ -12,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split_metrics, unscored_note
+from ltm_harness._report.labels import DATA_PREFIX, by_label, count_text, metric_text, split_metrics, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
                                         benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
@@ -158,7 +159,7 @@ def _llm_line(summary: AgentSummary) -> str:
 
 
 def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None,
-                     imported: Collection[str] = ()) -> Table:
+                     imported: Collection[str] = (), width: int | None = None) -> Table:
     """Agents side by side, each dataset by its headline numbers; with `results` (agent -> its results), over the
     tests scored for every agent (saying how many), else each over its own. An agent with a protocol mark comes
     after those without (`imported`: the agents whose answers came from a file)."""
@@ -174,8 +175,8 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
     table = Table(title=f"run {escape(run.run_name)}: {title}", title_justify="left")
     table.add_column("dataset")
     for a in run.agents:
-        table.add_column(_header(a.agent), justify="right",
-                         min_width=_longest_word(a.agent))
+        header, wide = _header(a.agent, _column_room(len(run.agents), width))
+        table.add_column(header, justify="right", min_width=wide)
     columns = [a.agent for a in run.agents]
     for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
         _dataset_rows(table, name, columns, rows, metrics, breakdown)
@@ -263,7 +264,7 @@ def print_run(run: RunSummary, console: Console | None = None,
         for part in breakdown_tables(agent, run.judge is not None):
             console.print(part)
     if len(run.agents) > 1:
-        console.print(comparison_table(run, results, imported))
+        console.print(comparison_table(run, results, imported, console.width))
     for line in data_lines(run.agents):
         console.print(Text(line))
 
@@ -275,19 +276,20 @@ def data_lines(agents: Sequence[AgentSummary]) -> list[str]:
         for d in a.datasets:
             _, data = split_metrics(d.metrics)
             if data and d.dataset not in out:
-                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {metric_text(v)}" for k, v in data.items())
+                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {count_text(v)}" for k, v in data.items())
                 out[d.dataset] = f"{d.dataset} · known errors in its data file (mended or left out): {counts}"
     return list(out.values())
 
 
 def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow], marks: dict[str, str] | None = None,
                  plain: bool = False, breakdown: list[BreakdownRow] | None = None,
-                 metrics: list[MetricRow] | None = None, headline: list[HeadlineRow] | None = None) -> Table:
+                 metrics: list[MetricRow] | None = None, headline: list[HeadlineRow] | None = None,
+                 width: int | None = None) -> Table:
     """The table of a report or comparison: a row per dataset by its headline numbers, over the tests scored for
     every agent (under it its other headline numbers and its own metrics), a column per agent (labelled as in the
     page), then, for the GoodAI benchmark's datasets, the benchmark score and the LTM score, and, when anything was
     priced, the cost. `marks`: a note per label (how its run differs from the first); `plain`: ASCII lines, for a
-    pipe or a file."""
+    pipe or a file; `width`: the console's, which the agents' columns share (their names wrapped, never mid-word)."""
     from rich import box
 
     marks = marks or {}
@@ -298,8 +300,8 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     agents = order
     for a in agents:
         mark = marks.get(a.label)
-        table.add_column(_header(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right",
-                         min_width=_longest_word(a.label))
+        header, wide = _header(a.label, _column_room(len(agents), width))
+        table.add_column(header + (f" ({escape(mark)})" if mark else ""), justify="right", min_width=wide)
     for name in names:
         _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), metrics or [],
                       breakdown or [])
@@ -321,14 +323,33 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
 MAX_HEADER = 40  # an agent's label longer than this is cut (at a word boundary) in a column's header
 
 
-def _longest_word(label: str) -> int:
-    """The widest word of a label, so that a column is never narrower and its header never split mid-word."""
-    return min(max((len(w) for w in label.split()), default=1), MAX_HEADER)
+def _column_room(agents: int, width: int | None) -> int:
+    """How wide an agent's column can be so that the table fits `width` (the dataset's column and the borders
+    first); MAX_HEADER when the width is not known."""
+    if width is None:
+        return MAX_HEADER
+    return max(8, min(MAX_HEADER, (width - 26 - 3 * (agents + 1)) // max(agents, 1)))
 
 
-def _header(label: str) -> str:
-    """An agent's column header: its label, cut at a word boundary when long (its marks are beside its numbers)."""
-    return escape(cut_words(label, MAX_HEADER))
+def _wrap_name(label: str, room: int) -> list[str]:
+    """A name in lines of at most `room` characters, broken at spaces or after a separator (-, :, @, /, _, .) and
+    never inside a word; a part still wider than `room` is cut where the limit falls, with "..."."""
+    lines, line = [], ""
+    for word in label.split():
+        for k, part in enumerate(re.findall(r"[^-:@/_.]+[-:@/_.]*|[-:@/_.]+", word)):
+            glue = " " if line and k == 0 else ""
+            if line and len(line) + len(glue) + len(part) > room:
+                lines.append(line)
+                line, glue = "", ""
+            line += glue + part
+    lines.append(line)
+    return [cut_words(x, room) for x in lines if x] or [label]
+
+
+def _header(label: str, room: int = MAX_HEADER) -> tuple[str, int]:
+    """An agent's column header, and the column's width: its label wrapped to `room` (`_wrap_name`)."""
+    lines = _wrap_name(label, room)
+    return escape("\n".join(lines)), max(len(line) for line in lines)
 
 
 def _legend(table: Table, marks: Sequence[str]) -> None:

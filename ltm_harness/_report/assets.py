@@ -159,7 +159,7 @@ JS = r"""
     const rows = t.questions.map((q, i) => h("tr", null, h("td", { class: "num" }, i + 1), h("td", null, h("pre", { class: "text" }, q)),
       h("td", null, h("pre", { class: "text agent-reply" }, i < t.responses.length ? t.responses[i] : "–"))));
     const parts = [
-      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)}) · memory span ${fmt(t.span)} tokens · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
+      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)})${t.span == null ? "" : ` · memory span ${fmt(t.span)} tokens`} · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
       h("h4", null, "Questions and the agent's replies"),
       rows.length ? h("table", null, h("tr", null, h("th", null, "#"), h("th", null, "question"), h("th", null, "agent's reply")), rows) : h("p", { class: "note" }, "none"),
       h("h4", null, "Expected"), listOf(t.expected),

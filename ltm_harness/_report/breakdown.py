@@ -13,7 +13,8 @@ from typing import Sequence
 from ltm_harness._report.colours import slot_colour
 from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
-from ltm_harness._report.labels import by_label, in_order, label_order, metric_text, split_metrics, unscored_note
+from ltm_harness._report.labels import (by_label, count_text, in_order, label_order, metric_text, split_metrics,
+                                        unscored_note)
 from ltm_harness._report.svg_score import Series, score_panel, x_range
 from ltm_harness._report.summary import agent_legend
 from ltm_harness._report.tables import Entry, entry_quoted, headline_rows
@@ -119,7 +120,7 @@ def _data_table(data: Sequence[dict[str, float]]) -> str:
     """The data file's counts: the same for every agent on the same tests (else each distinct count, joined by " / ")."""
     names = list(dict.fromkeys(name for m in data for name in m))
     rows = "".join(f'<tr><td>{_e(name)}</td><td class="num">'
-                   f'{_e(" / ".join(dict.fromkeys(metric_text(m[name]) for m in data if name in m)))}</td></tr>'
+                   f'{_e(" / ".join(dict.fromkeys(count_text(m[name]) for m in data if name in m)))}</td></tr>'
                    for name in names)
     return (f'<div class="scroll"><table class="metrics data-errors"><tr><th>known error</th><th class="num">count</th>'
             f"</tr>{rows}</table></div>")

@@ -25,10 +25,18 @@ def split_metrics(metrics: Mapping[str, float] | None) -> tuple[dict[str, float]
 
 
 def metric_text(value: float | None) -> str:
-    """A metric as shown: whole numbers as counts (1,540), others to three decimals (0.729), none as "-"."""
+    """An agent's metric as shown: a share or score with two decimals, as every headline number ("1.00", "0.73", never
+    "1"); a whole number above 1 as a count ("8", "1,540"); none as "-"."""
     if value is None:
         return "-"
-    return f"{value:,.3f}".rstrip("0").rstrip(".")
+    return f"{value:,.0f}" if value > 1 and value == int(value) else f"{value:.2f}"
+
+
+def count_text(value: float | None) -> str:
+    """A count in the data file as shown: a whole number (1,540), a fraction to three decimals; none as "-"."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
 def label_order(spec: Headline | None, label: str) -> list[str]:

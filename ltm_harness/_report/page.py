@@ -58,7 +58,9 @@ def _expected(value: Any) -> str:
 
 
 # -- per-test data ----------------------------------------------------------------------------------
-def payload_of_test(r: TestResult, session: SessionLog | None) -> dict[str, Any]:
+def payload_of_test(r: TestResult, session: SessionLog | None, spans: bool = True) -> dict[str, Any]:
+    """A test's details for the page; `spans`: its dataset is the GoodAI benchmark's, where the memory span and the
+    information gaps (target, achieved, error) mean something (a benchmark asked question by question: left out)."""
     uid = f"{r.dataset}/{r.example_id}"
     conv = session.conversation(uid, r) if session is not None else []
     for item in conv:
@@ -66,13 +68,13 @@ def payload_of_test(r: TestResult, session: SessionLog | None) -> dict[str, Any]
             item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
     return {
         "id": uid, "status": r.status, "score": r.score, "max": r.max_score, "norm": r.normalized,
-        "span": r.memory_span, "target": r.target_gap, "achieved": r.achieved_gap,
+        "span": r.memory_span if spans else None, "target": r.target_gap, "achieved": r.achieved_gap,
         "turns": [r.start_turn, r.end_turn], "tokens": r.tokens,
         "questions": [_clip(q) for q in r.questions], "responses": [_clip(x) for x in r.responses],
         "expected": [_clip(_expected(x)) for x in r.expected], "reasons": [_clip(x) for x in r.reasons],
         "verdicts": [{"question": _clip(v.question), "score": v.score, "reason": _clip(v.reason), "model": v.model,
                       "prompt_hash": v.prompt_hash, "raw": _clip(v.raw), "cached": v.cached} for v in r.verdicts],
-        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps],
+        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps] if spans else [],
         "conv": conv,
     }
 
@@ -82,15 +84,18 @@ def agent_payload(entry: Entry) -> dict[str, Any]:
     for session in entry.agent.sessions:
         for uid in session.tests():
             by_test.setdefault(uid, session)
+    judged = entry.run.summary.judge is not None
+    goodai = {d.dataset for d in entry.agent.summary.datasets if d.quoted(judged).spec.goodai}
     return {"label": entry.label,
-            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}")) for r in sorted_results(entry)]}
+            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}"), r.dataset in goodai)
+                      for r in sorted_results(entry)]}
 
 
 def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
     """Every test id with each agent's normalised score and status (null where the agent has no such test)."""
     per_agent = [{f"{r.dataset}/{r.example_id}": r for r in e.agent.results} for e in entries]
     ids = sorted({uid for results in per_agent for uid in results},
-                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, -1, ""))
+                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, (), ""))
     tests = []
     for uid in ids:
         found = [results.get(uid) for results in per_agent]

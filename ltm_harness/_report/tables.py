@@ -69,9 +69,14 @@ def entries(runs: Sequence[RunData]) -> list[Entry]:
     return out
 
 
-def sort_key_of_test(dataset: str, example_id: str) -> tuple[str, int, str]:
-    m = re.fullmatch(r"\d+", example_id)
-    return (dataset, int(example_id) if m else -1, example_id)
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """`text` sorted as a reader counts: its runs of digits by value (q1, q2, q10; conv-26.q9 before conv-26.q17)."""
+    return tuple((0, int(part), "") if part.isdecimal() else (1, 0, part)
+                 for part in re.split(r"(\d+)", text) if part)
+
+
+def sort_key_of_test(dataset: str, example_id: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]:
+    return (dataset, natural_key(example_id), example_id)
 
 
 class AgentRow(BaseModel):
