@@ -117,20 +117,21 @@ def _headline_table(entries: Sequence[Entry], name: str) -> str:
     own = {(r.label, r.metric): r for r in rows if r.over == "own"}
     cells = {(r.label, r.metric): r for r in rows if r.over == over}
     body = []
-    for metric in dict.fromkeys(r.metric for r in rows if r.over == over):
+    for i, metric in enumerate(dict.fromkeys(r.metric for r in rows if r.over == over)):
         found = [(cells.get((e.label, metric)), own.get((e.label, metric))) for e in entries]
         most = max((o.tests for _, o in found if o is not None), default=0)
         common = max((r.tests for r, _ in found if r is not None), default=0)
         note = (f' <span class="std">(on {common:,} of {most:,}, {rows[0].word} by all)</span>'
                 if over == "common" and common < most else "")
         tds = []
-        for r, o in found:
+        for e, (r, o) in zip(entries, found):
             tip = "" if o is None else f' title="{_e(f"{o.scored} of {o.tests} {o.word} for this agent")}"'
             if r is None or r.value is None:
                 tds.append(f'<td class="num"{tip}>–</td>')
             else:
                 subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
-                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{subset}</td>')
+                marked = protocol_marks(e.marks_on(name)) if i == 0 else ""  # on the leading number
+                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{marked}{subset}</td>')
         body.append(f"<tr><td>{_e(metric)}{note}</td>{''.join(tds)}</tr>")
     head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
     return ("<h4>the numbers it is quoted by</h4>"

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.breakdown import breakdown_section
-from ltm_harness._report.html import esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import esc as _e, num as _num, protocol_marks, score_class as _score_class
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
@@ -255,7 +255,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
         leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
         numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{swatch(e)}{_e(e.label)} — '
-             f"{_e(numbers)}{plural(row.tests, 'test')}</summary>"]
+             f"{_e(numbers)}{plural(row.tests, 'test')}{protocol_marks(e.marks)}</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
