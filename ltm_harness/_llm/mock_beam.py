@@ -17,14 +17,14 @@ from __future__ import annotations
 import json
 import re
 
-from ltm_harness._llm.mock_judge import _DECLINES
-
 _WORD = re.compile(r"[a-z0-9]+")
 _LABEL = re.compile(r"^\s*(?:llm\s+)?response\s+(?:should|must)\s+\w+\s*:\s*", re.I)
 _STOP = frozenset(
     "a an the is are was were be been am i you he she it we they my your his her its our their me to of in on at for "
     "and or but with what which who this that these those there here not no can could would should will may might "
     "must about as by from into than then so if do did does have has had".split())
+# a reply (or a rubric item) that declines to answer: the mock judge's test for it, BEAM's and LongMemEval's alike
+DECLINES = re.compile(r"\b(don'?t know|do not know|never (told|mentioned|said)|not mentioned|no information)\b", re.I)
 _SNIPPETS = re.compile(r"First snippet:(.*?)Second snippet:(.*)", re.S)
 
 
@@ -47,7 +47,7 @@ def rubric_reply(prompt: str) -> str | None:
     item, response = _tag(prompt, "rubric_item"), _tag(prompt, "response")
     if item is None or response is None:
         return None
-    if _DECLINES.search(item) and _DECLINES.search(response):
+    if DECLINES.search(item) and DECLINES.search(response):
         return json.dumps({"score": 1.0, "reason": "the item asks to decline and the response declines"})
     share = _share(item, response)
     score = 1.0 if share == 1.0 else 0.5 if share >= 0.5 else 0.0
