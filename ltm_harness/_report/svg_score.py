@@ -63,7 +63,7 @@ def _legend(series: "list[Series]", width: float, y: float) -> tuple[list[str], 
     to the width), and how tall it is."""
     out, x, row = [], LEFT, 0
     for s in series:
-        w = 18 + 6.2 * len(s.label)
+        w = 24 + 6.8 * len(s.label)  # a swatch, a gap, the label at about 6.8 px a character (11 px font)
         if x + w > width - 8 and x > LEFT:
             x, row = LEFT, row + 1
         top = y + 14 * row
