@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Callable
 
+from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.svg import GRID, INK, dash, mark, px, svg_doc, text_at, y_axis
 from ltm_harness._results.models import gap_bin
 from ltm_harness._tokens import plural, short_count
@@ -83,7 +84,8 @@ def _log_score_frame(title: str, xs: list[float], width: float, height: float, t
     xs = [x for x in xs if x > 0]
     left, right, bottom = LEFT, 14.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
-    body = [text_at(width / 2, 15, title, extra=' font-weight="600"')] + (head or [])
+    shown = cut_words(title, int(width / 6.6))  # bold 11 px: about 6.6 px a character; the whole title is its label
+    body = [text_at(width / 2, 15, shown, extra=' font-weight="600"')] + (head or [])
     if not xs:
         body.append(text_at(width / 2, height / 2, empty))
         return svg_doc(width, height, title, body)
