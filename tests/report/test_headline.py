@@ -256,3 +256,14 @@ def test_a_study_lists_locomos_categories_in_locomos_order(locomo_run):
     values = [r.value for r in label_rows([cell]) if r.agent == "retrieval" and r.by == "category"]
     order = ["multi-hop", "temporal", "open-domain", "single-hop", "adversarial"]  # LoCoMo's categories 1 to 5
     assert len(values) >= 4 and values == [c for c in order if c in values]
+
+
+def test_the_intervals_list_locomos_categories_in_locomos_order(locomo_run):
+    from ltm_harness._report.load import load_run
+    from ltm_harness._report.stats_section import report_statistics
+    from ltm_harness._report.tables import entries
+
+    stats = report_statistics(entries([load_run(locomo_run.path)]))
+    values = [r.value for r in stats.intervals if r.agent == "retrieval" and r.by == "category"]
+    order = ["multi-hop", "temporal", "open-domain", "single-hop", "adversarial"]  # LoCoMo's categories 1 to 5
+    assert len(values) >= 4 and values == [c for c in order if c in values]
