@@ -41,6 +41,8 @@ table.grid td.num { white-space: normal; min-width: 4em; }
 table.grid th.who { min-width: 5.5em; max-width: 11em; }
 .std { color: #555; font-size: 12px; white-space: nowrap; }
 table.matrix th { max-width: 10em; overflow-wrap: break-word; }
+.pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px;
+  cursor: help; white-space: nowrap; }
 .badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
 .charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
@@ -158,7 +160,7 @@ JS = r"""
     const rows = t.questions.map((q, i) => h("tr", null, h("td", { class: "num" }, i + 1), h("td", null, h("pre", { class: "text" }, q)),
       h("td", null, h("pre", { class: "text agent-reply" }, i < t.responses.length ? t.responses[i] : "–"))));
     const parts = [
-      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)}) · memory span ${fmt(t.span)} tokens · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
+      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)})${t.span == null ? "" : ` · memory span ${fmt(t.span)} tokens`} · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
       h("h4", null, "Questions and the agent's replies"),
       rows.length ? h("table", null, h("tr", null, h("th", null, "#"), h("th", null, "question"), h("th", null, "agent's reply")), rows) : h("p", { class: "note" }, "none"),
       h("h4", null, "Expected"), listOf(t.expected),
@@ -213,18 +215,21 @@ JS = r"""
       const pages = Math.max(1, Math.ceil(shown.length / PAGE));
       this.page = Math.min(this.page, pages - 1);
       const body = [];
+      const gaps = this.tests.some((t) => t.target != null || t.achieved != null);  // none: a benchmark asked question by question
       for (const t of shown.slice(this.page * PAGE, (this.page + 1) * PAGE)) {
         const isOpen = this.open.has(t.id);
         body.push(h("tr", { class: "test" + (isOpen ? " open" : ""), "data-test": t.id, onclick: () => this.toggle(t.id) },
           h("td", null, t.id), h("td", { class: "status-" + t.status }, t.status),
-          h("td", { class: "num " + scoreClass(t.norm) }, score2(t.norm)), h("td", { class: "num" }, fmt(t.target)),
-          h("td", { class: "num" }, fmt(t.achieved)), h("td", { class: "num" }, `${fmt(t.turns[0])}–${fmt(t.turns[1])}`)));
-        if (isOpen) body.push(h("tr", { class: "detail-row" }, h("td", { colspan: 6 }, detail(t))));
+          h("td", { class: "num " + scoreClass(t.norm) }, score2(t.norm)),
+          gaps ? [h("td", { class: "num" }, fmt(t.target)), h("td", { class: "num" }, fmt(t.achieved))] : [],
+          h("td", { class: "num" }, `${fmt(t.turns[0])}–${fmt(t.turns[1])}`)));
+        if (isOpen) body.push(h("tr", { class: "detail-row" }, h("td", { colspan: gaps ? 6 : 4 }, detail(t))));
       }
       this.pagerBox.replaceChildren(pager(shown.length, this.page, (p) => { this.page = p; this.render(); }));
       this.body.replaceChildren(h("table", { class: "tests" },
         h("tr", null, h("th", null, "test"), h("th", null, "status"), h("th", { class: "num" }, "score"),
-          h("th", { class: "num" }, "target gap"), h("th", { class: "num" }, "achieved gap"), h("th", { class: "num" }, "turns")), body));
+          gaps ? [h("th", { class: "num" }, "target gap"), h("th", { class: "num" }, "achieved gap")] : [],
+          h("th", { class: "num" }, "turns")), body));
     }
     toggle(id) {
       if (this.open.has(id)) this.open.delete(id); else this.open.add(id);

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.breakdown import breakdown_section
-from ltm_harness._report.html import esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import esc as _e, num as _num, protocol_marks, score_class as _score_class
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
@@ -27,8 +27,8 @@ from ltm_harness._report.curves import (GAP, MAX_POINTS, MEMORY_DISTANCE, QUANTI
 from ltm_harness._report.labels import by_label
 from ltm_harness._report.svg import Bar, bar_chart, money
 from ltm_harness._report.svg_cost import cost_chart
-from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
-from ltm_harness._report.summary import header, summary_table, swatch, swatch_class
+from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel, x_range
+from ltm_harness._report.summary import agent_legend, header, summary_table, swatch, swatch_class
 from ltm_harness._report.tables import (COST_ROLES, Entry, Tables, benchmark_text, sorted_results,
                                         sort_key_of_test)
 from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
@@ -58,7 +58,9 @@ def _expected(value: Any) -> str:
 
 
 # -- per-test data ----------------------------------------------------------------------------------
-def payload_of_test(r: TestResult, session: SessionLog | None) -> dict[str, Any]:
+def payload_of_test(r: TestResult, session: SessionLog | None, spans: bool = True) -> dict[str, Any]:
+    """A test's details for the page; `spans`: its dataset is the GoodAI benchmark's, where the memory span and the
+    information gaps (target, achieved, error) mean something (a benchmark asked question by question: left out)."""
     uid = f"{r.dataset}/{r.example_id}"
     conv = session.conversation(uid, r) if session is not None else []
     for item in conv:
@@ -66,13 +68,14 @@ def payload_of_test(r: TestResult, session: SessionLog | None) -> dict[str, Any]
             item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
     return {
         "id": uid, "status": r.status, "score": r.score, "max": r.max_score, "norm": r.normalized,
-        "span": r.memory_span, "target": r.target_gap, "achieved": r.achieved_gap,
+        "span": r.memory_span if spans else None, "target": r.target_gap if spans else None,
+        "achieved": r.achieved_gap if spans else None,
         "turns": [r.start_turn, r.end_turn], "tokens": r.tokens,
         "questions": [_clip(q) for q in r.questions], "responses": [_clip(x) for x in r.responses],
         "expected": [_clip(_expected(x)) for x in r.expected], "reasons": [_clip(x) for x in r.reasons],
         "verdicts": [{"question": _clip(v.question), "score": v.score, "reason": _clip(v.reason), "model": v.model,
                       "prompt_hash": v.prompt_hash, "raw": _clip(v.raw), "cached": v.cached} for v in r.verdicts],
-        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps],
+        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps] if spans else [],
         "conv": conv,
     }
 
@@ -82,15 +85,18 @@ def agent_payload(entry: Entry) -> dict[str, Any]:
     for session in entry.agent.sessions:
         for uid in session.tests():
             by_test.setdefault(uid, session)
+    judged = entry.run.summary.judge is not None
+    goodai = {d.dataset for d in entry.agent.summary.datasets if d.quoted(judged).spec.goodai}
     return {"label": entry.label,
-            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}")) for r in sorted_results(entry)]}
+            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}"), r.dataset in goodai)
+                      for r in sorted_results(entry)]}
 
 
 def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
     """Every test id with each agent's normalised score and status (null where the agent has no such test)."""
     per_agent = [{f"{r.dataset}/{r.example_id}": r for r in e.agent.results} for e in entries]
     ids = sorted({uid for results in per_agent for uid in results},
-                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, -1, ""))
+                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, (), ""))
     tests = []
     for uid in ids:
         found = [results.get(uid) for results in per_agent]
@@ -111,11 +117,6 @@ def _problems(runs: Sequence[RunData]) -> str:
     return f'<section id="problems"><h2>Problems</h2>{"".join(items)}</section>' if items else ""
 
 
-def _legend(entries: Sequence[Entry]) -> str:
-    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
-                                           for e in entries) + "</p>"
-
-
 def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
@@ -128,13 +129,14 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
             datasets: Sequence[str]) -> str:
     """The pooled panel of every test, then one small panel per dataset, all against `quantity`."""
     series, every = _series(entries, points, quantity)
+    bounds = x_range(series)  # every panel on the x range of all of them: comparable by eye
     pooled = score_panel(f"score against {quantity.name}: all datasets", series, quantity.axis, width=620, height=300,
-                         draw_points=every, empty=quantity.missing)
+                         draw_points=every, empty=quantity.missing, bounds=bounds)
     small = []
     for name in datasets:
         series, each = _series(entries, points, quantity, name)
         small.append(score_panel(f"{name}: score vs {quantity.short}", series, quantity.axis.replace(" (tokens, log scale)", " (tokens)"),
-                                 width=300, height=210, draw_points=each, empty=quantity.missing))
+                                 width=300, height=210, draw_points=each, empty=quantity.missing, bounds=bounds))
     note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
                              "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
     return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
@@ -142,18 +144,27 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
 
 def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    goodai = all(r.goodai for r in tables.headline)  # the GoodAI benchmark's aggregate belongs to its datasets alone
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
                               f" ({row.benchmark_score:.2f} of {row.benchmark_datasets_scored})", e.variant)
-                          for e, row in zip(entries, tables.agents)])
+                          for e, row in zip(entries, tables.agents)]) if goodai else ""
     per_dataset = []
     for name in datasets:
-        bars = []
+        bars, metric = [], "score"
         for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
-            bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
-                            "" if d is None else f" over {d.scored} scored tests", e.variant))
-        per_dataset.append(bar_chart(name, bars))
+            quoted = d.quoted(e.run.summary.judge is not None) if d is not None else None
+            lead = quoted.values[0] if quoted is not None and quoted.values else None
+            if d is None or lead is None or quoted is None or quoted.spec.goodai:  # the mean score, ± its std
+                bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score,
+                                0.0 if d is None else d.std, "" if d is None else f" over {d.scored} scored tests",
+                                e.variant))
+                continue
+            metric = lead.name  # the number the benchmark is quoted by (its headline), as everywhere else
+            bars.append(Bar(e.label, slot_colour(e.slot), lead.value, 0.0,
+                            f" over {lead.scored:,} of {lead.tests:,} questions", e.variant))
+        per_dataset.append(bar_chart(name if metric == "score" else f"{name} · {metric}", bars))
     # A benchmark quoted per category or type is drawn per category (By category and type), never pooled here.
     pooled = {d.dataset for e in entries for d in e.agent.summary.datasets
               if d.quoted(e.run.summary.judge is not None).spec.goodai}
@@ -166,8 +177,8 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
                            [(e.label, slot_colour(e.slot), row.total_cost_usd, row.benchmark_share)
                             for e, row in zip(entries, tables.agents)])
         cost = f'<h3>Score against cost</h3><div class="charts">{chart}</div>'
-    return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
-            f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
+    return (f'<section id="charts"><h2>Charts</h2>{agent_legend(entries)}'
+            f'<h3>Score per dataset</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
             f"{panels}"
             '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap '
             "(or its memory distance); "
@@ -217,14 +228,28 @@ def _by_value_charts(e: Entry, d: DatasetSummary) -> str:
     """A benchmark's score against memory distance for one agent, a line per value of each label it is broken down
     by (LoCoMo: one per category), never pooled across them."""
     charts = []
-    for by, found in by_label(d.breakdown or []).items():
+    for by, found in by_label(d.breakdown or [], d.quoted(e.run.summary.judge is not None).spec).items():
         points = [(b.value, label_points(e.agent, d.dataset, by, b.value)) for b in found]
         quantity = MEMORY_DISTANCE if has_values([p for _, p in points], MEMORY_DISTANCE) else GAP
         series = [Series(value, slot_colour(i), xy(p, quantity, d.dataset)) for i, (value, p) in enumerate(points)]
         charts.append(score_panel(f"{e.label} · {d.dataset}: score against {quantity.name}, a line per {by}", series,
                                   quantity.axis, width=520, height=240,
-                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing))
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing,
+                                  legend=True))
     return "".join(charts)
+
+
+def _own_score(d: DatasetSummary, judged: bool) -> str:
+    """A dataset's cell in an agent's own table: the GoodAI benchmark's mean ± std, another benchmark's own number
+    (its headline's lead: F1, the average of the ten abilities), as everywhere else."""
+    quoted = d.quoted(judged)
+    if quoted.spec.goodai or not quoted.values:
+        return (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>' if d.scored
+                else '<td class="num">–</td>')
+    lead = quoted.values[0]
+    if lead.value is None:
+        return '<td class="num">–</td>'
+    return f'<td class="num {_score_class(lead.value)}">{_e(lead.name)} {lead.value:.2f}</td>'
 
 
 def _failed_tries(n: int) -> str:
@@ -244,7 +269,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
         leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
         numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{swatch(e)}{_e(e.label)} — '
-             f"{_e(numbers)}{plural(row.tests, 'test')}</summary>"]
+             f"{_e(numbers)}{plural(row.tests, 'test')}{protocol_marks(e.marks)}</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
@@ -256,17 +281,16 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")
     parts += [f'<p class="warn">{_e(w)}</p>' for w in e.agent.warnings]
-    head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
-            '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
-            '<th class="num">memory distance</th></tr>')
-    body = "".join(
-        f'<tr><td>{_e(d.dataset)}</td>' + (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
-                                           if d.scored else '<td class="num">–</td>')
-        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
-        f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
-        f'<td class="num">{_num(d.memory_distance)}</td></tr>'
-        for d in s.datasets)
     own = {d.dataset for d in s.datasets if d.quoted(judged).spec.goodai}  # benchmarks: a line per category, below
+    head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
+            '<th class="num">errored</th>' + ('<th class="num">target gap</th><th class="num">achieved gap</th>'
+                                              if own else "") + '<th class="num">memory distance</th></tr>')
+    body = "".join(
+        f'<tr><td>{_e(d.dataset)}</td>' + _own_score(d, judged)
+        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
+        + (f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>' if own else "")
+        + f'<td class="num">{_num(d.memory_distance)}</td></tr>'
+        for d in s.datasets)
     series, every = _series([e], [{k: v for k, v in dataset_points(e.agent).items() if k in own}], GAP)
     chart = score_panel(f"{e.label}: score against achieved gap", series, GAP.axis, width=520, height=240,
                         draw_points=every, empty=GAP.missing) if own else ""

@@ -90,9 +90,9 @@ def main(args: argparse.Namespace) -> int:
                       f"{escape(', '.join(names))}{' (isolated)' if cfg.config.isolated else ''}")
         if claim.resuming:
             console.print(claim.resuming)
-        from ltm_harness._cli.progress import RunProgress
+        from ltm_harness._cli.progress import RunProgress, progress_span
 
-        span = max(d.memory_span for d, _ in prepared.datasets)
+        span = progress_span(d for d, _ in prepared.datasets)
         ledger = prepared.ledger  # the run's spend is shown when it may pay a provider
         paid = ledger is not None and (ledger.budget is not None or bool(cfg.config.judge.model)
                                        or any(c.uses_openai for c in agent_choices(agents)))
