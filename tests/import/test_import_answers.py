@@ -205,3 +205,54 @@ async def test_no_judge_call_is_made_for_a_question_the_file_does_not_answer(tmp
     assert len([r for r in server.requests if r["model"] == "mock-judge"]) == 7
     missing = [r for r in out.results("p") if r.responses == [NOT_ANSWERED]]
     assert len(missing) == 2 and all(r.status == "unscored" and "no answer" in r.reasons[0] for r in missing)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_import_is_resumed_or_overwritten_like_a_run(tmp_path, capsys):
+    answers = mem0_file(tmp_path / "mem0.json")
+    common = ["import-answers", "locomo", str(answers), "--name", "mem0", "--data-file", str(LOCOMO), "--examples",
+              "2", "--results", str(tmp_path / "r"), "--no-report"]
+    turns = 0
+
+    def stop_after_three(turn) -> None:
+        nonlocal turns
+        turns += 1
+        if turns == 3:
+            raise Stop()
+
+    import asyncio
+
+    with pytest.raises(Stop):  # stopped mid-way: the folder holds an interrupted run
+        asyncio.run(import_answers_async("locomo", answers, name="mem0", data_file=LOCOMO, examples=2,
+                                         results=tmp_path / "r", on_turn=stop_after_three))
+    folder = tmp_path / "r" / "locomo-mem0"
+    assert (folder / "mem0").is_dir() and not (folder / "summary.json").exists()
+    assert main(common) != 0  # reused without a word: refused, with the two ways out
+    err = capsys.readouterr().err
+    assert "--resume" in err and "--overwrite" in err and "Traceback" not in err
+    assert main([*common, "--resume"]) == 0
+    resumed = json.loads((folder / "mem0" / "results.json").read_text())
+    assert main([*common, "--overwrite"]) == 0
+    assert json.loads((folder / "mem0" / "results.json").read_text()) == resumed  # the same as played in one go
+    assert not (tmp_path / "r" / "locomo-mem0-2").exists()
+    with pytest.raises(SystemExit):
+        main([*common, "--resume", "--overwrite"])
+
+
+def test_an_import_stopped_by_ctrl_c_says_the_command_that_continues_it(tmp_path, capsys, monkeypatch):
+    import ltm_harness._api as api
+
+    def interrupted(*args, on_claimed, **options):
+        on_claimed("locomo-mem0-2")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "import_answers", interrupted)
+    argv = ["import-answers", "locomo", "a b.json", "--name", "mem0", "--examples", "2", "--results", str(tmp_path)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert f"kept in {tmp_path / 'locomo-mem0-2'}" in err
+    assert err.rstrip().endswith(f"import-answers locomo 'a b.json' --name mem0 --run-name locomo-mem0-2 --examples 2 "
+                                 f"--results {tmp_path} --resume")
