@@ -74,7 +74,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"unmatched: {line}", file=sys.stderr)
     for line in m.duplicated_list:
         print(f"duplicated: {line}", file=sys.stderr)
-    hidden = m.unmatched - len(m.unmatched_list) + m.duplicated - len(m.duplicated_list)
+    for line in m.invalid_list:
+        print(f"invalid: {line}", file=sys.stderr)
+    hidden = (m.unmatched - len(m.unmatched_list) + m.duplicated - len(m.duplicated_list) + m.invalid_scores
+              - len(m.invalid_list))
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
     print_run(out.summary, console)

@@ -5,7 +5,10 @@ index in the sample's `qa` list or by text; texts are compared with their whites
 several times in one conversation takes its answers in order among the equal ones. LongMemEval: by question_id.
 An answer whose conversation or question is not in the run is unmatched; a question given more than one answer
 (by index or id), or more answers to a text than it is asked, gets none of them: they are listed as duplicated and
-the question stays unanswered (unscored), so no answer is ever picked for it.
+the question stays unanswered (unscored), so no answer is ever picked for it. An answer the file makes ambiguous (a
+key given twice) is counted as duplicated and never used. A LoCoMo answer giving both an index and a text that
+disagree (the index's question reads otherwise) is unmatched: neither is trusted over the other. The publisher's
+scores that are not in [0, 1] are listed as invalid and never kept (so never averaged).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel
 
+from ltm_harness._guard.limits import clip
 from ltm_harness._interop.answers.formats import AnswersFile, ImportedAnswer
 
 MAX_LISTED = 50  # unmatched and duplicated answers listed by name (all are counted)
@@ -55,6 +59,8 @@ class MatchReport(BaseModel):
     unmatched_list: list[str] = field(default_factory=list)  # "line 7: conversation conv-99 is not in the run"
     duplicated_list: list[str] = field(default_factory=list)
     theirs: list[TheirScore] = field(default_factory=list)
+    invalid_scores: int = 0  # the publisher's scores not in [0, 1] (shown as invalid, never averaged)
+    invalid_list: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -88,7 +94,12 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion], benchma
     unmatched: list[str] = []
     duplicated_extra: list[str] = []
     text_seen: dict[tuple[str, str], int] = {}
+    invalid = [f"{a.where}: their {score} is not a score in [0, 1]; not used" for a in file.answers
+               for score in a.invalid_scores]
     for a in file.answers:
+        if a.unusable is not None:
+            duplicated_extra.append(f"{a.where}: {a.unusable}; never used")
+            continue
         if benchmark == "longmemeval":
             target = next((q for q in by_example.get(a.question_id or "", [])), None)
             if target is None:
@@ -111,6 +122,10 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion], benchma
             target = next((q for q in qs if q.key == str(a.question_index)), None)
             if target is None:
                 unmatched.append(f"{a.where}: {conversation} has no question {a.question_index} in the run")
+                continue
+            if a.question is not None and _norm(a.question) != _norm(target.text):
+                unmatched.append(f"{a.where}: question_index {a.question_index} of {conversation} reads "
+                                 f"{clip(target.text, 80)}, not the line's question {clip(a.question, 80)}")
                 continue
             chosen.setdefault(target.result_id, []).append(a)
             continue
@@ -141,5 +156,6 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion], benchma
     report = MatchReport(file=file.path, file_format=file.format, answers=len(file.answers), questions=len(asked),
                          matched=len(responses), unanswered=len(asked) - len(responses), unmatched=len(unmatched),
                          duplicated=len(duplicated), unmatched_list=unmatched[:MAX_LISTED],
-                         duplicated_list=duplicated[:MAX_LISTED], theirs=theirs)
+                         duplicated_list=duplicated[:MAX_LISTED], theirs=theirs, invalid_scores=len(invalid),
+                         invalid_list=invalid[:MAX_LISTED])
     return Matched(table, report)
