@@ -29,6 +29,7 @@ from tenacity.wait import wait_random_exponential
 from ltm_harness._errors import LLMError
 from ltm_harness._guard.retry_after import retry_after_seconds as header_wait
 from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS, cut_words
+from ltm_harness._guard.redirects import endpoint_redirect
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._store.records import LLMCall, Role
@@ -280,6 +281,9 @@ class LLMClient:
         if isinstance(too_large, ReplyTooLarge):
             return LLMError(f"{where} sent a response that was refused: {too_large}; raise llm.max_reply_bytes if "
                             "it is genuine")
+        if isinstance(exc, openai.APIStatusError) and 300 <= exc.status_code < 400:
+            return LLMError(self.endpoint.scrub(f"{where} " + endpoint_redirect(
+                exc.status_code, exc.response.headers.get("Location")) + " as the base URL"), fatal=True)
         if isinstance(exc, openai.APIStatusError):
             body = exc.body
             detail = body.get("message") if isinstance(body, dict) else body

@@ -125,7 +125,10 @@ class EndpointModels(ModelProvider):
         if self._provider is None:
             from openai import AsyncOpenAI
 
-            self.client = AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.key.value)
+            from ltm_harness._llm.transport import endpoint_http_client
+
+            self.client = AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.key.value,
+                                      http_client=endpoint_http_client())  # no redirect followed (_guard.redirects)
             self._provider = OpenAIProvider(openai_client=self.client, use_responses=False)
         return self._provider.get_model(model_name)
 
