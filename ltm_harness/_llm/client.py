@@ -121,6 +121,12 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
+class ListedModels(list[str]):
+    """The model names an endpoint lists (at most the limit asked for), and how many it lists in all."""
+
+    total: int = 0
+
+
 class _MalformedResponse(Exception):
     """A 200 response without a usable completion."""
 
@@ -226,19 +232,20 @@ class LLMClient:
             self.cache.put(key, text, prompt_tokens, completion_tokens, counted)
         return ChatResult(text, call)
 
-    async def listed_models(self, limit: int = 10_000) -> list[str] | None:
-        """The models the endpoint lists (`GET /models`, at most `limit`), once, within 30 s; None when it has no
-        such list (HTTP 404 or 405: servers that serve chat only); an LLMError when it cannot be reached or refuses
-        the key."""
+    async def listed_models(self, limit: int = 10_000, want: str | None = None) -> "ListedModels | None":
+        """The models the endpoint lists (`GET /models`: at most `limit` kept, every one counted in `total`, and
+        `want` kept wherever it is in the list), once, within 30 s; None when it has no such list (HTTP 404 or 405:
+        servers that serve chat only); an LLMError when it cannot be reached or refuses the key."""
         import openai
 
-        ids: list[str] = []
+        ids = ListedModels()
 
         async def listing() -> None:
             async for model in self._client().with_options(timeout=min(self.settings.timeout, 30.0)).models.list():
-                ids.append(str(getattr(model, "id", "")))
-                if len(ids) >= limit:
-                    return
+                name = str(getattr(model, "id", ""))
+                ids.total += 1
+                if len(ids) < limit or name == want:
+                    ids.append(name)
 
         try:
             await asyncio.wait_for(listing(), timeout=min(self.settings.timeout, 30.0) + 5)
