@@ -56,7 +56,7 @@ def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | 
         rows.append(f'<tr><td>{_e(value)}</td><td class="num">{_span([b.tests for b in present])}</td>'
                     f'<td class="num">{_span([b.memory_distance for b in present])}</td>{cells}</tr>')
     present_d = [d for d in summaries if d is not None]
-    whole = "".join('<td class="num">–</td>' if d is None else
+    whole = "".join('<td class="num">–</td>' if d is None or d.score is None else
                     f'<td class="num {_score_class(d.score)}"><b>{d.score:.2f}</b> <span class="std">±&nbsp;{d.std:.2f}</span></td>'
                     for d in summaries)
     rows.append(f'<tr><td><b>all</b></td><td class="num">{_span([d.tests for d in present_d])}</td>'

@@ -261,7 +261,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
             '<th class="num">memory distance</th></tr>')
     body = "".join(
         f'<tr><td>{_e(d.dataset)}</td>' + (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
-                                           if d.scored else '<td class="num">–</td>')
+                                           if d.score is not None else '<td class="num">–</td>')
         + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
         f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
         f'<td class="num">{_num(d.memory_distance)}</td></tr>'

@@ -70,6 +70,13 @@ async def test_each_chat_is_played_as_history_at_its_dates_then_its_questions(da
     # an average of the ten abilities is not quoted over the one ability the rule decided: "-", with what it decided
     average = values[f"{HEADLINE} (rule-decided)"]
     assert (average.value, average.scored, average.tests) == (None, 4, 40)
+    # the file says what the screen says: no score where the headline has none, and what it would have been over
+    null = out.agent_summary("null").datasets[0]
+    assert (null.scored, null.score) == (4, None) and out.agent_summary("null").benchmark_score == 0.0
+    assert null.score_covers == (f"not quoted: its headline ({HEADLINE} (rule-decided)) has no value over the 4 of 40 "
+                                 "tests scored")
+    written = json.loads((out.path / "null" / "summary.json").read_text())["datasets"][0]
+    assert written["score"] is None and written["score_covers"] == null.score_covers
     assert metrics["data: evidence nested"] == 2 and metrics["data: evidence missing"] == 2
     measured = [r for r in results if r.gaps and r.gaps[0].memory_distance is not None]
     assert len(measured) == 32  # every question with evidence (not abstention, not the empty/missing ones)
