@@ -265,16 +265,19 @@ class ImportOutput(RunOutput):
 async def import_answers_async(benchmark: str, file: str | Path, *, name: str, results: str | Path = RESULTS_ROOT,
                                run_name: str | None = None, data_file: str | Path | None = None,
                                examples: int | None = None, judge: str | None = None, limit: int | None = None,
-                               on_turn: OnTurn | None = None, max_cost: float | None = None,
-                               resume: bool = False) -> ImportOutput:
+                               resume: bool = False, overwrite: bool = False, on_turn: OnTurn | None = None,
+                               on_claimed: Callable[[str], None] | None = None,
+                               max_cost: float | None = None) -> ImportOutput:
     """Import another tool's published answers to a benchmark (`locomo`, `longmemeval`, a LongMemEval config such as
     `longmemeval-s`, or a config naming one of them) as a run of its own, agent `name`: the benchmark is played through
     the engine with an agent answering each question from the file, and scored by the reference's rules (and `judge`
     when given). Answers are matched to the questions, never guessed; the output's `match` counts and lists the
     unmatched and duplicated ones, and keeps the publisher's own scores. `data_file` and `examples` (conversations or
     questions to play) are set as `run`'s `args.data_file` and --examples are, so a live run of the same config plays
-    the same questions (and `compare` takes both). `max_cost` bounds what the judge may spend (USD; reaching it raises
-    `BudgetReached`, and `resume=True` with a higher one goes on). See docs/commands.md (import-answers)."""
+    the same questions (and `compare` takes both). An interrupted import is continued with `resume=True` (the answers
+    played are replayed from its event log) or discarded with `overwrite=True`, as `run`'s; `on_claimed` is called
+    with the run's name once its folder is claimed. `max_cost` bounds what the judge may spend (USD; reaching it
+    raises `BudgetReached`, and `resume=True` with a higher one goes on). See docs/commands.md (import-answers)."""
     from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, fit_config, write_match_report
 
     cfg, kind, source = answers_config(benchmark, data_file)
@@ -284,8 +287,14 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
     fit_config(cfg, plan)  # MemoryAgentBench: the sources its output file answers
     cfg.config.run_name = run_name or f"{cfg.config.run_name}-{name}"
     cfg.config.max_cost = max_cost
+
+    def prepared(run: PreparedRun, claim: Claim) -> None:
+        if on_claimed is not None:
+            on_claimed(claim.run_name)
+        plan.on_prepared(run, claim)
+
     out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit, resume=resume,
-                          on_turn=on_turn, on_prepared=plan.on_prepared, source=source)
+                          overwrite=overwrite, on_turn=on_turn, on_prepared=prepared, source=source)
     match = plan.report()
     write_match_report(RunFolder(out.path), name, match)
     return ImportOutput(out.path, out.summary, out.warnings, out.notes, match=match)

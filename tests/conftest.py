@@ -25,3 +25,15 @@ def _offline_data_files() -> None:
 
 
 _offline_data_files()
+
+
+# No test depends on wall-clock speed: Hypothesis examples have no deadline (a loaded machine made a 15 s one fail);
+# a property test that must not hang bounds the work it counts (tests/core/test_properties.py's bounded_work).
+def _hypothesis_without_deadlines() -> None:
+    from hypothesis import settings
+
+    settings.register_profile("ltm", deadline=None)
+    settings.load_profile("ltm")
+
+
+_hypothesis_without_deadlines()

@@ -62,6 +62,7 @@ from ltm_harness._guard import jsonsafe
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
 from ltm_harness._guard.limits import MAX_REPLY_BYTES, MAX_SECONDS, cut_words
 from ltm_harness._guard.redact import redact_url
+from ltm_harness._guard.redirects import FOLLOW_ON_ENDPOINTS, endpoint_redirect
 from ltm_harness._guard.retry_after import retry_after_seconds
 from ltm_harness._guard.urls import BadURL, split_url, try_split_url, unparsed_display
 
@@ -126,12 +127,11 @@ class HTTPAgent(Agent):
         """One POST; returns (status, body text). Connection problems, redirects and bodies over the limit become an
         AgentError; a 429/503 asking to retry later carries its wait (`retry_after`)."""
         try:
-            async with self._client().post(self.url, json=payload, allow_redirects=False,
+            async with self._client().post(self.url, json=payload, allow_redirects=FOLLOW_ON_ENDPOINTS,
                                            headers={"Accept-Encoding": ACCEPT_ENCODING}) as response:
                 if 300 <= response.status < 400:
-                    where = redact_url(response.headers.get("Location", "")) or "nowhere"
-                    raise self._fail(f"answered with a redirect (HTTP {response.status} to {where[:200]}), which is "
-                                     "not followed; give the final URL as the agent")
+                    raise self._fail(endpoint_redirect(response.status, response.headers.get("Location"))
+                                     + " as the agent")
                 try:
                     body = BoundedBody(self.max_reply_bytes, response.headers.get("Content-Encoding"))
                     async for chunk in response.content.iter_chunked(65536):
@@ -157,7 +157,7 @@ class HTTPAgent(Agent):
         stops the run in one line."""
         wait = min(self.timeout, PING_TIMEOUT)
         try:
-            async with self._client().get(self.url, allow_redirects=False, timeout=aiohttp.ClientTimeout(total=wait),
+            async with self._client().get(self.url, allow_redirects=FOLLOW_ON_ENDPOINTS, timeout=aiohttp.ClientTimeout(total=wait),
                                           headers={"Accept": "application/json"}):
                 return None  # the body is not read
         except asyncio.TimeoutError:

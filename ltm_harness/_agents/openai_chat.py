@@ -210,7 +210,7 @@ class OpenAIChatAgent(Agent):
         (`GET /models`); an endpoint with no list (HTTP 404/405) leaves the model to the first turn."""
         client = self._get_client()  # no key for a remote endpoint: a ConfigError naming the agent
         try:
-            listed = await client.listed_models()
+            listed = await client.listed_models(want=self.model)
         except LLMError as exc:
             raise AgentError(f"agent {self.spec!r}: {exc}", fatal=True) from None
         if listed is None:
@@ -219,7 +219,7 @@ class OpenAIChatAgent(Agent):
         if self.model not in listed:
             shown = ", ".join(sorted(listed)[:5]) + (", ..." if len(listed) > 5 else "")
             raise AgentError(f"agent {self.spec!r}: {self.base_url} does not list the model {self.model!r} (it lists "
-                             f"{len(listed)}: {shown or 'none'}); check the model name, or set config.preflight: false "
+                             f"{listed.total:,}: {shown or 'none'}); check the model name, or set config.preflight: false "
                              "if the endpoint serves models it does not list", fatal=True)
         return None
 

@@ -25,7 +25,7 @@ from ltm_harness._agents.base import Agent
 from ltm_harness._errors import AgentError, ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source, is_object_spec, load_object
-from ltm_harness._store.layout import slug
+from ltm_harness._store.layout import slug, taken_entry
 
 AgentFactory = Callable[[], Agent]
 AgentLike = Union[str, Agent, type[Agent], Callable[[], Agent], tuple[str, Any]]
@@ -340,6 +340,9 @@ def agent_choices(items: Sequence[AgentLike]) -> list[AgentChoice]:
         raise ConfigError(f"agent {twice[0]!r} is given twice; give each -a once (or name them: -a NAME=SPEC)")
     folders: dict[str, str] = {}
     for choice in choices:
+        if (taken := taken_entry(slug(choice.name))) is not None:
+            raise ConfigError(f"agent {choice.name!r} would write its outputs to {taken}; name it differently "
+                              "(-a NAME=SPEC, or import-answers' --name)")
         other = folders.setdefault(slug(choice.name), choice.name)
         if other != choice.name:
             raise ConfigError(f"agents {other!r} and {choice.name!r} would write to the same folder "

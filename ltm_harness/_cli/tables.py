@@ -133,7 +133,7 @@ def _label_table(agent: str, d: DatasetSummary, by: str, values: list[LabelSumma
     if lead is not None:
         overall = _cell(lead.value, lead.scored, lead.tests, word)
     else:
-        overall = f"{d.score:.2f} ± {d.std:.2f}" if d.scored else "-"
+        overall = f"{d.score:.2f} ± {d.std:.2f}" if d.score is not None else "-"
     label = f"all of {d.dataset}" + (f": {lead.name}" if averaged and lead is not None else "")
     table.add_row(escape(label), overall, str(d.tests), _gap(d.memory_distance),
                   f"{d.unscored}/{d.errored}")

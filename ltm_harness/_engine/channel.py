@@ -192,9 +192,13 @@ class Channel:
             self._can_go_back = agent.can_go_back
         if self._can_go_back and self._mark is None:
             try:
-                self._mark = (await _maybe_awaited(agent.snapshot()),)
+                async with asyncio.timeout(self.policy.timeout) as within:  # bounded as a turn is
+                    self._mark = (await _maybe_awaited(agent.snapshot()),)
             except NotImplementedError:  # the agent says, when asked, that it cannot (an HTTP agent without the route)
                 self._can_go_back = False
+            except TimeoutError as exc:
+                raise AgentDown("the agent failed to take a snapshot of its state before an independent question: "
+                                + self._waited(within.expired(), exc)) from None
             except Exception as exc:
                 raise AgentDown(f"the agent failed to take a snapshot of its state before an independent question: "
                                 f"{_one_line(exc)}") from None
@@ -204,10 +208,17 @@ class Channel:
         """After an independent question was recorded: the agent back to its state before it."""
         assert self.agent is not None and self._mark is not None
         try:
-            await _maybe_awaited(self.agent.rewind(self._mark[0]))
+            async with asyncio.timeout(self.policy.timeout) as within:  # bounded as a turn is
+                await _maybe_awaited(self.agent.rewind(self._mark[0]))
+        except TimeoutError as exc:
+            raise AgentDown("the agent failed to go back to its state before an independent question: "
+                            + self._waited(within.expired(), exc)) from None
         except Exception as exc:
             raise AgentDown(f"the agent failed to go back to its state before an independent question: "
                             f"{_one_line(exc)}") from None
+
+    def _waited(self, expired: bool, exc: BaseException) -> str:
+        return f"no answer within {self.policy.timeout:g} s (config.turns.timeout)" if expired else _one_line(exc)
 
     def _replayed(self, turn: Turn, recorded: TurnEvent, calls: list[LLMCall]) -> tuple[TurnEvent, list[LLMCall]]:
         """The turn as the record has it (reply, usage, failure and notes), at this turn's place."""

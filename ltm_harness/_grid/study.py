@@ -29,7 +29,7 @@ from ltm_harness._agents.specs import agent_choice, check_agents
 from ltm_harness._errors import ConfigError, LTMError, option
 from ltm_harness._runner.config import (DatasetEntry, RunConfig, Selection, select_datasets, describe_validation_error, load_config,
                                         read_yaml_mapping, resolve_config_path)
-from ltm_harness._store.layout import slug
+from ltm_harness._store.layout import slug, taken_entry
 
 STUDY_EXPECTED = "a study with `agents` and at least one of `spans`, `seeds`, `datasets`, `configs` (see docs/grid.md)"
 LOCAL_CONCURRENCY = 8
@@ -167,6 +167,8 @@ class Study:
         self.spec = spec
         self.selection = selection  # the command line's --datasets, --exclude and --limit, for every cell
         self.name = slug(spec.name or path.stem)
+        if (taken := taken_entry(self.name, in_run=False)) is not None:
+            raise ConfigError(f"{path}: the study {self.name!r} would write to {taken}; give it another `name`")
         self.configs = self._configs()  # name (None: base) -> (config, where its relative paths start)
         self.cells = self._cells()
         if selection is not None:  # a name a config does not list is said now, not when its cells run

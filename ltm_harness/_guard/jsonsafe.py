@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ltm_harness._guard.limits import MAX_JSON_DEPTH
@@ -37,12 +37,14 @@ def _may_be_deep(text: str | bytes | bytearray, max_depth: int) -> bool:
     return opens > max_depth
 
 
-def loads(text: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def loads(text: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH,
+          object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
     """`json.loads` with the depth bounded; bad JSON is json.JSONDecodeError as usual, too deep is TooDeep, and an
     integer of more digits than Python reads (`sys.get_int_max_str_digits`, 4,300 by default) is a JSONDecodeError
-    at that number (the standard parser raises a bare ValueError there)."""
+    at that number (the standard parser raises a bare ValueError there). `object_pairs_hook` as json.loads's (to see
+    a key given twice)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise TooDeep(f"nested deeper than {max_depth} levels") from None
     except ValueError as exc:

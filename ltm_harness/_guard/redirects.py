@@ -1,4 +1,12 @@
-"""Where a download may be redirected (docs/security.md, "Downloads"): decided here, before anything connects.
+"""The one redirect policy of every outgoing request (docs/security.md, "Redirects"), decided here.
+
+Endpoints (an LLM's, a judge's, an agent's: `openai:` agents, judges and the check before the first turn through
+`_llm`, `http://` agents, the framework adapters' model clients) never follow a redirect: a request to one carries a
+key or the conversation, and a redirect would send them to a host the user never named. A 3xx is an error naming
+where it pointed (`endpoint_redirect`), never a second request. Their HTTP clients are made with following off
+(`FOLLOW_ON_ENDPOINTS`).
+
+Where a download may be redirected (docs/security.md, "Downloads"): decided here, before anything connects.
 
 The URL a user names (the built-in source, or a mirror in `<PREFIX>_URL`) is fetched as given, on a private or
 loopback address too. A redirect from it is followed only when
@@ -25,6 +33,16 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 MAX_REDIRECTS = 5
+FOLLOW_ON_ENDPOINTS = False  # an LLM's, a judge's or an agent's endpoint: a redirect is never followed
+
+
+def endpoint_redirect(status: int, location: str | None) -> str:
+    """What an endpoint that answered with a redirect is said to have done (the target's secrets redacted)."""
+    from ltm_harness._guard.redact import redact_url
+
+    where = (redact_url(location or "") or "nowhere")[:200]
+    return (f"answered with a redirect (HTTP {status} to {where}), which is not followed (docs/security.md); give the "
+            "final URL")
 Resolver = Callable[[str], frozenset[str]]
 
 

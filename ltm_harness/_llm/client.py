@@ -36,6 +36,7 @@ from tenacity.wait import wait_random_exponential
 from ltm_harness._errors import LLMError
 from ltm_harness._guard.retry_after import retry_after_seconds as header_wait
 from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS, cut_words
+from ltm_harness._guard.redirects import endpoint_redirect
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._llm.ratelimit import SEEN, RateGate, Seen
@@ -135,6 +136,12 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):
         return True
     return False
+
+
+class ListedModels(list[str]):
+    """The model names an endpoint lists (at most the limit asked for), and how many it lists in all."""
+
+    total: int = 0
 
 
 class _MalformedResponse(Exception):
@@ -294,19 +301,20 @@ class LLMClient:
             self.cache.put(key, text, prompt_tokens, completion_tokens, counted)
         return ChatResult(text, call)
 
-    async def listed_models(self, limit: int = 10_000) -> list[str] | None:
-        """The models the endpoint lists (`GET /models`, at most `limit`), once, within 30 s; None when it has no
-        such list (HTTP 404 or 405: servers that serve chat only); an LLMError when it cannot be reached or refuses
-        the key."""
+    async def listed_models(self, limit: int = 10_000, want: str | None = None) -> "ListedModels | None":
+        """The models the endpoint lists (`GET /models`: at most `limit` kept, every one counted in `total`, and
+        `want` kept wherever it is in the list), once, within 30 s; None when it has no such list (HTTP 404 or 405:
+        servers that serve chat only); an LLMError when it cannot be reached or refuses the key."""
         import openai
 
-        ids: list[str] = []
+        ids = ListedModels()
 
         async def listing() -> None:
             async for model in self._client().with_options(timeout=min(self.settings.timeout, 30.0)).models.list():
-                ids.append(str(getattr(model, "id", "")))
-                if len(ids) >= limit:
-                    return
+                name = str(getattr(model, "id", ""))
+                ids.total += 1
+                if len(ids) < limit or name == want:
+                    ids.append(name)
 
         try:
             await asyncio.wait_for(listing(), timeout=min(self.settings.timeout, 30.0) + 5)
@@ -373,6 +381,9 @@ class LLMClient:
         if isinstance(too_large, ReplyTooLarge):
             return LLMError(f"{where} sent a response that was refused: {too_large}; raise llm.max_reply_bytes if "
                             "it is genuine")
+        if isinstance(exc, openai.APIStatusError) and 300 <= exc.status_code < 400:
+            return LLMError(self.endpoint.scrub(f"{where} " + endpoint_redirect(
+                exc.status_code, exc.response.headers.get("Location")) + " as the base URL"), fatal=True)
         if is_context_too_long(exc):
             return LLMError(f"{where}: the prompt is longer than the model's context (context_length_exceeded); give "
                             "the agent a window (openai:MODEL@MAX_CONTEXT) or a model with a larger context",

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
+from ltm_harness._guard.redirects import FOLLOW_ON_ENDPOINTS
 from ltm_harness._llm.ratelimit import SEEN
 
 
@@ -68,7 +69,25 @@ def _transport_class() -> type:
 
 
 def http_client(limit: int, timeout: float) -> Any:
-    """The SDK's default async client, over a transport that bounds every response body to `limit` bytes."""
+    """The SDK's default async client, over a transport that bounds every response body to `limit` bytes, following
+    no redirect (`_guard.redirects`: the SDK's default follows them, re-sending the key and the conversation to
+    wherever a 307 points)."""
     from openai import DefaultAsyncHttpxClient
 
-    return DefaultAsyncHttpxClient(transport=_transport_class()(limit), timeout=timeout)
+    return DefaultAsyncHttpxClient(transport=_transport_class()(limit), timeout=timeout,
+                                   follow_redirects=FOLLOW_ON_ENDPOINTS)
+
+
+def endpoint_http_client(**options: Any) -> Any:
+    """The SDK's default async client, following no redirect, for a framework's own OpenAI client on an endpoint."""
+    from openai import DefaultAsyncHttpxClient
+
+    return DefaultAsyncHttpxClient(follow_redirects=FOLLOW_ON_ENDPOINTS, **options)
+
+
+def stop_following(sdk_client: Any) -> None:
+    """Turn redirect following off in an OpenAI SDK client a framework made itself (mem0's LLM and embedder): its
+    HTTP client (the SDK's `_client`, an httpx client whose `follow_redirects` is a plain attribute)."""
+    http = getattr(sdk_client, "_client", None)
+    if http is not None and hasattr(http, "follow_redirects"):
+        http.follow_redirects = FOLLOW_ON_ENDPOINTS

@@ -178,7 +178,7 @@ def _report(summary: RunSummary, specs: list[TestSpec], prepared: PreparedRun, r
             mine = [r for r in results if r.dataset == dataset.name]
             score = _test_score(dataset, prepared.examples[dataset.name], mine)
             scores.append(AIQTestScore(test=spec.label, kind=env_class(spec.name).kind, trials=n,
-                                       score=d.score if score is None else score, std=d.std, errored=d.errored))
+                                       score=(d.score or 0.0) if score is None else score, std=d.std, errored=d.errored))
         agent_scores.append(AIQAgentScore(agent=agent.agent, aiq=statistics.fmean(s.score for s in scores), tests=scores))
     return AIQReport(run_name=run_name, seed=seed, trials=trials, tests=[s.label for s in specs], agents=agent_scores,
                      errors=summary.errors)

@@ -8,9 +8,10 @@ Every string from a run or a file is escaped here.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from ltm_harness._interop.answers.formats import FORMAT_NAMES
 from ltm_harness._interop.answers.matching import MatchReport
@@ -48,6 +49,17 @@ def _judged(r: TestResult) -> float | None:
     return r.verdicts[0].score if r.verdicts else None
 
 
+def _valid(score: float | None) -> TypeGuard[float]:
+    """A publisher's score that can be averaged: a number in [0, 1] (the import keeps no other; a match report edited
+    or written by an older version may hold one)."""
+    return score is not None and math.isfinite(score) and 0.0 <= score <= 1.0
+
+
+def invalid_kept(report: MatchReport) -> int:
+    """The publisher's scores in the match report that are not in [0, 1]: never averaged."""
+    return sum(1 for t in report.theirs for v in (t.f1, t.bleu, t.judge) if v is not None and not _valid(v))
+
+
 def _label_of(results: Sequence[TestResult]) -> str | None:
     """The label the benchmark breaks its questions down by (LoCoMo's category, LongMemEval's type), if any."""
     return next((k for r in results for k in (r.labels or {}) if k != "abstention"), None)
@@ -60,7 +72,8 @@ def _compare(what: str, pairs: Sequence[tuple[float, float]]) -> Comparison:
 
 def comparisons(report: MatchReport, results: Sequence[TestResult], order: Sequence[str] = ()) -> list[Comparison]:
     """Their numbers beside ours on the questions both scored: overall, then per value of the benchmark's label (its
-    categories, in `order` first: the benchmark's own), each such row named "... · <value>"."""
+    categories, in `order` first: the benchmark's own), each such row named "... · <value>"; a publisher's score
+    outside [0, 1] is never averaged."""
     by_id = {r.example_id: r for r in results if r.status != "unscored"}
     label = _label_of(results)
     out: list[Comparison] = []
@@ -73,10 +86,11 @@ def comparisons(report: MatchReport, results: Sequence[TestResult], order: Seque
         for value in in_order((v for v in values.values() if v is not None), order):
             out.append(_compare(f"  · {value}", [(a, b) for rid, a, b in pairs if values[rid] == value]))
 
-    f1 = [(t.result_id, t.f1, _ours(by_id[t.result_id])) for t in report.theirs if t.f1 is not None and t.result_id in by_id]
+    f1 = [(t.result_id, t.f1, _ours(by_id[t.result_id])) for t in report.theirs
+          if _valid(t.f1) and t.result_id in by_id]
     if f1:
         add("their F1 vs the reference rules (our score)", f1)
-    judged = [t for t in report.theirs if t.judge is not None and t.result_id in by_id]
+    judged = [t for t in report.theirs if _valid(t.judge) and t.result_id in by_id]
     if judged:
         models = sorted({t.judge_model for t in judged if t.judge_model})
         name = f"their judge ({', '.join(models)})" if models else "their judge"
@@ -124,7 +138,12 @@ def _block(e: Entry, report: MatchReport) -> str:
               f"{plural(report.unanswered, 'question')} without an answer (unscored)."
               f"{_unanswered_by_label(e.agent.results, _order(e))}")
     parts = [f"<h3>{breakable(e.label)}</h3><p>{counts}</p>"]
-    listed = [("unmatched", report.unmatched_list), ("duplicated", report.duplicated_list)]
+    invalid = report.invalid_scores + invalid_kept(report)
+    if invalid:
+        parts.append(f'<p class="note">{plural(invalid, "score")} of the publisher\'s are not a number in [0, 1]: '
+                     "shown as invalid, never averaged.</p>")
+    listed = [("unmatched", report.unmatched_list), ("duplicated", report.duplicated_list),
+              ("invalid scores of the publisher", report.invalid_list)]
     for what, lines in listed:
         if lines:
             items = "".join(f"<li>{_e(line)}</li>" for line in lines)

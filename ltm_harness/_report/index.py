@@ -11,6 +11,7 @@ index from being written.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -22,12 +23,16 @@ from ltm_harness._report.colours import colour_css, folder_slots
 from ltm_harness._report.html import marks_legend, protocol_marks
 from ltm_harness._report.index_rows import AgentCell, KnownRows, RowRecord, signature
 from ltm_harness._results.marks import KINDS, Mark, is_imported, marks_of, rank_key
+from ltm_harness._results.check import as_results_say
 from ltm_harness._results.models import AgentSummary, RunSummary
+from ltm_harness._results.outputs import read_results
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
 from ltm_harness._tokens import plural
 
 MAX_REASON = 300  # characters of a damaged folder's reason shown
+DISTRUSTED = ('<p class="note">The rows the earlier index remembered were not as ltm-harness wrote them on this machine '
+              "(edited, damaged, or from elsewhere): they were dropped and every folder was read again.</p>")
 
 
 @dataclass
@@ -74,9 +79,16 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
                             note=cut_words(f"{folder.summary} cannot be read: {exc}", MAX_REASON))
-        agents = sorted((_agent_score(a, summary.judge, is_imported(folder.path, a.agent)) for a in summary.agents),
+        checked, disagreed = [], []
+        for a in summary.agents:  # the numbers are the results' own (a summary edited or damaged says otherwise)
+            agent = folder.agent(a.agent)
+            if agent.results.is_file():
+                a, line = as_results_say(a, read_results(agent))
+                disagreed += [line] if line else []
+            checked.append(a)
+        agents = sorted((_agent_score(a, summary.judge, is_imported(folder.path, a.agent)) for a in checked),
                         key=lambda a: rank_key(a.marks))  # a marked agent after those without
-        note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
+        note = "; ".join([f"{agent} did not finish" for agent in summary.errors] + disagreed)
         return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
                         cut_words(note, MAX_REASON))
     if folder.is_run() or any(a.has_logs() for a in folder.agent_folders()):
@@ -123,6 +135,9 @@ def index_rows(root: Path, known: KnownRows | None = None) -> list[IndexRow]:
         except OSError as exc:
             row = IndexRow(path.name, f"{path.relative_to(root).as_posix()}/", "damaged", 0.0,
                            note=cut_words(f"cannot be read: {exc.strerror or exc}", MAX_REASON))
+        except (LTMError, ValueError, RecursionError) as exc:  # whatever a folder holds, the index is still written
+            row = IndexRow(path.name, f"{path.relative_to(root).as_posix()}/", "damaged", 0.0,
+                           note=cut_words(f"cannot be read: {exc}", MAX_REASON))
         if row is not None:
             rows.append(row)
     return sorted(rows, key=lambda r: (-r.when, r.name))
@@ -150,7 +165,7 @@ def _agent_score(a: AgentSummary, judge: str | None, imported: bool) -> AgentSco
 
 
 def _score_class(share: float) -> str:
-    return f"s{max(0, min(10, round(share * 10)))}"
+    return f"s{max(0, min(10, round(share * 10)))}" if math.isfinite(share) else "s0"
 
 
 def _run_row(r: IndexRow) -> str:
@@ -280,7 +295,8 @@ def build_index(root: Path) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(rows), "folder")}: {_e(summary)} · newest first; click '
-            "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p></header>"
+            "a column to sort, type to filter. Written by ltm-harness after each run, report and comparison.</p>"
+            f"{DISTRUSTED if known.distrusted else ''}</header>"
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script>{known.block()}</body></html>\n")
 
 

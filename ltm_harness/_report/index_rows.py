@@ -10,6 +10,11 @@ gets a change time of this machine, which no one can set back). Unfinished and u
 every time (they are few, and they change). A block that is missing, too big, not valid or of another format is
 ignored: every folder is read, as on the first refresh. The block only saves work; what the page shows is always
 what reading every folder would show.
+
+The block is signed with this user's key (HMAC-SHA256, the key the framework stores are signed with): a row edited in
+the page (a score made 0.97, a NaN) does not match its signature, so the whole block is ignored and every folder
+read again, and the page says so. A folder's numbers themselves come from its agents' results.json
+(`_results.check`), so the signature covers those files too.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ltm_harness._store.layout import RunFolder
 
-ROWS_FORMAT = 2  # 2: an agent's protocol marks
+ROWS_FORMAT = 2  # 2: signed, each agent's results.json in the signature, and each agent's protocol marks
 MAX_INDEX_BYTES = 64 * 2**20  # a bigger index.html is not read back (its rows are made afresh)
 _OPEN = '<script type="application/json" id="ltm-index-rows">'
 _CLOSE = "</script>"
@@ -34,6 +39,8 @@ class _Strict(BaseModel):
 
 
 class AgentCell(_Strict):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
     name: str
     score: float
     max_score: int
@@ -63,16 +70,38 @@ class _Entry(_Strict):
 class _Block(_Strict):
     format: int
     rows: list[_Entry]
+    mac: str | None = None  # HMAC-SHA256 of the rows' JSON with this user's key (None: no key could be made)
+
+
+def _mac(rows: list[_Entry]) -> str | None:
+    """The rows' signature with this user's key; None when the key cannot be read or made (a read-only home)."""
+    from ltm_harness._agents.frameworks.store_trust import digest
+
+    data = json.dumps([e.model_dump(mode="json") for e in rows], sort_keys=True).encode()
+    try:
+        return digest(data)
+    except OSError:
+        return None
+
+
+def _file_sig(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def signature(folder: RunFolder) -> list[int] | None:
-    """What a finished folder's row is made of, as the file system shows it (None: no regular summary.json)."""
+    """What a finished folder's row is made of, as the file system shows it: its summary.json and each agent's
+    results.json (None: no regular summary.json)."""
     try:
         st = folder.summary.stat()
         if not stat.S_ISREG(st.st_mode):
             return None
-        return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, int(folder.report.is_file()),
-                int(folder.aiq_report.is_file())]
+        sig = [*_file_sig(st), int(folder.report.is_file()), int(folder.aiq_report.is_file())]
+        for agent in folder.agent_folders():
+            try:
+                sig += _file_sig(agent.results.stat())
+            except FileNotFoundError:
+                sig.append(-1)
+        return sig
     except OSError:
         return None
 
@@ -80,9 +109,10 @@ def signature(folder: RunFolder) -> list[int] | None:
 class KnownRows:
     """The rows an earlier index holds (`load`), and those this refresh keeps (`keep`) for the next one."""
 
-    def __init__(self, earlier: dict[str, tuple[list[int], RowRecord]] | None = None) -> None:
+    def __init__(self, earlier: dict[str, tuple[list[int], RowRecord]] | None = None, distrusted: bool = False) -> None:
         self._earlier = earlier or {}
         self._kept: list[_Entry] = []
+        self.distrusted = distrusted  # an earlier block was there but not as this harness wrote it: not used
 
     @classmethod
     def load(cls, index: Path) -> "KnownRows":
@@ -109,9 +139,11 @@ class KnownRows:
         try:
             block = _Block.model_validate(json.loads(text[start + len(_OPEN):end]))
         except (ValueError, RecursionError, ValidationError):
-            return cls()
+            return cls(distrusted=True)
         if block.format != ROWS_FORMAT:
             return cls()
+        if block.mac is None or block.mac != _mac(block.rows):
+            return cls(distrusted=True)
         return cls({e.path: (e.sig, e.row) for e in block.rows})
 
     def get(self, path: str, sig: list[int]) -> RowRecord | None:
@@ -127,5 +159,6 @@ class KnownRows:
 
     def block(self) -> str:
         """The JSON block for the page (every `<` escaped, so no text in it can end the block or open a comment)."""
-        data = _Block(format=ROWS_FORMAT, rows=sorted(self._kept, key=lambda e: e.path)).model_dump_json()
+        rows = sorted(self._kept, key=lambda e: e.path)
+        data = _Block(format=ROWS_FORMAT, rows=rows, mac=_mac(rows)).model_dump_json()
         return _OPEN + data.replace("<", "\\u003c") + _CLOSE

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from ltm_harness._authoring.definitions import definitions_fingerprint
 from ltm_harness._errors import LTMError
 from ltm_harness._report.conversation import CallStats, SessionLog, read_session_log
+from ltm_harness._results.check import as_results_say
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, find_run, read_results
 from ltm_harness._store.files import read_run_json, validate_run_data
@@ -116,6 +117,9 @@ def _load_agent(folder: AgentFolder, summary: AgentSummary | None, raw: dict[str
     results: list[TestResult] = []
     if folder.results.is_file():
         results = read_results(folder)
+        summary, disagreed = as_results_say(summary, results)  # the numbers shown are the results' own
+        if disagreed:
+            warnings.append(f"{folder.summary if earlier else folder.path.parent / 'summary.json'}: {disagreed}")
     else:
         warnings.append(f"{folder.results} is missing: no per-test results for {spec}")
     logs = list(folder.session_logs().values())
@@ -161,4 +165,6 @@ def load_run(path: Path) -> RunData:
                 loaded.spec = loaded.summary.agent
                 agents.append(loaded)
     warnings = skipped + [w for a in agents for w in a.warnings]
+    checked = {a.spec: a.summary for a in agents if not a.earlier}
+    summary = summary.model_copy(update={"agents": [checked.get(a.agent, a) for a in summary.agents]})
     return RunData(path, summary, agents, dict(summary.errors), definitions_fingerprint(folder.definitions), warnings)

@@ -244,7 +244,7 @@ def _own_score(d: DatasetSummary, judged: bool) -> str:
     (its headline's lead: F1, the average of the ten abilities), as everywhere else."""
     quoted = d.quoted(judged)
     if quoted.spec.goodai or not quoted.values:
-        return (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>' if d.scored
+        return (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>' if d.score is not None
                 else '<td class="num">–</td>')
     lead = quoted.values[0]
     if lead.value is None:

@@ -33,6 +33,14 @@ def _ci(lo: float | None, hi: float | None, digits: int = 2) -> str:
     return "–" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def _by_conversation(r: IntervalRow | PairRow, digits: int = 2) -> str:
+    """The interval by conversation, with what its row says of it (none over one conversation; few of them)."""
+    shown = _ci(r.conversation_low, r.conversation_high, digits)
+    if not r.conversation_note:
+        return shown
+    return f"{shown} ({'one conversation' if r.conversations == 1 else f'only {r.conversations} conversations'})"
+
+
 def _mean(value: float | None, signed: bool = False) -> str:
     return "–" if value is None else (f"{value:+.3f}" if signed else f"{value:.3f}")
 
@@ -57,7 +65,7 @@ def _interval_table(rows: Sequence[IntervalRow]) -> str:
         f'<tr><td class="who">{breakable(r.label)}</td><td>{_e(r.dataset)} · {_e(_what(r.by, r.value))}</td>'
         f'<td class="num">{r.questions}</td><td class="num">{r.conversations}</td><td class="num">{_mean(r.mean)}</td>'
         f'<td class="num">{_ci(r.question_low, r.question_high)}</td>'
-        f'<td class="num">{_ci(r.conversation_low, r.conversation_high)}</td></tr>'
+        f'<td class="num">{_e(_by_conversation(r))}</td></tr>'
         for r in rows)
     return f'<div class="scroll"><table class="grid stats"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
@@ -71,7 +79,7 @@ def _pair_table(rows: Sequence[PairRow]) -> str:
         f'<tr><td class="who">{breakable(r.a)} <i>vs</i> {breakable(r.b)}</td><td>{_e(r.dataset)} · {_e(_what(r.by, r.value))}</td>'
         f'<td class="num">{r.questions}</td><td class="num">{_mean(r.mean_a)}</td><td class="num">{_mean(r.mean_b)}</td>'
         f'<td class="num"><b>{_mean(r.difference, True)}</b></td><td class="num">{_ci(r.question_low, r.question_high, 3)}</td>'
-        f'<td class="num">{_ci(r.conversation_low, r.conversation_high, 3)}</td>'
+        f'<td class="num">{_e(_by_conversation(r, 3))}</td>'
         f'<td>{_e(r.test or "–")}, {_e(_p(r.p_value)).replace(" ", "&nbsp;")}</td><td class="num">{r.wins} / {r.losses} / {r.ties}</td></tr>'
         for r in rows)
     return f'<div class="scroll"><table class="grid stats"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
@@ -139,7 +147,8 @@ def pair_lines(stats: Statistics) -> list[str]:
     for r in stats.pairs:
         if r.by != "":
             continue
-        conv = f", by conversation {_ci(r.conversation_low, r.conversation_high, 3)}" if r.conversation_low is not None else ""
+        conv = f", by conversation {_by_conversation(r, 3)}" \
+            if r.conversation_low is not None or r.conversation_note else ""
         line = (f"{r.a} vs {r.b} on {r.dataset} ({r.questions} questions scored for both): A-B "
                 f"{_mean(r.difference, True)}, 95% by question {_ci(r.question_low, r.question_high, 3)}{conv}; "
                 f"{r.test or 'no test'} {_p(r.p_value)}; A wins {r.wins}, B wins {r.losses}, ties {r.ties}")

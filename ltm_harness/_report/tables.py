@@ -263,7 +263,7 @@ def dataset_rows(e: Entry) -> list[DatasetRow]:
     judged = e.run.summary.judge is not None
     return [DatasetRow(run=e.run.name, agent=e.agent.spec, label=e.label, dataset=d.dataset,
                        metric=d.quoted(judged).values[0].name if d.quoted(judged).values else "score", tests=d.tests,
-                       scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score if d.scored else None,
+                       scored=d.scored, unscored=d.unscored, errored=d.errored, score=d.score,
                        std=d.std if d.scored else None, target_gap=d.target_gap, achieved_gap=d.achieved_gap,
                        memory_distance=d.memory_distance)
             for d in e.agent.summary.datasets]

@@ -209,15 +209,19 @@ def label_breakdown(results: Sequence["TestResult"]) -> list[LabelSummary]:
 
 
 class DatasetSummary(OmitWhenNone):
-    _omit_when_none = ("breakdown", "metrics", "headline", "not_answered")
+    _omit_when_none = ("breakdown", "metrics", "headline", "not_answered", "score_covers")
 
     dataset: str
     tests: int
     scored: int
     unscored: int
     errored: int
-    score: float  # mean normalised score of scored tests (0.0 when none was scored: read `headline`, which says None)
+    # mean normalised score of the scored tests, by the headline's rule: None where nothing was scored, or where the
+    # dataset's headline has no value (BEAM's mean of ten abilities over the one a rule decided); `score_covers`
+    # says what it is over when that is not every test (format 5; before, 0.0 over nothing, read back as None)
+    score: float | None
     std: float
+    score_covers: str | None = None
     target_gap: float | None
     achieved_gap: float | None
     memory_distance: float | None = None  # mean memory distance of its tests (None: not measured)
@@ -229,6 +233,14 @@ class DatasetSummary(OmitWhenNone):
     headline: DatasetHeadline | None = None
     # of the unscored, those an imported answers file has no answer for (None: none, or results before it was counted)
     not_answered: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nothing_scored_is_none(cls, data: Any) -> Any:
+        """A summary written before format 5 says 0.0 for a dataset with nothing scored: that is no score."""
+        if isinstance(data, dict) and data.get("scored") == 0 and data.get("score") is not None:
+            data = {**data, "score": None}
+        return data
 
     def quoted(self, judged: bool) -> DatasetHeadline:
         """Its headline; for results written before headlines (format 3 or older), the mean score as the GoodAI
@@ -285,9 +297,9 @@ class AgentSummary(OmitWhenNone):
 
     @property
     def scored_datasets(self) -> int:
-        """The datasets with a scored test: the benchmark score's maximum as shown (a dataset with nothing scored
-        has no mean, so it adds nothing to the sum and is said apart, never counted as 0)."""
-        return sum(1 for d in self.datasets if d.scored)
+        """The datasets with a score: the benchmark score's maximum as shown (a dataset with nothing scored has no
+        mean, so it adds nothing to the sum and is said apart, never counted as 0)."""
+        return sum(1 for d in self.datasets if d.scored and d.score is not None)
 
     def ltm_score_on(self, basis: DistanceBasis) -> float | None:
         """The LTM score on achieved gaps ("gap") or on memory distances (None: not in this summary's format)."""
@@ -318,14 +330,31 @@ def ltm_score(results: Sequence[TestResult], basis: DistanceBasis = "gap") -> fl
     return statistics.fmean(perfect) if perfect else 0.0
 
 
+def dataset_score(values: Sequence[float], tests: int, headline: DatasetHeadline | None) -> tuple[float | None, str | None]:
+    """A dataset's `score` by the headline's rule, and what it covers when that is not every test: None over nothing
+    scored, and None where the headline's leading number has no value over what was scored (it is not quoted)."""
+    if not values:
+        return None, f"nothing scored of {tests:,} tests" if tests else None
+    lead = headline.values[0] if headline is not None and headline.values else None
+    if lead is not None and lead.value is None:
+        return None, (f"not quoted: its headline ({lead.name}) has no value over the {len(values):,} of {tests:,} "
+                      "tests scored")
+    covers = None if len(values) == tests else f"{len(values):,} of {tests:,} tests scored"
+    return statistics.fmean(values), covers
+
+
+def benchmark_score(datasets: Sequence[DatasetSummary]) -> float:
+    """The sum of the datasets' scores, over those that have one."""
+    return float(sum(d.score for d in datasets if d.score is not None))
+
+
 DatasetMetrics = Callable[[str, list[TestResult]], dict[str, float]]
-DatasetHeadlines = Callable[[str, list[TestResult]], DatasetHeadline]
+DatasetHeadlines = Callable[[str, list[TestResult]], DatasetHeadline | None]
 
 
-def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetrics | None = None,
-                    headlines: DatasetHeadlines | None = None, **stats: Any) -> AgentSummary:
-    """An agent's summary; `metrics(dataset, its results)`: the dataset's own named numbers, if any;
-    `headlines(dataset, its results)`: the metrics it is quoted by."""
+def summarize_datasets(results: Sequence[TestResult], metrics: DatasetMetrics | None = None,
+                       headlines: DatasetHeadlines | None = None) -> list[DatasetSummary]:
+    """Each dataset's summary of an agent's results, in the order of their names (see `summarize_agent`)."""
     by_dataset: dict[str, list[TestResult]] = {}
     for r in results:
         by_dataset.setdefault(r.dataset, []).append(r)
@@ -345,7 +374,7 @@ def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetri
             scored=len(scored),
             unscored=sum(r.status == "unscored" for r in rs),
             errored=sum(r.status == "errored" for r in rs),
-            score=statistics.fmean(values) if values else 0.0,
+            score=None,
             std=statistics.pstdev(values) if len(values) > 1 else 0.0,
             target_gap=statistics.fmean(targets) if targets else None,
             achieved_gap=statistics.fmean(achieved) if achieved else None,
@@ -357,9 +386,18 @@ def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetri
             headline=headlines(name, rs) if headlines is not None else None,
             not_answered=sum(r.status == "unscored" and NOT_ANSWERED_REASON in r.reasons for r in rs) or None,
         ))
+        datasets[-1].score, datasets[-1].score_covers = dataset_score(values, len(rs), datasets[-1].headline)
+    return datasets
+
+
+def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetrics | None = None,
+                    headlines: DatasetHeadlines | None = None, **stats: Any) -> AgentSummary:
+    """An agent's summary; `metrics(dataset, its results)`: the dataset's own named numbers, if any;
+    `headlines(dataset, its results)`: the metrics it is quoted by."""
+    datasets = summarize_datasets(results, metrics, headlines)
     return AgentSummary(
         agent=agent,
-        benchmark_score=sum(d.score for d in datasets),
+        benchmark_score=benchmark_score(datasets),
         max_benchmark_score=len(datasets),
         ltm_score=ltm_score(results, "gap"),
         ltm_score_memory_distance=ltm_score(results, "memory_distance"),

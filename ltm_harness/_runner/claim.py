@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ltm_harness._errors import RunFolderError, option
+from ltm_harness._errors import ConfigError, RunFolderError, option
 from ltm_harness._results.outputs import finished_outputs, folder_state, free_run_name
-from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder
+from ltm_harness._store.layout import AgentFolder, RunFolder, ScenarioFolder, slug, taken_entry
 from ltm_harness._store.lock import RunLock
 from ltm_harness._tokens import plural
 
@@ -40,6 +40,9 @@ def claim_folder(results_root: Path, run_name: str, *, resume: bool = False, ove
     finished (default: as a run's; a suite's agents are finished when their results are written). `retry_errored`
     resumes, and also takes up the errored tests of agents that finished."""
     resume = resume or retry_errored
+    if (taken := taken_entry(slug(run_name), in_run=False)) is not None:
+        raise ConfigError(f"run name {run_name!r} would write the run to {taken}; give another (--run-name, or "
+                          "config.run_name)")
     folder = RunFolder.named(results_root, run_name)
     created = not folder.path.exists()
     lock = folder.lock().acquire()

@@ -7,7 +7,9 @@ results always give the same numbers, whatever else is in the report.
 A question's score is its normalised score; an errored question counts 0 and an unscored one is left out, as in the
 dataset's mean. A result's conversation is its `group` (the benchmark test it is a part of: a LoCoMo or BEAM
 conversation); a result with none is a conversation of its own, and where every conversation holds one question
-there is no interval by conversation (it would be the one by question).
+there is no interval by conversation (it would be the one by question). Resampling one conversation gives a
+zero-width interval that says nothing, so one conversation gives none either; two or three
+(`FEW_CONVERSATIONS`) give one whose row says they are few (`conversation_note`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ltm_harness._stats.resample import (BOOTSTRAP, EXACT_FLIPS, LEVEL, PERMUTAT
 ALL = "all"  # the `value` of a dataset's overall row
 JUDGE, VERDICTS = "judge", "verdicts"  # (by, value) of the row over the judge's verdicts (LoCoMo's J)
 MAX_PAIRED_AGENTS = 8  # pairs are formed among the first 8 agents of a report (28 pairs)
+FEW_CONVERSATIONS = 3  # an interval by conversation over this many conversations or fewer is said to be over few
 _TIE = 1e-9
 
 
@@ -57,8 +60,9 @@ class IntervalRow(BaseModel):
     mean: float | None  # None: nothing scored
     question_low: float | None  # 95% bootstrap interval, resampling questions
     question_high: float | None
-    conversation_low: float | None  # 95% bootstrap interval, resampling conversations (None: one question each)
-    conversation_high: float | None
+    conversation_low: float | None  # 95% bootstrap interval, resampling conversations (None: one question each, or
+    conversation_high: float | None  # one conversation)
+    conversation_note: str = ""  # why there is no interval by conversation, or that it is over few of them
 
 
 class PairRow(BaseModel):
@@ -76,8 +80,9 @@ class PairRow(BaseModel):
     difference: float | None  # mean of A - B
     question_low: float | None  # 95% paired bootstrap interval of the difference, resampling questions
     question_high: float | None
-    conversation_low: float | None  # the same resampling conversations (None: one question each)
+    conversation_low: float | None  # the same resampling conversations (None: one question each, or one conversation)
     conversation_high: float | None
+    conversation_note: str = ""  # as in IntervalRow
     test: str  # "exact McNemar", "sign-flip permutation (exact)", "sign-flip permutation (10000 random flips)", ""
     p_value: float | None
     wins: int  # questions where A scored higher
@@ -163,7 +168,19 @@ def _by_dataset(results: Sequence[TestResult]) -> dict[str, list[TestResult]]:
 
 
 def _has_conversations(clusters: Sequence[str]) -> bool:
-    return len(set(clusters)) < len(clusters)
+    """An interval by conversation says something: two conversations at least, and one with several questions."""
+    return 1 < len(set(clusters)) < len(clusters)
+
+
+def conversation_note(clusters: Sequence[str]) -> str:
+    """What a row says of its interval by conversation: nothing when it is an honest one (or there are no
+    conversations, each question being its own), else why there is none or that it is over few."""
+    k = len(set(clusters))
+    if k == 1 and len(clusters) > 1:
+        return "one conversation: no interval by conversation"
+    if 1 < k <= FEW_CONVERSATIONS and k < len(clusters):
+        return f"only {k} conversations: an interval over few conversations"
+    return ""
 
 
 def interval_rows(s: Scored, apart: Collection[str] = ()) -> list[IntervalRow]:
@@ -181,7 +198,8 @@ def interval_rows(s: Scored, apart: Collection[str] = ()) -> list[IntervalRow]:
                                     questions=len(values), conversations=len(set(clusters)),
                                     mean=float(np.mean(values)) if values else None,
                                     question_low=q[0] if q else None, question_high=q[1] if q else None,
-                                    conversation_low=c[0] if c else None, conversation_high=c[1] if c else None))
+                                    conversation_low=c[0] if c else None, conversation_high=c[1] if c else None,
+                                    conversation_note=conversation_note(clusters)))
         # a label value none of whose questions was scored: shown as nothing scored, never as 0
         seen = {(r.by, r.value) for r in rows if r.dataset == dataset}
         for by, value in sorted(labelled - seen):
@@ -236,7 +254,8 @@ def pair_rows(a: Scored, b: Scored, apart: Collection[str] = ()) -> tuple[list[P
                                 difference=float(np.mean(diffs)) if diffs else None,
                                 question_low=q[0] if q else None, question_high=q[1] if q else None,
                                 conversation_low=c[0] if c else None, conversation_high=c[1] if c else None,
-                                test=test, p_value=p, wins=wins, losses=losses, ties=len(diffs) - wins - losses))
+                                conversation_note=conversation_note(clusters), test=test, p_value=p, wins=wins,
+                                losses=losses, ties=len(diffs) - wins - losses))
             if by == "":
                 outcomes += [OutcomeRow(dataset=dataset, example_id=x.example_id, a=a.label, b=b.label, score_a=sa,
                                         score_b=sb, outcome="win" if sa - sb > _TIE else "loss" if sb - sa > _TIE else "tie")

@@ -26,8 +26,12 @@
   4: each dataset's `headline` in the summary: the numbers it is quoted by as it declares them (results/headline.py),
   whether the run was judged, their values (None when nothing was scored) with their counts, and what was played;
   LoCoMo's J and LongMemEval's accuracies moved there from `metrics`.
-  Formats 1 to 3 are still read (the new fields missing: None, or 0; no headline: the mean score, None over nothing
-  scored).
+  5: each dataset's `score` follows the headline's rule: null where nothing was scored (it was 0.0) and null where the
+  headline's leading number has no value (BEAM's mean of ten abilities over the one a rule decided: it was the mean
+  over those), with `score_covers` saying what it is over when that is not every test ("40 of 400 tests scored"; left
+  out otherwise); an agent's `benchmark_score` sums the datasets that have a score.
+  Formats 1 to 4 are still read (the new fields missing: None, or 0; no headline: the mean score, None over nothing
+  scored; a score of 0.0 over nothing scored is read as None).
 
 The layout and every field are described in docs/run-format.md.
 """
@@ -42,7 +46,7 @@ EVENT_FORMAT = 5
 OLDEST_EVENT_FORMAT = 1  # the oldest event format this version still reads
 RESUMABLE_EVENT_FORMAT = 5  # the oldest event format a run can be resumed from
 FAILED_TRIES_ASIDE = 5  # the first event format whose turns keep their failed tries in the side file
-RESULTS_FORMAT = 4
+RESULTS_FORMAT = 5
 
 
 def check_format(path: Path, found: int, newest: int, oldest: int, what: str = "file") -> None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ltm_harness._errors import RunFolderError
 from ltm_harness._store.files import writing
 from ltm_harness._guard.names import check_name, inside
 from ltm_harness._store.lock import RunLock
@@ -98,6 +99,34 @@ def slug(text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         out = f"{out[:SLUG_MAX - 13].rstrip('._-')}-{digest}"
     return out
+
+
+# What a folder named by a user (an agent in a run folder, a run or a study in a results folder) must never be: an
+# entry the layout gives to something else. Compared case-folded (a case-insensitive disk makes `Definitions` the
+# definitions).
+_RUN_ENTRIES = {DEFINITIONS, IMPORTED_DIR, SUMMARY, RUN_CONFIG, IMPORTED_CONFIG, REPORT, AIQ_REPORT, LOCK, SPEND}
+_ROOT_ENTRIES = {RESULTS_INDEX, SUITES, LLM_CACHE, COLOURS}
+
+
+def taken_entry(name: str, in_run: bool = True) -> str | None:
+    """Why a folder called `name` would coincide with an entry of the layout in a run folder (`in_run`: an agent's
+    folder) or in a results folder (a run's or a study's): the entry's description, else None. Agents: the run's own
+    files and folders, its report's files (`report.*`), a re-scoring in progress (`*.rescoring`) and a suite's
+    `<agent>.json`; runs: the index, the suites, the cache and the colours beside them, and `compare_*.html`."""
+    folded = name.casefold()
+    if in_run:
+        if folded in _RUN_ENTRIES:
+            return f"the run folder's own {name!r}"
+        for pattern, fits in (("report.*", folded.startswith("report.")), (f"*{RESCORING}", folded.endswith(RESCORING)),
+                              ("*.json", folded.endswith(".json"))):
+            if fits:
+                return f"a name the run folder keeps for its own files ({pattern})"
+        return None
+    if folded in _ROOT_ENTRIES:
+        return f"the results folder's own {name!r}"
+    if folded.startswith(COMPARE_PREFIX) and folded.endswith(".html"):
+        return f"a name the results folder keeps for comparison pages ({COMPARE_PREFIX}*.html)"
+    return None
 
 
 def suites_root(results_root: Path) -> Path:
@@ -242,7 +271,13 @@ class RunFolder(_Folder):
         return self.path / f"{slug(agent)}.json"
 
     def agent(self, name: str) -> AgentFolder:
-        return AgentFolder(self.path / slug(name))
+        """The folder of agent `name`; never one of the run folder's own entries (RunFolderError: a name a run
+        refuses before it starts, so found only in a folder written otherwise)."""
+        folder = slug(name)
+        if (taken := taken_entry(folder)) is not None:
+            raise RunFolderError(f"{self.path}: agent {name!r} would have its outputs in {taken}; an agent's name "
+                                 "must not be one of the run folder's own entries")
+        return AgentFolder(self.path / folder)
 
     def imported(self, agent: str) -> Path:
         """Where `import-answers` keeps how an agent's imported file met the questions, and the publisher's scores."""

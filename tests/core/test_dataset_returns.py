@@ -22,7 +22,7 @@ from ltm_harness import DatasetInterface, TestExample
 from ltm_harness._cli.main import main as cli
 
 # as in test_properties.py: derandomized, so CI runs the same examples every time (a new find becomes an @example)
-PROPERTY = settings(max_examples=120, deadline=15000, derandomize=True,
+PROPERTY = settings(max_examples=120, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 HOOK = "ltm_test_dataset_returns"  # the module the dataset asks for what to return

@@ -177,3 +177,24 @@ async def test_a_format_4_log_with_failed_tries_is_rescored_as_format_5_records_
     written = [json.loads(line) for line in format_5.splitlines()]
     next(e for e in written if e["type"] == "turn" and e["i"] == answered["i"])["errors"] = answered["errors"][-1:]
     assert rescored == written  # otherwise the format 5 log the run wrote, event for event
+
+
+async def test_a_dataset_with_nothing_scored_has_no_score_in_the_file_and_a_subset_says_what_it_covers(tmp_path):
+    from ltm_harness._api import run_async
+    from ltm_harness._results.models import DatasetSummary
+
+    # in the default run, none of retrieval's colours answers can be scored: the headline says null
+    out = await run_async("default", ["retrieval"], results=tmp_path)
+    written = {d["dataset"]: d for d in json.loads((out.path / "retrieval" / "summary.json").read_text())["datasets"]}
+    colours = written["colours"]
+    assert colours["scored"] == 0 and colours["headline"]["values"][0]["value"] is None
+    assert colours["score"] is None and colours["score_covers"] == "nothing scored of 2 tests"
+    assert written["kv"]["score"] is not None and "score_covers" not in written["kv"]  # over every test: nothing said
+    summary = json.loads((out.path / "summary.json").read_text())
+    assert summary["format"] == RESULTS_FORMAT == 5
+    assert summary["agents"][0]["benchmark_score"] == sum(d["score"] or 0.0 for d in written.values())
+    assert out.agent_summary("retrieval").scored_datasets == len(written) - 1
+    # a format 4 file's 0.0 over nothing scored is read as no score
+    old = dict(colours, score=0.0)
+    old.pop("score_covers")
+    assert DatasetSummary.model_validate(old).score is None

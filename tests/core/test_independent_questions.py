@@ -251,3 +251,37 @@ def test_roles_in_a_definition_are_checked(fields, says):
     assert ok.role(1) == "assistant" and TestExample(**base).role(1) == "user"
     # left out of the definition file unless given: definitions written before stay byte for byte
     assert "roles" not in TestExample(**base).model_dump_json() and '"roles"' in ok.model_dump_json()
+
+
+@pytest.mark.parametrize("hangs", ["snapshot", "rewind"])
+async def test_a_snapshot_or_rewind_that_never_answers_waits_for_the_turn_timeout_not_the_http_one(tmp_path, monkeypatch,
+                                                                                                  hangs):
+    import asyncio
+
+    from aiohttp import web
+
+    from ltm_harness.testing import serve_local
+
+    monkeypatch.setenv("LTM_HTTP_TIMEOUT", "60")  # the HTTP agent's own timeout: far longer than the turn's
+    released = asyncio.Event()  # set once the run is over, so the server can stop
+
+    async def handle(request: web.Request) -> web.Response:
+        data = await request.json()
+        if hangs in data:
+            await released.wait()  # no answer while the run goes on
+        if "snapshot" in data:
+            return web.json_response({"snapshot": 1})
+        return web.json_response({} if "rewind" in data or data.get("observe") else {"reply": "Not mentioned."})
+
+    app = web.Application()
+    app.router.add_post("/chat", handle)
+    cfg = config()
+    cfg.config.turns.timeout = 0.5
+    async with serve_local(app) as url:
+        try:
+            out = await run_async(cfg, [f"{url}/chat"], results=tmp_path)
+        finally:
+            released.set()
+    [error] = out.summary.errors.values()
+    assert "no answer within 0.5 s (config.turns.timeout)" in error
+    assert ("take a snapshot" if hangs == "snapshot" else "go back to its state") in error

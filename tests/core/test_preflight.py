@@ -187,3 +187,23 @@ def test_aiq_and_suites_check_their_agents_as_run_does(tmp_path, capsys, command
     assert main([*command, "-a", f"http://127.0.0.1:{port}/chat", "--results", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"error: agent http://127.0.0.1:{port}/chat: cannot be reached")
     assert nothing_written(tmp_path)
+
+
+async def test_a_model_list_longer_than_ten_thousand_is_searched_whole_and_counted_right():
+    from ltm_harness._agents.openai_chat import OpenAIChatAgent
+
+    names = [f"model-{i}" for i in range(12_000)]
+
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    async with serve_local(app) as url:
+        listed_late = OpenAIChatAgent("openai:model-11999", base_url=f"{url}/v1")
+        assert await listed_late.preflight() is None  # listed after the first 10,000: no false refusal
+        missing = OpenAIChatAgent("openai:model-x", base_url=f"{url}/v1")
+        with pytest.raises(AgentError, match=r"does not list the model 'model-x' \(it lists 12,000: model-0, "):
+            await missing.preflight()
+        for agent in (listed_late, missing):
+            await agent.close()

@@ -165,3 +165,41 @@ def test_warnings_for_unknown_incompatibilities_and_small_spans(tmp_path, capsys
     err = capsys.readouterr().err
     assert "config.incompatibilities[0]: 'colourz' is not a known dataset" in err
     assert "below 1000" in err
+
+
+@pytest.mark.parametrize("name", ["definitions", "Definitions", "summary.json", "run_config.json", "imported",
+                                  "report.html", "report.x", "aiq.json", "config.yml", "a.rescoring", "mine.json"])
+def test_agent_names_that_are_the_run_folder_s_own_entries_are_refused_and_nothing_is_lost(tmp_path, capsys, name):
+    base = ["run", "-c", "default", "--examples", "1", "--run-name", "t", "--results", str(tmp_path)]
+    assert main([*base, "-a", "null"]) == 0
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "report" not in p.name)
+    capsys.readouterr()
+    assert main([*base, "--overwrite", "-a", f"{name}=oracle"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"agent {name!r} would write its outputs to" in err and "Traceback" not in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "report" not in p.name) == before
+
+
+def test_import_answers_named_like_the_definitions_is_refused_before_any_folder(tmp_path, capsys):
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"question_id": "a", "hypothesis": "b"}))
+    assert main(["import-answers", "longmemeval", str(answers), "--name", "definitions", "--results",
+                 str(tmp_path / "r")]) == 2
+    assert "agent 'definitions' would write its outputs to the run folder's own 'definitions'" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("name", ["index.html", "suites", "compare_a.html"])
+def test_run_names_that_are_the_results_folder_s_own_entries_are_refused(tmp_path, capsys, name):
+    assert main(["run", "-c", "default", "--examples", "1", "-a", "null", "--run-name", name, "--results",
+                 str(tmp_path)]) == 2
+    assert f"run name {name!r} would write the run to" in capsys.readouterr().err
+    assert not (tmp_path / name).exists()
+
+
+def test_a_folder_s_agent_that_is_one_of_its_entries_is_one_run_folder_error(tmp_path):
+    from ltm_harness._errors import RunFolderError
+    from ltm_harness._store.layout import RunFolder
+
+    with pytest.raises(RunFolderError, match="agent 'definitions' would have its outputs in the run folder's own"):
+        RunFolder(tmp_path).agent("definitions")

@@ -70,6 +70,13 @@ async def test_each_chat_is_played_as_history_at_its_dates_then_its_questions(da
     # an average of the ten abilities is not quoted over the one ability the rule decided: "-", with what it decided
     average = values[f"{HEADLINE} (rule-decided)"]
     assert (average.value, average.scored, average.tests) == (None, 4, 40)
+    # the file says what the screen says: no score where the headline has none, and what it would have been over
+    null = out.agent_summary("null").datasets[0]
+    assert (null.scored, null.score) == (4, None) and out.agent_summary("null").benchmark_score == 0.0
+    assert null.score_covers == (f"not quoted: its headline ({HEADLINE} (rule-decided)) has no value over the 4 of 40 "
+                                 "tests scored")
+    written = json.loads((out.path / "null" / "summary.json").read_text())["datasets"][0]
+    assert written["score"] is None and written["score_covers"] == null.score_covers
     assert metrics["data: evidence nested"] == 2 and metrics["data: evidence missing"] == 2
     measured = [r for r in results if r.gaps and r.gaps[0].memory_distance is not None]
     assert len(measured) == 32  # every question with evidence (not abstention, not the empty/missing ones)
@@ -305,3 +312,56 @@ def test_a_data_dir_whose_files_are_not_regular_files_says_what_they_are(tmp_pat
     with pytest.raises(DefinitionError) as caught:
         local_source(tmp_path, "100K", 1)
     assert str(caught.value).startswith(f"beam: {chat / 'chat.json'} cannot be read (it is a folder, not a regular file)")
+
+
+def test_a_10m_chat_with_a_missing_sub_plan_is_refused_in_one_line_naming_it(tmp_path, capsys):
+    import shutil
+
+    from ltm_harness._cli.main import main
+
+    gen.write_dataset(tmp_path, "10M", 1, batches=2, turns=2)
+    folder = tmp_path / "chats" / "10M" / "1"
+    for combined in ("chat_trunecated.json", "chat.json"):
+        (folder / combined).unlink(missing_ok=True)
+    shutil.rmtree(folder / "plan-3")
+    cfg = tmp_path / "beam.yml"
+    cfg.write_text(json.dumps({"config": {"run_name": "b"}, "datasets": {"args": {"memory_span": 32000}, "datasets": [
+        {"name": "beam", "args": {"data_dir": str(tmp_path), "scale": "10M"}}]}}))
+    assert main(["run", "-c", str(cfg), "-a", "null", "--limit", "1", "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"beam: {folder / 'plan-3' / 'chat.json'} is missing" in err
+    assert "needs all 10 (plan-0 to plan-9)" in err
+
+
+@pytest.mark.parametrize("content", ["[]", "[\n]", '[{"batch_number": 1, "turns": [[{"role": "user", "id": 0, '
+                                                   '"content": "x"}]]}'])
+def test_an_empty_or_cut_local_chat_is_refused_as_a_downloaded_one_is(tmp_path, content):
+    from ltm_harness._interop.beam.fetch import local_source
+
+    gen.write_dataset(tmp_path, "100K", 1)
+    chat = tmp_path / "chats" / "100K" / "1"
+    for name in ("chat_trunecated.json", "chat.json"):
+        if (chat / name).exists():
+            (chat / name).write_text(content)
+    with pytest.raises(DefinitionError, match="holds no message; it is not a BEAM chat file|does not end with the "
+                                              "closing"):
+        local_source(tmp_path, "100K", 1)
+
+
+@pytest.mark.parametrize("bad", ["²", "1" * 5000, "٣"])
+def test_a_message_id_that_is_not_ascii_digits_names_the_data_file(tmp_path, capsys, bad):
+    from ltm_harness._cli.main import main
+
+    gen.write_dataset(tmp_path, "100K", 1)
+    chat = tmp_path / "chats" / "100K" / "1"
+    path = next(chat / name for name in ("chat_trunecated.json", "chat.json") if (chat / name).exists())
+    data = json.loads(path.read_text())
+    data[0]["turns"][0][0]["id"] = bad
+    path.write_text(json.dumps(data))
+    cfg = tmp_path / "beam.yml"
+    cfg.write_text(json.dumps({"config": {"run_name": "b"}, "datasets": {"args": {"memory_span": 32000}, "datasets": [
+        {"name": "beam", "args": {"data_dir": str(tmp_path), "scale": "100K"}}]}}))
+    assert main(["run", "-c", str(cfg), "-a", "null", "--limit", "1", "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and len(err) < 500
+    assert f"{path}: batch 0.turns[0][0].id: must be a message number" in err and "dataset code" not in err

@@ -205,3 +205,128 @@ async def test_no_judge_call_is_made_for_a_question_the_file_does_not_answer(tmp
     assert len([r for r in server.requests if r["model"] == "mock-judge"]) == 7
     missing = [r for r in out.results("p") if r.responses == [NOT_ANSWERED]]
     assert len(missing) == 2 and all(r.status == "unscored" and "no answer" in r.reasons[0] for r in missing)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_import_is_resumed_or_overwritten_like_a_run(tmp_path, capsys):
+    answers = mem0_file(tmp_path / "mem0.json")
+    common = ["import-answers", "locomo", str(answers), "--name", "mem0", "--data-file", str(LOCOMO), "--examples",
+              "2", "--results", str(tmp_path / "r"), "--no-report"]
+    turns = 0
+
+    def stop_after_three(turn) -> None:
+        nonlocal turns
+        turns += 1
+        if turns == 3:
+            raise Stop()
+
+    import asyncio
+
+    with pytest.raises(Stop):  # stopped mid-way: the folder holds an interrupted run
+        asyncio.run(import_answers_async("locomo", answers, name="mem0", data_file=LOCOMO, examples=2,
+                                         results=tmp_path / "r", on_turn=stop_after_three))
+    folder = tmp_path / "r" / "locomo-mem0"
+    assert (folder / "mem0").is_dir() and not (folder / "summary.json").exists()
+    assert main(common) != 0  # reused without a word: refused, with the two ways out
+    err = capsys.readouterr().err
+    assert "--resume" in err and "--overwrite" in err and "Traceback" not in err
+    assert main([*common, "--resume"]) == 0
+    resumed = json.loads((folder / "mem0" / "results.json").read_text())
+    assert main([*common, "--overwrite"]) == 0
+    assert json.loads((folder / "mem0" / "results.json").read_text()) == resumed  # the same as played in one go
+    assert not (tmp_path / "r" / "locomo-mem0-2").exists()
+    with pytest.raises(SystemExit):
+        main([*common, "--resume", "--overwrite"])
+
+
+def test_an_import_stopped_by_ctrl_c_says_the_command_that_continues_it(tmp_path, capsys, monkeypatch):
+    import ltm_harness._api as api
+
+    def interrupted(*args, on_claimed, **options):
+        on_claimed("locomo-mem0-2")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "import_answers", interrupted)
+    argv = ["import-answers", "locomo", "a b.json", "--name", "mem0", "--examples", "2", "--results", str(tmp_path)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert f"kept in {tmp_path / 'locomo-mem0-2'}" in err
+    assert err.rstrip().endswith(f"import-answers locomo 'a b.json' --name mem0 --run-name locomo-mem0-2 --examples 2 "
+                                 f"--results {tmp_path} --resume")
+
+
+def _asked() -> list:
+    from ltm_harness._interop.answers.matching import AskedQuestion
+
+    return [AskedQuestion(s["sample_id"], f"{s['sample_id']}.q{i}", str(i), q["question"])
+            for s in SAMPLES for i, q in enumerate(s["qa"])]
+
+
+def test_an_index_and_a_text_that_disagree_are_unmatched_never_scored_against_the_index(tmp_path):
+    from ltm_harness._interop.answers.formats import read_answers
+    from ltm_harness._interop.answers.matching import match_answers
+
+    first, second = SAMPLES[0]["qa"][0]["question"], SAMPLES[0]["qa"][1]["question"]
+    lines = [{"sample_id": "synthetic-1", "question_index": 0, "question": second, "response": "June 2023"},
+             {"sample_id": "synthetic-1", "question_index": 1, "question": f"  {second.upper()} ", "response": "June"},
+             {"sample_id": "synthetic-1", "question_index": 2, "question": first, "response": "Pepper"}]
+    path = tmp_path / "a.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    m = match_answers(read_answers(path, "locomo"), _asked(), "locomo").report
+    assert (m.matched, m.unmatched, m.duplicated) == (1, 2, 0)  # only the one whose text is its index's question
+    assert m.unmatched_list[0].startswith("line 1: question_index 0 of synthetic-1 reads \"What is the name")
+    assert "not the line's question 'When did Ada run" in m.unmatched_list[0]
+
+
+def test_a_mem0_conversation_given_twice_is_duplicated_never_used(tmp_path):
+    from ltm_harness._interop.answers.formats import read_answers
+    from ltm_harness._interop.answers.matching import match_answers
+
+    q = SAMPLES[0]["qa"]
+    block = lambda response: json.dumps([{"question": x["question"], "response": response, "category": "4"}  # noqa: E731
+                                         for x in q[:2]])
+    path = tmp_path / "mem0.json"
+    path.write_text('{"0": ' + block("first") + ', "1": [], "0": ' + block("second") + "}")
+    m = match_answers(read_answers(path, "locomo"), _asked(), "locomo", ["synthetic-1", "synthetic-2"]).report
+    assert (m.answers, m.matched, m.duplicated) == (4, 0, 4)
+    assert all("conversation 0 is given 2 times in the file; never used" in line for line in m.duplicated_list)
+    # a field given twice in one answer: which response is meant is not known either
+    path.write_text('{"0": [{"question": ' + json.dumps(q[0]["question"]) + ', "response": "a", "response": "b"}]}')
+    m = match_answers(read_answers(path, "locomo"), _asked(), "locomo", ["synthetic-1", "synthetic-2"]).report
+    assert (m.matched, m.duplicated) == (0, 1) and "gives 'response' more than once" in m.duplicated_list[0]
+
+
+@pytest.mark.parametrize("key", ["²", "٣", "1" * 5000, "-1", " 1"])
+def test_keys_that_are_not_an_ascii_index_are_one_line(tmp_path, capsys, key):
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps({key: [{"question": "q", "response": "r"}]}))
+    assert main(["import-answers", "locomo", str(path), "--name", "x", "--data-file", str(LOCOMO), "--results",
+                 str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and len(err) < 400
+    assert "mem0's results are keyed by the conversation's index" in err
+
+
+async def test_publisher_scores_outside_0_1_are_shown_invalid_never_averaged(tmp_path):
+    q = SAMPLES[0]["qa"]
+    items = [{"question": x["question"], "answer": x.get("answer"), "response": f"it was {x.get('answer')}",
+              "category": str(x["category"]), "f1_score": f1, "llm_score": 1}
+             for x, f1 in zip(q[:4], [1e308, 1e308, 7.5, 0.5])]
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps({"0": items}))
+    out = await import_answers_async("locomo", path, name="mem0", data_file=LOCOMO, examples=1,
+                                     results=tmp_path / "results")
+    assert out.match.invalid_scores == 3 and "their f1_score 1e+308 is not a score in [0, 1]" in out.match.invalid_list[0]
+    kept = read_match_report(RunFolder(out.path), "mem0")
+    assert kept is not None and [t.f1 for t in kept.theirs] == [None, None, None, 0.5]
+    page = write_report([out.path]).html.read_text()  # no overflow: the F1 row is over the one valid score
+    assert "3 scores of the publisher's are not a number in [0, 1]: shown as invalid, never averaged" in page
+    assert '<td>their F1 vs the reference rules (our score)</td><td class="num">1</td><td class="num">0.500</td>' in page
+    # a match report written before (or edited) with such a score: shown invalid too, the report still made
+    (RunFolder(out.path).imported("mem0")).write_text(
+        kept.model_copy(update={"theirs": [t.model_copy(update={"f1": 1e308}) for t in kept.theirs]}).model_dump_json())
+    page = write_report([out.path]).html.read_text()
+    assert "7 scores of the publisher's are not a number in [0, 1]" in page and "their F1 vs" not in page

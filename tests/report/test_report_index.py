@@ -161,3 +161,42 @@ def test_an_index_too_big_or_not_a_file_is_not_read_back(small_run: Path, monkey
     assert rows.get("small", [0]) is None
     (root / "index.html").unlink()
     assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1
+
+
+def test_a_nan_or_a_forged_row_in_the_index_is_dropped_with_a_note_never_shown_or_a_crash(small_run: Path, capsys):
+    root = small_run.parent
+    assert main(["report", str(small_run)]) == 0
+    html = write_index(root).read_text()
+    honest = _rows(html)
+    for forged in (re.sub(r'"score":[0-9.]+', '"score":NaN', html, count=1),  # crashed report and every later run
+                   re.sub(r'"score":[0-9.]+', '"score":0.97', html, count=1)):  # a forged row, shown as fact
+        assert forged != html
+        (root / "index.html").write_text(forged)
+        assert main(["report", str(small_run)]) == 0  # the report (and its index) is written
+        assert "Traceback" not in capsys.readouterr().err
+        page = (root / "index.html").read_text()
+        assert _rows(page) == honest and "0.97" not in page
+        assert "were not as ltm-harness wrote them on this machine" in page  # the note: the rows were dropped
+        assert "were not as ltm-harness wrote them" not in write_index(root).read_text()  # its own block is trusted
+
+
+def test_an_edited_summary_is_shown_as_its_results_say_and_said_to_disagree(small_run: Path, capsys):
+    root = small_run.parent
+    before = write_report([small_run]).html.read_text()
+    summary = json.loads((small_run / "summary.json").read_text())
+    agent = summary["agents"][0]
+    for d in agent["datasets"]:
+        d["score"] = 0.97
+        for v in (d.get("headline") or {}).get("values", []):
+            v["value"] = 0.97
+    agent["benchmark_score"] = 0.97 * len(agent["datasets"])
+    (small_run / "summary.json").write_text(json.dumps(summary))
+    page = write_report([small_run]).html.read_text()
+    line = f"agent {agent['agent']}: its summary.json disagrees with its results.json on "
+    assert line in page and "shown as results.json gives them" in page
+    assert "0.97" not in page.replace(line, "")
+    index = (root / "index.html").read_text()
+    assert line in index and "0.97" not in index.replace(line, "")
+    # the numbers shown are those of the untouched folder
+    cells = lambda text: re.findall(r'<td class="num[^"]*">([0-9.]+)', text)  # noqa: E731
+    assert cells(page) == cells(before)

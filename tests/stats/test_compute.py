@@ -78,3 +78,23 @@ def test_verdicts_beside_an_f1_score_get_rows_of_their_own_and_mcnemar_on_the_qu
     for r in c:
         r.verdicts = [verdict(r.score)]
     assert not [r for r in compute_statistics([Scored("C", "r", "c", c)]).intervals if r.by == "judge"]
+
+
+def test_one_conversation_gives_no_interval_by_conversation_and_two_or_three_say_they_are_few():
+    from ltm_harness._report.stats_section import pair_lines, statistics_section
+    one = [result(f"c0.q{i}", float(i % 3 == 0), group="c0") for i in range(15)]
+    other = [result(f"c0.q{i}", float(i % 2 == 0), group="c0") for i in range(15)]
+    stats = compute_statistics([Scored("A", "r", "a", one), Scored("B", "r", "b", other)])
+    row = next(r for r in stats.intervals if r.agent == "a" and r.by == "")
+    assert row.conversations == 1 and row.conversation_low is None and row.conversation_high is None
+    assert row.conversation_note.startswith("one conversation")
+    pair = next(p for p in stats.pairs if p.by == "")
+    assert pair.conversation_low is None and pair.conversation_note.startswith("one conversation")
+    assert "– (one conversation)" in statistics_section(stats)
+    assert "by conversation - (one conversation)" in pair_lines(stats)[0]
+    for k in (2, 3):
+        few = [result(f"c{i % k}.q{i}", float(i % 3 == 0), group=f"c{i % k}") for i in range(15)]
+        row = next(r for r in compute_statistics([Scored("A", "r", "a", few)]).intervals if r.by == "")
+        assert row.conversation_low is not None and row.conversation_note == f"only {k} conversations: an interval over few conversations"
+    many = [result(f"c{i % 4}.q{i}", float(i % 3 == 0), group=f"c{i % 4}") for i in range(16)]
+    assert next(r for r in compute_statistics([Scored("A", "r", "a", many)]).intervals if r.by == "").conversation_note == ""

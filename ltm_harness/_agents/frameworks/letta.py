@@ -42,7 +42,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from letta_client import APIConnectionError, APIStatusError, APITimeoutError, AsyncLetta, NotFoundError
+from letta_client import (APIConnectionError, APIStatusError, APITimeoutError, AsyncLetta, DefaultAsyncHttpxClient,
+                          NotFoundError)
 from letta_client.types.agents import AssistantMessage
 
 from ltm_harness._agents.frameworks.base import Answer, FrameworkAgent, ModelUsage, content_text
@@ -51,6 +52,7 @@ from ltm_harness._agents.frameworks.store_trust import UntrustedStore, check_tre
 from ltm_harness._errors import AgentError
 from ltm_harness._guard.limits import clip
 from ltm_harness._guard.redact import redact, redact_url, remember_secret
+from ltm_harness._guard.redirects import FOLLOW_ON_ENDPOINTS
 from ltm_harness._tokens import DEFAULT_ENCODING
 
 STATE = "letta"  # the folder of the exports in state_dir
@@ -123,7 +125,9 @@ class LettaAgent(FrameworkAgent):
     async def preflight(self) -> str | None:
         """Before the run writes anything: the server answers its health route (`GET /v1/health/`, one try of at
         most PREFLIGHT_TIMEOUT seconds), and a template agent named in the spec exists on it; else one line."""
-        client = AsyncLetta(base_url=self.base_url, timeout=PREFLIGHT_TIMEOUT, max_retries=0)
+        client = AsyncLetta(base_url=self.base_url, timeout=PREFLIGHT_TIMEOUT, max_retries=0,  # no redirect followed
+                            http_client=DefaultAsyncHttpxClient(timeout=PREFLIGHT_TIMEOUT,
+                                                                follow_redirects=FOLLOW_ON_ENDPOINTS))
         shown = redact(self.spec)
         try:
             try:
@@ -155,8 +159,10 @@ class LettaAgent(FrameworkAgent):
 
     async def _open(self) -> None:
         remember_secret(os.environ.get("LETTA_API_KEY"))  # the client sends it; it is never shown
-        self._client = AsyncLetta(base_url=self.base_url,
-                                  timeout=self.timeout or httpx.Timeout(600.0, connect=10.0))
+        timeout = self.timeout or httpx.Timeout(600.0, connect=10.0)
+        self._client = AsyncLetta(base_url=self.base_url, timeout=timeout,  # no redirect followed (_guard.redirects)
+                                  http_client=DefaultAsyncHttpxClient(timeout=timeout,
+                                                                      follow_redirects=FOLLOW_ON_ENDPOINTS))
         folder = self.state_file(STATE)
         if folder is None:  # the run keeps no folder: the exports go to a temporary one
             self._tmp = tempfile.TemporaryDirectory(prefix="ltm-letta-")

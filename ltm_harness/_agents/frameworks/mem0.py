@@ -65,6 +65,7 @@ from ltm_harness._agents.frameworks.sqlite_undo import UndoError, UndoLog  # noq
 from ltm_harness._agents.frameworks.store_trust import check_tree  # noqa: E402
 from ltm_harness._errors import AgentError, LTMError  # noqa: E402
 from ltm_harness._llm.client import LLMClient, LLMSettings  # noqa: E402
+from ltm_harness._llm.transport import stop_following  # noqa: E402
 from ltm_harness._llm.endpoint import Endpoint, resolve_endpoint  # noqa: E402
 from ltm_harness._tokens import DEFAULT_ENCODING  # noqa: E402
 
@@ -164,6 +165,8 @@ class Mem0Agent(FrameworkAgent):
             with warnings.catch_warnings():  # local Qdrant says payload indexes do nothing there, on every start
                 warnings.simplefilter("ignore")
                 self._memory = AsyncMemory.from_config(self.mem0_config(self._store, self._qdrant))
+            for part in (self._memory.llm, self._memory.embedding_model):  # no redirect followed (_guard.redirects)
+                stop_following(getattr(part, "client", None))
         except BaseException:
             self._close_memory()
             raise

@@ -177,9 +177,11 @@ def sdk_client(endpoint: Endpoint) -> Any:
     default client with chat completions, so nested runs go there too."""
     key = (endpoint.base_url, endpoint.key.value or "")
     if key not in _CLIENTS:
-        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+        from openai import AsyncOpenAI
 
-        http = DefaultAsyncHttpxClient(follow_redirects=False, event_hooks={"response": [_count_call]})
+        from ltm_harness._llm.transport import endpoint_http_client
+
+        http = endpoint_http_client(event_hooks={"response": [_count_call]})  # no redirect followed (_guard.redirects)
         _CLIENTS[key] = AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.key.value, http_client=http)
     client = _CLIENTS[key]
     set_default_openai_client(client, use_for_tracing=False)

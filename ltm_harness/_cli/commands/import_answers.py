@@ -20,7 +20,8 @@ DESCRIPTION = ("Play BENCHMARK (locomo, longmemeval, or a config playing one, su
                "Answers are matched to the questions, never guessed: unmatched and duplicated ones are counted and "
                "listed, and a question with no answer is unscored. The benchmark's data is found as `run` finds it "
                "(the cache, or --data-file; for memoryagentbench the folder laid out like the hub's repository). The "
-               "run goes to results/<config's run name>-NAME/ unless --run-name.")
+               "run goes to results/<config's run name>-NAME/ unless --run-name; interrupted (or stopped by "
+               "--max-cost), it is continued with the same command and --resume (or started again with --overwrite).")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,7 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="the answers file")
     p.add_argument("--name", required=True, help="the imported agent's name (e.g. mem0-published)")
     p.add_argument("--run-name", help="name of the run (default: <the config's run name>-NAME)")
-    p.add_argument("--results", default="results", help="folder for runs (default: results)")
+    from ltm_harness._cli.commands._options import add_results_arguments
+
+    add_results_arguments(p, "results/<run name>/")
     p.add_argument("--data-file", metavar="PATH", help="the benchmark's data file (the dataset's args.data_file; "
                                                        "default: the cached download)")
     p.add_argument("--examples", type=int, help="conversations (LoCoMo) or questions (LongMemEval) to play, as run's "
@@ -40,8 +43,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write the run's HTML report")
     p.add_argument("--max-cost", type=float, metavar="USD",
                    help="stop before the judge's calls could cost more than USD in all (the run stops resumable)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted import (a budget reached): the answers judged before are kept")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -52,20 +53,30 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._cli.commands._options import max_cost
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.commands._options import report_after_run
+    from ltm_harness._cli.exit_codes import INTERRUPTED
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
+    claimed: list[str] = []  # the run's name once its folder is claimed (for the resume hint)
     try:
         out = import_answers(args.benchmark, Path(args.file), name=args.name, results=args.results,
-                             run_name=args.run_name, data_file=args.data_file, examples=args.examples, limit=args.limit,
-                             judge=args.judge, resume=args.resume,
+                             run_name=args.run_name, data_file=args.data_file, examples=args.examples,
+                             limit=args.limit, judge=args.judge, resume=args.resume, overwrite=args.overwrite,
+                             on_claimed=claimed.append,
                              max_cost=None if args.max_cost is None else max_cost(args.max_cost))
     except BudgetReached as stop:
         print(f"{stop}; go on with the same command, a higher --max-cost and --resume (nothing is paid twice)",
               file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        if not claimed:
+            print("interrupted before any answer was played; nothing was kept", file=sys.stderr)
+        else:
+            print(f"interrupted: every answer played is kept in {Path(args.results) / claimed[-1]}; continue with\n  "
+                  f"{resume_command(args, claimed[-1])}", file=sys.stderr)
+        return INTERRUPTED
     m = out.match
     console.print(f"imported {escape(str(args.file))} ({escape(FORMAT_NAMES.get(m.file_format, m.file_format))}): "
                   f"{plural(m.answers, 'answer')} for {plural(m.questions, 'question')} of the run; "
@@ -76,7 +87,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"unmatched: {line}", file=sys.stderr)
     for line in m.duplicated_list:
         print(f"duplicated: {line}", file=sys.stderr)
-    hidden = m.unmatched - len(m.unmatched_list) + m.duplicated - len(m.duplicated_list)
+    for line in m.invalid_list:
+        print(f"invalid: {line}", file=sys.stderr)
+    hidden = (m.unmatched - len(m.unmatched_list) + m.duplicated - len(m.duplicated_list) + m.invalid_scores
+              - len(m.invalid_list))
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
     print_run(out.summary, console, folder=out.path)
@@ -95,3 +109,21 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_report:
         report_after_run(out.path, console)
     return 0
+
+
+def resume_command(args: argparse.Namespace, run_name: str) -> str:
+    """The exact command that continues this import: its own arguments, the folder it claimed, and --resume."""
+    import shlex
+
+    from ltm_harness._cli.commands.run import program
+
+    words = [*program().split(), NAME, args.benchmark, args.file, "--name", args.name, "--run-name", run_name]
+    for flag, value in (("--data-file", args.data_file), ("--examples", args.examples), ("--limit", args.limit),
+                        ("--judge", args.judge)):
+        if value is not None:
+            words += [flag, str(value)]
+    if args.results != "results":
+        words += ["--results", args.results]
+    if args.no_report:
+        words.append("--no-report")
+    return shlex.join([*words, "--resume"])

@@ -12,12 +12,17 @@
   over the source's rows in file order, so an answer is named `<sub_dataset>:<query_id>`; its `f1` is kept.
 
 Anything else is one `ConfigError` line naming the file, the line or key, and what was expected. The file is
-bounded (MAX_ANSWERS_BYTES, checked before it is opened) and so is each answer's text.
+bounded (MAX_ANSWERS_BYTES, checked before it is opened) and so is each answer's text. A key given twice in one JSON
+object (a mem0 conversation, or a field of one answer) makes its answers ambiguous: they are kept, marked `unusable`,
+counted as duplicated and never used. A publisher's score that is not a number in [0, 1] is not kept as a score:
+the answer says why (`invalid_scores`), and it is shown as invalid, never averaged.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +56,8 @@ class ImportedAnswer(BaseModel):
     their_bleu: float | None = None
     their_judge: float | None = None  # mem0's llm_score, LongMemEval's autoeval_label (1 correct, 0 wrong)
     their_judge_model: str | None = None
+    invalid_scores: list[str] = []  # the publisher's scores that are not in [0, 1] ("f1_score 1e+308"): not kept
+    unusable: str | None = None  # why this answer is never used (a key given twice): counted as duplicated
 
 
 class AnswersFile(BaseModel):
@@ -76,10 +83,38 @@ def _text(path: Path, where: str, item: dict[str, Any], key: str, required: bool
     return value
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    return float(value) if isinstance(value, (int, float)) else None
+def _score(value: Any, key: str, invalid: list[str]) -> float | None:
+    """A publisher's score: a number in [0, 1] (true/false as 1/0), else None, with what it was added to `invalid`."""
+    if value is None:
+        return None
+    number = float(value) if isinstance(value, (bool, int, float)) else None
+    if number is None or not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        invalid.append(f"{key} {clip(value, 40)}")
+        return None
+    return number
+
+
+class _Repeated(dict):
+    """A JSON object that gives a key more than once: the last value of each key, and every pair as given."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+    def twice(self) -> list[str]:
+        keys = [k for k, _ in self.pairs]
+        return sorted({k for k in keys if keys.count(k) > 1})
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Repeated(pairs)
+
+
+def _twice(item: Any) -> str | None:
+    if isinstance(item, _Repeated):
+        return f"its object gives {', '.join(clip(k, 40) for k in item.twice())} more than once"
+    return None
 
 
 def _label(path: Path, where: str, value: Any) -> tuple[float | None, str | None]:
@@ -101,7 +136,7 @@ def _lines(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            item = loads(line)
+            item = loads(line, object_pairs_hook=_pairs)
         except ValueError as exc:
             raise _fail(path, f"line {n}", f"not JSON ({exc}); give one JSON object a line") from None
         if not isinstance(item, dict):
@@ -110,23 +145,32 @@ def _lines(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
+_INDEX = re.compile(r"[0-9]{1,9}")  # a conversation's index in locomo10.json, in ASCII digits
+
+
 def _mem0(path: Path, data: dict[str, Any]) -> list[ImportedAnswer]:
     answers = []
-    for key, items in data.items():
-        if not key.isdigit():
-            raise _fail(path, f"key {clip(key)}", "mem0's results are keyed by the conversation's index in "
-                                                  "locomo10.json (\"0\" to \"9\")")
+    pairs = data.pairs if isinstance(data, _Repeated) else list(data.items())
+    keys = [k for k, _ in pairs]
+    for key, items in pairs:
+        if not _INDEX.fullmatch(key):
+            raise _fail(path, f"key {clip(key, 40)}", "mem0's results are keyed by the conversation's index in "
+                                                        "locomo10.json (\"0\" to \"9\")")
         if not isinstance(items, list):
             raise _fail(path, f"conversation {key}", f"expected a list of answers, found {clip(items)}")
+        repeated = f"conversation {key} is given {keys.count(key)} times in the file" if keys.count(key) > 1 else None
         for i, item in enumerate(items):
             where = f"conversation {key}, item {i}"
             if not isinstance(item, dict):
                 raise _fail(path, where, f"expected an object {{question, answer, response, category, ...}}, found {clip(item)}")
+            invalid: list[str] = []
             answers.append(ImportedAnswer(where=where, conversation=f"#{int(key)}",
                                           question=_text(path, where, item, "question"),
                                           response=_text(path, where, item, "response") or "",
-                                          their_f1=_number(item.get("f1_score")), their_bleu=_number(item.get("bleu_score")),
-                                          their_judge=_number(item.get("llm_score"))))
+                                          their_f1=_score(item.get("f1_score"), "f1_score", invalid),
+                                          their_bleu=_score(item.get("bleu_score"), "bleu_score", invalid),
+                                          their_judge=_score(item.get("llm_score"), "llm_score", invalid),
+                                          invalid_scores=invalid, unusable=repeated or _twice(item)))
     return answers
 
 
@@ -143,7 +187,7 @@ def _locomo_jsonl(path: Path, lines: list[tuple[int, dict[str, Any]]]) -> list[I
             raise _fail(path, where, "give the question's question_index (its place in the sample's qa list) or "
                                      "its text (question)")
         answers.append(ImportedAnswer(where=where, conversation=sample, question_index=index, question=question,
-                                      response=_text(path, where, item, "response") or ""))
+                                      response=_text(path, where, item, "response") or "", unusable=_twice(item)))
     return answers
 
 
@@ -155,7 +199,7 @@ def _longmemeval(path: Path, lines: list[tuple[int, dict[str, Any]]]) -> tuple[l
         labelled = labelled or judged is not None
         answers.append(ImportedAnswer(where=where, question_id=_text(path, where, item, "question_id"),
                                       response=_text(path, where, item, "hypothesis") or "",
-                                      their_judge=judged, their_judge_model=model))
+                                      their_judge=judged, their_judge_model=model, unusable=_twice(item)))
     return answers, labelled
 
 
@@ -202,7 +246,7 @@ def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval", "memory
     if benchmark == "locomo":
         if stripped.startswith("{") and "\n{" not in stripped.strip():
             try:
-                data = loads(text)
+                data = loads(text, object_pairs_hook=_pairs)
             except ValueError:
                 data = None
             if isinstance(data, dict) and not {"sample_id", "response"} <= set(data):

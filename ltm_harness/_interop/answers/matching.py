@@ -6,7 +6,10 @@ several times in one conversation takes its answers in order among the equal one
 MemoryAgentBench: by `<source>:<query_id>`, the question's place among its source's questions in file order.
 An answer whose conversation or question is not in the run is unmatched; a question given more than one answer
 (by index or id), or more answers to a text than it is asked, gets none of them: they are listed as duplicated and
-the question stays unanswered (unscored), so no answer is ever picked for it.
+the question stays unanswered (unscored), so no answer is ever picked for it. An answer the file makes ambiguous (a
+key given twice) is counted as duplicated and never used. A LoCoMo answer giving both an index and a text that
+disagree (the index's question reads otherwise) is unmatched: neither is trusted over the other. The publisher's
+scores that are not in [0, 1] are listed as invalid and never kept (so never averaged).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Iterable, Literal
 
 from pydantic import BaseModel
 
+from ltm_harness._guard.limits import clip
 from ltm_harness._interop.answers.formats import AnswersFile, ImportedAnswer
 
 MAX_LISTED = 50  # unmatched and duplicated answers listed by name (all are counted)
@@ -56,6 +60,8 @@ class MatchReport(BaseModel):
     unmatched_list: list[str] = field(default_factory=list)  # "line 7: conversation conv-99 is not in the run"
     duplicated_list: list[str] = field(default_factory=list)
     theirs: list[TheirScore] = field(default_factory=list)
+    invalid_scores: int = 0  # the publisher's scores not in [0, 1] (shown as invalid, never averaged)
+    invalid_list: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -91,7 +97,12 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion],
     duplicated_extra: list[str] = []
     text_seen: dict[tuple[str, str], int] = {}
     by_key = {q.key: q for q in asked}
+    invalid = [f"{a.where}: their {score} is not a score in [0, 1]; not used" for a in file.answers
+               for score in a.invalid_scores]
     for a in file.answers:
+        if a.unusable is not None:
+            duplicated_extra.append(f"{a.where}: {a.unusable}; never used")
+            continue
         if benchmark == "memoryagentbench":
             found = by_key.get(a.question_id or "")
             if found is None:
@@ -122,6 +133,10 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion],
             if target is None:
                 unmatched.append(f"{a.where}: {conversation} has no question {a.question_index} in the run")
                 continue
+            if a.question is not None and _norm(a.question) != _norm(target.text):
+                unmatched.append(f"{a.where}: question_index {a.question_index} of {conversation} reads "
+                                 f"{clip(target.text, 80)}, not the line's question {clip(a.question, 80)}")
+                continue
             chosen.setdefault(target.result_id, []).append(a)
             continue
         text = _norm(a.question or "")
@@ -151,5 +166,6 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion],
     report = MatchReport(file=file.path, file_format=file.format, answers=len(file.answers), questions=len(asked),
                          matched=len(responses), unanswered=len(asked) - len(responses), unmatched=len(unmatched),
                          duplicated=len(duplicated), unmatched_list=unmatched[:MAX_LISTED],
-                         duplicated_list=duplicated[:MAX_LISTED], theirs=theirs)
+                         duplicated_list=duplicated[:MAX_LISTED], theirs=theirs, invalid_scores=len(invalid),
+                         invalid_list=invalid[:MAX_LISTED])
     return Matched(table, report)

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Generator, Iterator
 
 from ltm_harness._errors import DefinitionError
+from ltm_harness._guard.limits import clip
+from ltm_harness._interop.beam.probing import message_id
 from ltm_harness._interop.longmemeval.stream import list_items
 
 WHAT = "a BEAM chat file (a JSON list of batches, as chats/100K/1/chat.json)"
@@ -70,14 +72,14 @@ def _messages_of_batch(batch: Any, path: Path, where: str, offset: int) -> Itera
                 raise _bad(path, f"{at}.role", f"must be user or assistant, not {str(role)[:20]!r}")
             if not isinstance(content, str):
                 raise _bad(path, f"{at}.content", "must be text")
-            if isinstance(raw_id, bool) or not (isinstance(raw_id, int) or (isinstance(raw_id, str)
-                                                                            and raw_id.strip().isdigit())):
-                raise _bad(path, f"{at}.id", f"must be a message number, not {str(raw_id)[:20]!r}")
+            number = message_id(raw_id)
+            if number is None:
+                raise _bad(path, f"{at}.id", f"must be a message number, not {clip(raw_id, 20)}")
             anchor = message.get("time_anchor") if first else None
             if first and anchor is None:
                 anchor = batch.get("time_anchor")
             text = anchor if isinstance(anchor, str) else None
-            yield ChatMessage(int(raw_id) + offset, role, content, parse_anchor(text) if text else None, text)
+            yield ChatMessage(number + offset, role, content, parse_anchor(text) if text else None, text)
             first = False
 
 
@@ -101,7 +103,8 @@ def iter_chat_file(path: Path) -> Generator[ChatMessage, None, None]:
 
 
 def plan_files(folder: Path) -> list[Path]:
-    """The sub-plans' chat files of a 10M chat folder, plan-0 on, as far as they go without a gap."""
+    """The sub-plans' chat files of a 10M chat folder, plan-0 on, as far as they go without a gap (`missing_plan`
+    says whether that is all ten)."""
     out = []
     for k in range(PLANS):
         path = folder / f"plan-{k}" / "chat.json"
@@ -122,3 +125,14 @@ def iter_assembled(paths: list[Path]) -> Iterator[ChatMessage]:
             yield message
         if last is not None:
             offset = last + 1
+
+
+def missing_plan(folder: Path) -> str | None:
+    """The first sub-plan of a 10M chat folder whose chat file is not there, when some are (None: all ten, or none:
+    the chat is not given as sub-plans)."""
+    present = [(folder / f"plan-{k}" / "chat.json").is_file() or (folder / f"plan-{k}").exists()
+               for k in range(PLANS)]
+    if not any(present) or all((folder / f"plan-{k}" / "chat.json").is_file() for k in range(PLANS)):
+        return None
+    first = next(k for k in range(PLANS) if not (folder / f"plan-{k}" / "chat.json").is_file())
+    return f"plan-{first}/chat.json"

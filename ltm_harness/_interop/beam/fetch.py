@@ -32,7 +32,8 @@ from ltm_harness._authoring.datafiles import RemoteFile, cache_dir, fetch_file, 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._guard.files import problem
 from ltm_harness._interop.beam import pinned
-from ltm_harness._interop.beam.chat import ChatMessage, iter_assembled, iter_chat_file, plan_files
+from ltm_harness._interop.beam.chat import (PLANS, ChatMessage, iter_assembled, iter_chat_file, missing_plan,
+                                            plan_files)
 from ltm_harness._interop.beam.probing import BeamQuestion, Quirks, parse_probing
 
 Scale = Literal["100K", "500K", "1M", "10M"]
@@ -147,6 +148,14 @@ def _chats_folder(data_dir: str | Path) -> Path:
     return root / "chats" if (root / "chats").is_dir() else root
 
 
+def _check_local_chat(path: Path) -> None:
+    """A local chat file is what a downloaded one must be: a regular file of bounded size that holds messages and
+    ends whole (`check_chat_file`), one rule for both."""
+    if (why := problem(path, MAX_CHAT_BYTES)) is not None:
+        raise DefinitionError(f"beam: {path} cannot be read ({why}); copy the chat's file there")
+    check_chat_file(path)
+
+
 def local_source(data_dir: str | Path, scale: str, number: int) -> ChatSource:
     """A chat of a local checkout or copy (module docstring)."""
     folder = _chats_folder(data_dir) / scale / str(number)
@@ -158,11 +167,15 @@ def local_source(data_dir: str | Path, scale: str, number: int) -> ChatSource:
     for name, kind in ((TRUNCATED, "truncated"), (FULL, "full")):
         path = folder / name
         if os.path.lexists(path):  # present: a regular file of bounded size, or said what it is instead
-            if (why := problem(path, MAX_CHAT_BYTES)) is not None:
-                raise DefinitionError(f"beam: {path} cannot be read ({why}); copy the chat's file there")
+            _check_local_chat(path)
             return ChatSource(scale, number, probing, [path], kind)  # type: ignore[arg-type]
+    if scale == "10M" and (missing := missing_plan(folder)) is not None:
+        raise DefinitionError(f"beam: {folder / missing} is missing: a 10M chat given as its sub-plans needs all "
+                              f"{PLANS} (plan-0 to plan-{PLANS - 1}); copy it there")
     plans = plan_files(folder) if scale == "10M" else []
     if plans:
+        for path in plans:
+            _check_local_chat(path)
         return ChatSource(scale, number, probing, plans, "assembled")
     raise DefinitionError(f"beam: {folder} has no {TRUNCATED} or {FULL}"
                           f"{' (nor plan-0/chat.json ...)' if scale == '10M' else ''}; copy the chat's files there")

@@ -17,6 +17,7 @@ is one `DefinitionError` naming the file, the question and the field.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, Iterable
 
@@ -63,14 +64,21 @@ class Quirks(BaseModel):
             self.counts[kind] = self.counts.get(kind, 0) + n
 
 
-def _id(value: Any) -> int | None:
+_DIGITS = re.compile(r"[0-9]{1,18}")  # a message number written as text: ASCII digits ("²" is a digit to str.isdigit)
+
+
+def message_id(value: Any) -> int | None:
+    """A message number: an int, or text of ASCII digits (None for anything else)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         return int(value.strip())
     return None
+
+
+_id = message_id
 
 
 def read_evidence(raw: Any, ability: str, quirks: Quirks) -> list[int]:
