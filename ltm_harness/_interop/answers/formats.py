@@ -221,10 +221,12 @@ def _mab(path: Path, text: str) -> list[ImportedAnswer]:
         index = item.get("query_id")
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise _fail(path, where, f"query_id must be a whole number from 0, not {clip(index)}")
+        invalid: list[str] = []
         answers.append(ImportedAnswer(where=where, conversation=source.strip(), question_id=f"{source.strip()}:{index}",
                                       question_index=index, question=_text(path, where, item, "query", required=False),
                                       response=_text(path, where, item, "output") or "",
-                                      their_f1=_number(item.get("f1"))))
+                                      their_f1=_score(item.get("f1"), "f1", invalid), invalid_scores=invalid,
+                                      unusable=_twice(item)))
     return answers
 
 
