@@ -177,7 +177,8 @@ class ConversationStore(BaseStore):
 
 def _plain(value: Any) -> dict[str, Any]:
     """A value as the journal keeps it (JSON; what JSON cannot hold kept as its text)."""
-    return json.loads(json.dumps(value, default=str))  # type: ignore[no-any-return]
+    plain: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return plain
 
 
 def _mapping(value: Any) -> dict[str, Any] | None:
