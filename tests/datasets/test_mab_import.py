@@ -98,3 +98,18 @@ async def test_a_file_of_the_references_exact_shape_is_read(data, tmp_path):
     assert results["factconsolidation_sh_262k-0.0"].score == 1.0
     assert results["factconsolidation_sh_262k-0.1"].status == "unscored"  # no record: never guessed
     assert results["factconsolidation_sh_262k-0.2"].score == 0.0
+
+
+async def test_an_answer_scored_against_another_gold_is_unmatched_never_scored(data, tmp_path):
+    # the file's golds tell which question it answered: query_id 0 with another gold comes from another revision
+    # of the data (or another cap on rows); matching it by position alone would score it against the wrong question
+    records = [reference_shaped_record(0, "Vale 0 0", ["Somewhere else"], False, False, 0),
+               reference_shaped_record(2, "Vale 0 2", "Vale 0 2", True, True, 1.0)]  # a resumed run's bare gold
+    out = await import_answers_async("memoryagentbench", output_file(tmp_path / "out.json", records), name="published",
+                                     data_file=data, results=tmp_path / "results")
+    m = out.match
+    assert (m.matched, m.unmatched) == (1, 1)
+    assert "'Somewhere else'" in m.unmatched_list[0] and "'Vale 0 0'" in m.unmatched_list[0]
+    results = {r.example_id: r for r in out.results("published")}
+    assert results["factconsolidation_sh_262k-0.0"].status == "unscored"
+    assert results["factconsolidation_sh_262k-0.2"].score == 1.0
