@@ -168,6 +168,15 @@ def test_chunks_pack_whole_sentences_within_the_size():
     assert [c.tokens > 64 for c in chunk_text(long + " Short one.", 64)] == [True, False]  # alone, never empty first
 
 
+def test_endoftext_is_packed_as_one_token_as_the_reference_counts_it():
+    # 4 + 6 tokens (the special token as one) fit 10, as the reference packs them; counted as ordinary text it
+    # would be 4 + 11; the chunk's count stays the ordinary one, what the session's tokenizer counts
+    chunks = chunk_text("One two three. Stop here <|endoftext|> now. Last words here.", 10)
+    assert [c.text for c in chunks] == ["One two three. Stop here <|endoftext|> now.", "Last words here."]
+    assert [c.tokens for c in chunks] == [15, 4]
+    assert [c.text for c in chunk_text("Stop <|endofprompt|> here. More.", 4)]  # other special tokens: no error
+
+
 async def test_paper_chunk_sizes_and_the_limit(data, tmp_path):
     with pytest.raises(DefinitionError, match=r"ask for at most 14 \(--limit 14\)"):
         await run_async(config(data, examples=15), ["null"], results=tmp_path / "a")

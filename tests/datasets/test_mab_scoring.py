@@ -93,3 +93,77 @@ def test_blank_lines_take_places_in_the_references_top_five_and_not_in_ours():
     ours, theirs = recall_at(output, ["2"], movies), recall_at(output, ["2"], movies, reference=True)
     assert not isinstance(ours, str) and not isinstance(theirs, str)
     assert ours[0][5] == 1.0 and theirs[0][5] == 0.0  # four blank lines snapped to the nearest (shortest) name
+
+
+# Vectors from a side-by-side check against the reference's own functions on ~30,000 generated cases (its
+# normalisation, parsing, EM/SubEM/F1, routing, recommendation parsing and recall, chunking); the values are ours,
+# where the two agree.
+
+@pytest.mark.parametrize("text, expected", [
+    ("Café-Crème!", "cafécrème"),  # only ASCII punctuation goes; accented letters stay
+    ("STRASSE", "strasse"), ("Straße", "straße"),  # lower(), not casefold(): the two never meet
+    ("“Paris”", "“paris”"), ("¿Qué?", "¿qué"),  # typographic quotes and ¿ are not ASCII punctuation
+    ("U.S.A.", "usa"), ("rock-n-roll", "rocknroll"), ("the_end", "theend"), ("A-team", "ateam"), ("an-the", "anthe"),
+    ("tab\there", "tab here"), ("nb\u00a0sp", "nb sp"),  # any whitespace collapses, a no-break space too
+    ("zw\u200bsp", "zw\u200bsp"), ("ａｂｃ", "ａｂｃ"),  # a zero-width space is not whitespace; no NFKC
+    ("an apple", "apple"), ("A  the\nan", ""),
+])
+def test_normalise_vectors(text, expected):
+    assert normalize(text) == expected
+
+
+@pytest.mark.parametrize("output, expected", [
+    ("answer:Paris", "Paris"), ("Answer:", ""), ("Answer:\nParis", ""),  # the rest of the "Answer:" line only
+    ("\nParis", ""), ("   Lyon  \nx", "Lyon"), ("Paris\r\nLyon", "Paris"),  # else the first line, stripped
+    ("The answer: Paris", "Paris"), ("ANSWER: paris.\nAnswer: Lyon", "paris."),  # the first "Answer:", any case
+    ("x Answer: y Answer: z", "y Answer: z"), ("Answer: Answer:Answer: x", "Answer: x"),  # one repeat dropped
+    ("Answer:  answer: Rome", "Rome"), ("Answer\t: x", "Answer\t: x"), ("Answers: Oslo", "Answers: Oslo"),
+])
+def test_parse_output_vectors(output, expected):
+    assert parse_output(output) == expected
+
+
+def test_em_subem_f1_vectors():
+    assert substring_match("“Paris”", "Paris") and not exact_match("“Paris”", "Paris")
+    assert substring_match("theend", "the end")  # the gold's "end" inside a word counts, as in the reference
+    assert not substring_match("Rock-n-Roll Hall", "rock n roll")  # "rocknroll" holds no "rock n roll"
+    assert not exact_match("Straße", "STRASSE")
+    assert f1("yes.", "Yes") == 1.0 and f1("yes it is", "yes") == 0.0 and f1("no", "noanswer") == 0.0
+    assert f1("the the cat", "cat cat") == pytest.approx(2 / 3)  # token counts, articles gone first
+
+
+def test_a_single_question_rows_golds_are_every_answer_of_the_row_flattened():
+    from ltm_harness._interop.mab.rows import MabRow
+
+    row = MabRow(split="Long_Range_Understanding", index=0, context="x", questions=["Summarise."],
+                 answers=[["first summary", "alias"], ["second"]], metadata={"source": "infbench_sum_eng_shots2"})
+    assert row.pairs() == [("Summarise.", ["first summary", "alias", "second"])]
+    many = MabRow(split="Conflict_Resolution", index=0, context="x", questions=["q0", "q1"],
+                  answers=[["a0"], ["a1", "b1"]], metadata={"source": "factconsolidation_sh_262k"})
+    assert many.pairs() == [("q0", ["a0"]), ("q1", ["a1", "b1"])]
+    # fact consolidation: max(raw, parsed); the parsed line alone holds the gold here
+    assert rule_score("factconsolidation", "SubEM", "Based on fact 12\nAnswer: Vale.", ["vale"], "ours").score == 1.0
+    # ICL: "label: 43" after "Answer:" is still not "43"
+    assert rule_score("in_context_learning", "EM", "Answer: label: 43", ["43"], "ours").score == 0.0
+
+
+@pytest.mark.parametrize("output, items", [
+    ("Top picks: 21. Heat\n22. Alien", ["Heat", "Alien"]),  # "21." holds the first "1."
+    ("1、Heat\n2、Alien", ["Heat", "Alien"]), ("1) Heat\n2) Alien", ["Heat", "Alien"]),  # no "1.": lines, numbers off
+    ("1.Heat\n2.Alien", ["Heat", "Alien"]), ("1. 1. Heat", ["Heat"]),
+    ("1. Heat (1995) (director's cut)\n2. ((Alien))", ["Heat", "()"]),  # innermost parentheses only
+    ("Heat - 1995, Alien", ["Heat - 1995", "Alien"]), ("I suggest 2.1 Heat\n3. Alien", ["I suggest 2.1 Heat", "Alien"]),
+])
+def test_recommendation_item_vectors(output, items):
+    assert recommendation_items(output) == items
+
+
+def test_near_miss_and_unicode_movie_names_snap_as_the_references():
+    movies = Movies.from_entity2id({**ENTITIES, "<http://dbpedia.org/resource/Amélie_(2001)>": 6,
+                                    "<http://dbpedia.org/resource/The_Matrix_Reloaded>": 7, "Alien": 8})
+    got = recall_at("1. Amelie\n2. The Matrix Reloadeds\n3. ALIENS (1986)\n4. Toy Story II", ["6", "7", "8", "2"], movies)
+    assert not isinstance(got, str)
+    recall, snapped, golds = got
+    assert snapped == ["Amélie", "The Matrix Reloaded", "Alien", "Toy Story 2"]
+    assert golds == ["Amélie", "The Matrix Reloaded", "Alien", "Alien"]  # two ids, one name: both found by it
+    assert recall == {1: 0.25, 5: 1.0, 10: 1.0}

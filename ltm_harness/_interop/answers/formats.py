@@ -9,7 +9,8 @@
   (the same lines with `autoeval_label`: `{model, label}` or a bare boolean), kept as the publisher's verdict.
 * MemoryAgentBench: the output file its `main.py` writes per source (`{agent_config, dataset_config: {sub_dataset,
   ...}, data: [{output, query, answer, query_id, qa_pair_id, <metrics>}], averaged_metrics}`); `query_id` runs on
-  over the source's rows in file order, so an answer is named `<sub_dataset>:<query_id>`; its `f1` is kept.
+  over the source's rows in file order, so an answer is named `<sub_dataset>:<query_id>`; its `answer` (the golds
+  it was scored with) is kept to check the match, its `f1` beside ours.
 
 Anything else is one `ConfigError` line naming the file, the line or key, and what was expected. The file is
 bounded (MAX_ANSWERS_BYTES, checked before it is opened) and so is each answer's text. A key given twice in one JSON
@@ -50,6 +51,7 @@ class ImportedAnswer(BaseModel):
     question_id: str | None = None  # LongMemEval
     question_index: int | None = None  # LoCoMo jsonl: the question's place in the sample's qa list
     question: str | None = None  # the question's text, when the file gives it
+    golds: list[str] | None = None  # MemoryAgentBench: the gold answers the file was scored with (to check the match)
     response: str
     # the publisher's own scores, kept to compare with ours; never used as ours
     their_f1: float | None = None
@@ -225,9 +227,20 @@ def _mab(path: Path, text: str) -> list[ImportedAnswer]:
         answers.append(ImportedAnswer(where=where, conversation=source.strip(), question_id=f"{source.strip()}:{index}",
                                       question_index=index, question=_text(path, where, item, "query", required=False),
                                       response=_text(path, where, item, "output") or "",
+                                      golds=_golds(item.get("answer")),
                                       their_f1=_score(item.get("f1"), "f1", invalid), invalid_scores=invalid,
                                       unusable=_twice(item)))
     return answers
+
+
+def _golds(answer: Any) -> list[str] | None:
+    """The reference's `answer` of a record as a flat list of strings: a list of golds, a row's list of lists (a
+    single-question row), or one string (its resume path keeps only the first gold); None for anything else."""
+    items = [answer] if isinstance(answer, str) else answer if isinstance(answer, list) else None
+    if items is None:
+        return None
+    flat = [g for a in items for g in (a if isinstance(a, list) else [a])]
+    return [str(g) for g in flat] if flat and all(isinstance(g, (str, int)) for g in flat) else None
 
 
 def read_answers(path: Path, benchmark: Literal["locomo", "longmemeval", "memoryagentbench"]) -> AnswersFile:

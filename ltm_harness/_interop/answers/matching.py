@@ -3,7 +3,9 @@
 LoCoMo: an answer names its conversation (a sample id, or mem0's index into locomo10.json) and its question by
 index in the sample's `qa` list or by text; texts are compared with their whitespace collapsed, and a text asked
 several times in one conversation takes its answers in order among the equal ones. LongMemEval: by question_id.
-MemoryAgentBench: by `<source>:<query_id>`, the question's place among its source's questions in file order.
+MemoryAgentBench: by `<source>:<query_id>`, the question's place among its source's questions in file order; an
+answer whose golds (the file's `answer`) are not the question's is unmatched (the file was made from another
+revision of the data, or another cap on rows), never scored against another question.
 An answer whose conversation or question is not in the run is unmatched; a question given more than one answer
 (by index or id), or more answers to a text than it is asked, gets none of them: they are listed as duplicated and
 the question stays unanswered (unscored), so no answer is ever picked for it. An answer the file makes ambiguous (a
@@ -34,6 +36,7 @@ class AskedQuestion:
     result_id: str
     key: str  # LoCoMo: its index in the sample's qa list; LongMemEval: its question_id
     text: str
+    golds: tuple[str, ...] = ()  # MemoryAgentBench: its golds, to check an answer's (empty: no check)
 
 
 class TheirScore(BaseModel):
@@ -107,6 +110,10 @@ def match_answers(file: AnswersFile, questions: Iterable[AskedQuestion],
             found = by_key.get(a.question_id or "")
             if found is None:
                 unmatched.append(f"{a.where}: question {a.question_id!r} is not a question of the run")
+                continue
+            if a.golds and found.golds and not set(a.golds) <= set(found.golds):
+                unmatched.append(f"{a.where}: question {a.question_id!r} has the gold {clip(found.golds[0])} in the "
+                                 f"run, the file {clip(a.golds[0])}: another revision of the data?")
                 continue
             chosen.setdefault(found.result_id, []).append(a)
             continue

@@ -57,7 +57,8 @@ def _questions(prepared: Any, kind: Kind) -> tuple[list[AskedQuestion], dict[str
                 n = running.get(q["source"], 0)
                 running[q["source"]] = n + 1
                 asked.append(AskedQuestion(example.example_id, f"{example.example_id}.{q['index']}",
-                                           f"{q['source']}:{n}", str(q["question"])))
+                                           f"{q['source']}:{n}", str(q["question"]),
+                                           tuple(str(g) for g in q["golds"])))
         elif kind == "locomo":
             asked += [AskedQuestion(example.example_id, f"{example.example_id}.q{q['index']}", str(q["index"]),
                                     str(q["question"])) for q in example.extra["questions"]]

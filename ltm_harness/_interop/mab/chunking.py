@@ -11,10 +11,15 @@ boundaries may then fall a sentence earlier, never mid-sentence. Which splitter 
 (`splitter`). Install the model with `python -m nltk.downloader punkt_tab` for the reference's splits.
 
 Differences kept on purpose: the reference starts with an empty chunk when the first sentence alone exceeds the size
-(it finalises the empty current chunk); we do not (an empty history turn tells the agent nothing). `<|endoftext|>`
-in the text is counted as ordinary text (the project's tokenizer encodes nothing as a special token).
+(it finalises the empty current chunk); we do not (an empty history turn tells the agent nothing).
 
-Each sentence is tokenized once; a chunk's token count is the sum of its sentences' (`Chunk.tokens`)."""
+`<|endoftext|>` in a sentence is packed as the reference counts it, one token (it encodes with
+`allowed_special={'<|endoftext|>'}`), so the chunks are the reference's; `Chunk.tokens` still counts it as the
+project's tokenizer does (ordinary text, several tokens), since the session plans with that count. Other special
+tokens (`<|endofprompt|>`) are ordinary text here, where the reference stops with an error.
+
+Each sentence is tokenized once (twice when it holds `<|endoftext|>`); a chunk's token count is the sum of its
+sentences' (`Chunk.tokens`)."""
 
 from __future__ import annotations
 
@@ -25,12 +30,13 @@ from typing import Callable
 from ltm_harness._tokens import get_encoding
 
 ENCODING = "o200k_base"  # tiktoken's encoding for gpt-4o-mini
+_EOT = "<|endoftext|>"  # the one special token the reference's chunker counts as a single token
 
 
 @dataclass(frozen=True)
 class Chunk:
     text: str
-    tokens: int  # the sum of its sentences' token counts, as the reference packs them
+    tokens: int  # the sum of its sentences' token counts (ordinary text: what the session's tokenizer counts)
 
 
 @lru_cache(maxsize=1)
@@ -54,17 +60,20 @@ def split_sentences(text: str) -> list[str]:
 def chunk_text(text: str, chunk_size: int) -> list[Chunk]:
     """The context's chunks (module docstring)."""
     sentences = split_sentences(text)
-    encode = get_encoding(ENCODING).encode_ordinary
-    counts = [len(encode(s)) for s in sentences]  # one call each: a thread pool's overhead would cost more
+    encoding = get_encoding(ENCODING)
+    counts = [len(encoding.encode_ordinary(s)) for s in sentences]  # one call each: a pool would cost more
     chunks: list[Chunk] = []
     current: list[str] = []
-    total = 0
+    total = packed = 0
     for sentence, n in zip(sentences, counts):
-        if current and total + n > chunk_size:
+        weight = n if _EOT not in sentence else len(encoding.encode(sentence, allowed_special={_EOT},
+                                                                     disallowed_special=()))
+        if current and packed + weight > chunk_size:
             chunks.append(Chunk(" ".join(current), total))
-            current, total = [], 0
+            current, total, packed = [], 0, 0
         current.append(sentence)
         total += n
+        packed += weight
     if current:
         chunks.append(Chunk(" ".join(current), total))
     return chunks
