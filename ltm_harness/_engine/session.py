@@ -200,6 +200,7 @@ class Session:
         request = await run.driver.step(value)
         run.pending = request
         if request is None:
+            self._check_halt()  # a test that ends after the run was stopped is not recorded: a resume does it again
             self._finish(run)
         elif isinstance(request, Say):
             self.scheduler.asks_to_say(run.slot, run.count(request.text), reset=request.kind == "reset")

@@ -19,7 +19,7 @@ from ltm_harness._engine.progress import OnTurn
 from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
-from ltm_harness._errors import AgentError, ConfigError, LLMError, LTMError, RunFolderWriteError, option, option_name
+from ltm_harness._errors import AgentError, ConfigError, LLMError, LTMError, RunFolderWriteError, option
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.runtime import LLMRuntime
@@ -85,8 +85,9 @@ def stop_at_once(llm: RunLLM | None, sessions: Sequence[Session], replay: bool) 
         if stopped is not None:
             if replay:
                 raise LLMError(f"{stopped.reason}; nothing was re-scored")
-            return (f"the run was stopped: {stopped.reason}; fix the judge (or give another with "
-                    f"{option_name('judge')}) and continue with {option('resume')}")
+            return (f"the run was stopped: {stopped.reason}; mend the judge's endpoint and continue with "
+                    f"{option('resume')} (a run is judged by one model: another one judges the finished run with "
+                    f"rescore)")
         return next((s.failure for s in sessions if s.every_call_fails and s.failure), None)
 
     return halt

@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
-    from ltm_harness._cli.commands._options import report_after_run
+    from ltm_harness._cli.commands._options import report_after_run, say_causes
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
@@ -63,6 +63,7 @@ def main(args: argparse.Namespace) -> int:
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
     print_run(out.summary, console)
+    say_causes(out, NAME)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import (add_config_arguments, add_results_arguments, configure,
-                                               report_after_run, selection_of)
+                                               report_after_run, say_causes, selection_of)
 from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
 
@@ -116,19 +116,17 @@ def main(args: argparse.Namespace) -> int:
     console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
     if not args.no_report:
         report_after_run(output.path, console)
-    any_errored = False
-    for agent in summary.agents:
-        errored = sum(d.errored for d in agent.datasets)
-        if errored and agent.agent not in summary.errors:
-            any_errored = True
-            print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
-                  f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
-                  "--retry-errored", file=sys.stderr)
+    any_errored = any(sum(d.errored for d in agent.datasets) and agent.agent not in summary.errors
+                      for agent in summary.agents)
+    say_causes(output)
     for agent in summary.agents:
         if agent.questions is not None and (line := agent.questions.warning(agent.agent)):
             print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {redact(error)}", file=sys.stderr)
+    if summary.errors:
+        print(f"every answered turn is kept in {output.path}; continue the run with\n  "
+              f"{resume_command(args, output.path.name)}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
