@@ -130,16 +130,11 @@ def main(args: argparse.Namespace) -> int:
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
-def program() -> str:
-    """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
-    return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
-
-
 def resume_command(args: argparse.Namespace, run_name: str) -> str:
     """The exact command that resumes this run: its own options, the folder it claimed, and --resume."""
-    import shlex
+    from ltm_harness._cli.again import command_line
 
-    words = [*program().split(), "run", "-c", args.config]
+    words = ["run", "-c", args.config]
     for agent in args.agents or []:
         words += ["-a", agent]
     for flag, value in (("--span", args.span), ("--examples", args.examples), ("--seed", args.seed),
@@ -156,4 +151,4 @@ def resume_command(args: argparse.Namespace, run_name: str) -> str:
         words += ["--results", args.results]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
                                     ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored)) if on]
-    return shlex.join([*words, "--resume"])
+    return command_line([*words, "--resume"])
