@@ -228,3 +228,34 @@ async def test_an_openai_agent_refused_stops_every_session_of_the_run_after_one_
         out = await run_async(cfg, ["openai:m"], results=tmp_path)
     assert refusing.chats == 1  # the second conversation was not played into the same refusal
     assert out.summary.errors and all(r.status == "errored" for r in out.results("openai:m"))
+
+
+async def test_a_rescore_whose_judge_is_refused_mid_way_changes_nothing(tmp_path, capsys):
+    out = await run_async(locomo("http://127.0.0.1:9"), ["oracle"], results=tmp_path)  # no judge: F1 only
+    before = (out.path / "oracle" / "results.json").read_bytes()
+    judge = JudgeEndpoint(status=401, models=["j"])  # listed, then every call refused
+    async with serve_local(judge.app()) as url:
+        cfg = out.path / "run_config.json"
+        saved = json.loads(cfg.read_text())
+        saved["config"]["judge"]["base_url"] = f"{url}/v1"
+        cfg.write_text(json.dumps(saved))
+        assert await cli(["rescore", str(out.path), "--judge", "j"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: judge j: ") and "HTTP 401" in err and "nothing was re-scored" in err
+    assert err.count("\n") == 1 and judge.chats == 1
+    assert (out.path / "oracle" / "results.json").read_bytes() == before
+
+
+async def test_import_answers_stopped_by_its_judge_never_exits_0(tmp_path, capsys):
+    judge = JudgeEndpoint(status=403, models=["j"])
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"sample_id": "synthetic-1", "question_index": 0, "response": "Pepper"}) + "\n")
+    async with serve_local(judge.app()) as url:
+        cfg = tmp_path / "locomo.yml"
+        cfg.write_text(f"config:\n  run_name: imp\n  judge:\n    base_url: {url}/v1\n"
+                       f"datasets:\n  args:\n    dataset_examples: 2\n  datasets:\n"
+                       f"    - name: locomo\n      args:\n        data_file: {LOCOMO}\n")
+        assert await cli(["import-answers", str(cfg), str(answers), "--name", "pub", "--judge", "j", "--results",
+                          str(tmp_path / "results"), "--no-report"]) == 1
+    err = capsys.readouterr().err
+    assert "error: agent pub: the run was stopped: judge j: " in err and "HTTP 403" in err and judge.chats == 1

@@ -43,6 +43,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._api import import_answers
     from ltm_harness._cli.commands._options import report_after_run, say_causes
     from ltm_harness._cli.tables import print_run
+    from ltm_harness._guard.redact import redact
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
@@ -67,4 +68,6 @@ def main(args: argparse.Namespace) -> int:
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)
-    return 0
+    for error in out.summary.errors.values():  # stopped early (a judge that fails every call): never exit 0
+        print(f"error: {redact(error)}", file=sys.stderr)
+    return 1 if out.summary.errors else 0
