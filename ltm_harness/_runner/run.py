@@ -33,6 +33,7 @@ from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.modes import Fresh, RunMode, SessionIO
 from ltm_harness._runner.prepare import PreparedRun
 from ltm_harness._scoring.verdict import Judge
+from ltm_harness._store.events import Status
 from ltm_harness._store.layout import MAIN_SESSION, slug
 from ltm_harness._store.records import UsageTotals
 
@@ -75,20 +76,24 @@ def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = 
     return RunLLM(runtime, judge, test_llm)
 
 
-def stop_at_once(llm: RunLLM | None, sessions: Sequence[Session], replay: bool) -> Callable[[], str | None]:
+def stop_at_once(llm: RunLLM | None, sessions: Sequence[Session],
+                 replay: bool) -> Callable[[], tuple[str, Status] | None]:
     """Why an agent's sessions must stop before their next turn: the run's judge met a cause that fails every call
     (an unknown model, a refused key, an exhausted quota), or one of its sessions stopped for such a cause of the
-    agent's; None while neither happened. A re-scoring (`replay`) stops with that one line instead, changing nothing."""
+    agent's; None while neither happened. The tests a judge's stop ends are unscored (a test that needs the judge and
+    cannot get it is never 0), an agent's errored. A re-scoring (`replay`) stops with that one line instead, changing
+    nothing."""
 
-    def halt() -> str | None:
+    def halt() -> tuple[str, Status] | None:
         stopped = getattr(llm.judge if llm is not None else None, "stopped", None)
         if stopped is not None:
             if replay:
                 raise LLMError(f"{stopped.reason}; nothing was re-scored")
             return (f"the run was stopped: {stopped.reason}; mend the judge's endpoint and continue with "
                     f"{option('resume')} (a run is judged by one model: another one judges the finished run with "
-                    f"rescore)")
-        return next((s.failure for s in sessions if s.every_call_fails and s.failure), None)
+                    f"rescore)"), "unscored"
+        failed = next((s.failure for s in sessions if s.every_call_fails and s.failure), None)
+        return None if failed is None else (failed, "errored")
 
     return halt
 

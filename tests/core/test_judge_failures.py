@@ -201,7 +201,9 @@ async def test_a_refused_judge_stops_the_run_after_one_call_and_the_run_resumes_
         assert "error: agent oracle: the run was stopped: judge j: " in err and "answered HTTP 401" in err
         assert " -m ltm_harness run -c " in err.rstrip().splitlines()[-1] and err.rstrip().endswith("--resume")
         # the conversation being judged is not recorded as ended (a resume judges it again), the other not started
-        assert "warning: agent oracle: 11 errored: the run was stopped: judge j:" in err
+        assert "warning: agent oracle: 11 unscored: the run was stopped: judge j:" in err  # never 0: not errored
+        stopped = json.loads((tmp_path / "results" / "t" / "oracle" / "results.json").read_text())
+        assert {r["status"] for r in stopped} == {"unscored"}  # no F1 of 0.00 for answers the judge could not judge
         judge.status = 200  # the key is mended: the same command with --resume finishes the run
         assert await cli([*argv, "--resume"]) == 0
         results = json.loads((tmp_path / "results" / "t" / "oracle" / "results.json").read_text())
