@@ -261,3 +261,35 @@ async def test_import_answers_stopped_by_its_judge_never_exits_0(tmp_path, capsy
                           str(tmp_path / "results"), "--no-report"]) == 1
     err = capsys.readouterr().err
     assert "error: agent pub: the run was stopped: judge j: " in err and "HTTP 403" in err and judge.chats == 1
+
+
+DIRECT = '''
+from ltm_harness import DatasetInterface, TestExample, TestOutcome
+
+
+class Direct(DatasetInterface):
+    """Asks one question and has the judge grade it in its own program, catching nothing."""
+
+    name = "direct"
+
+    def generate_examples(self, n):
+        return [TestExample(dataset_name=self.name, example_id=str(i), script=["What is two and two?"],
+                            expected_responses=["4"], is_question=[True]) for i in range(n)]
+
+    async def run(self, example, ctx):
+        reply = await ctx.ask("What is two and two?")
+        verdict = await ctx.judge.grade("What is two and two?", "4", reply)
+        return TestOutcome(verdict.score, 1.0, [verdict.reason])
+'''
+
+
+async def test_a_program_that_asks_the_judge_itself_is_unscored_when_the_judge_fails(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "direct.py").write_text(DIRECT)
+    down = JudgeEndpoint(status=500, models=["j"])
+    async with serve_local(down.app()) as url:
+        cfg = make_config(["direct"], span=1000, dataset_dirs=[str(tmp_path / "ds")], judge={"base_url": f"{url}/v1"},
+                          llm={"max_attempts": 1})
+        out = await run_async(cfg, ["oracle"], results=tmp_path / "results", judge="j", source=str(tmp_path / "x.yml"))
+    result, = out.results("oracle")
+    assert result.status == "unscored" and result.reasons[0].startswith("not judged: judge j: ")
