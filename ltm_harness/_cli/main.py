@@ -103,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # a dependency missing from the Python that runs the harness
         if getattr(args, "debug", False) or (exc.name or "").split(".")[0] not in DEPENDENCIES:
             raise
-        print(f"error: {missing_dependency(exc.name)}", file=sys.stderr)
+        print(f"error: {missing_dependency(exc.name or '')}", file=sys.stderr)
         return ERROR
     except KeyboardInterrupt:
-        print(f"interrupted{_continue_with(args, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
+        print(redact(f"interrupted{_continue_with(args, sys.argv[1:] if argv is None else argv)}"), file=sys.stderr)
         return INTERRUPTED
 
 
