@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.cache import LLMCache
     from ltm_harness._llm.ledger import Ledger
 
+LISTING_TIMEOUT = 30.0  # seconds the model list (GET /models, the check before the first turn) is waited for, at most
 MESSAGE_OVERHEAD = 3  # tokens per chat message beyond its content (role and separators)
 REPLY_PRIMING = 3  # tokens that prime the assistant's reply
 
@@ -132,6 +133,8 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
+        if fails_every_call(exc):
+            return False
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):
         return True
@@ -142,6 +145,14 @@ class ListedModels(list[str]):
     """The model names an endpoint lists (at most the limit asked for), and how many it lists in all."""
 
     total: int = 0
+def fails_every_call(exc: BaseException) -> bool:
+    """An answer that every later call would get too: a refused key (401, 403), a model the endpoint does not serve
+    (404), an exhausted quota (429 `insufficient_quota`, which no wait mends)."""
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403, 404):
+        return True
+    body = getattr(exc, "body", None)
+    return status == 429 and isinstance(body, dict) and "insufficient_quota" in (body.get("code"), body.get("type"))
 
 
 class _MalformedResponse(Exception):
@@ -308,22 +319,27 @@ class LLMClient:
         import openai
 
         ids = ListedModels()
+        seconds = min(self.settings.timeout, LISTING_TIMEOUT)
 
         async def listing() -> None:
-            async for model in self._client().with_options(timeout=min(self.settings.timeout, 30.0)).models.list():
+            async for model in self._client().with_options(timeout=seconds).models.list():
                 name = str(getattr(model, "id", ""))
                 ids.total += 1
                 if len(ids) < limit or name == want:
                     ids.append(name)
 
         try:
-            await asyncio.wait_for(listing(), timeout=min(self.settings.timeout, 30.0) + 5)
+            await asyncio.wait_for(listing(), timeout=seconds)
         except openai.APIStatusError as exc:
             if exc.status_code in (404, 405):
                 return None
-            raise self._failure("", exc, 1, "GET /models") from None
-        except Exception as exc:
-            raise self._failure("", exc, 1, "GET /models") from None
+            raise self._failure("", exc, 1, "GET /models", seconds) from None
+        except (openai.APIError, asyncio.TimeoutError, json.JSONDecodeError) as exc:
+            raise self._failure("", exc, 1, "GET /models", seconds) from None
+        except Exception:  # the SDK could not read the reply as a page of models (HTML, a bare list, ...)
+            raise LLMError(f"{self.endpoint.display} (GET /models) answered with something that is not a list of "
+                           'models (OpenAI-compatible servers answer {"data": [{"id": ...}, ...]}); check that the base '
+                           "URL is the API's, usually ending in /v1") from None
         return ids
 
     async def _attempt(self, gate: RateGate, model: str, messages: list[dict[str, str]],
@@ -370,7 +386,9 @@ class LLMClient:
         cached = getattr(details, "cached_tokens", None) or 0
         return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0), int(cached))
 
-    def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None) -> LLMError:
+    def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None,
+                 seconds: float | None = None) -> LLMError:
+        """One line for a call that failed; `seconds`: how long the call was given, when not `llm.timeout`."""
         import openai
 
         from ltm_harness._llm.transport import ReplyTooLarge
@@ -394,11 +412,13 @@ class LLMClient:
             detail = cut_words(" ".join(str(detail or "").split()), 300)
             said = f": {detail}" if detail else ""
             fix = "" if is_retryable(exc) else "; check the model name, the key and the request settings"
+            if exc.status_code == 429 and not is_retryable(exc):
+                fix = "; the account's quota is used up: add credit or use another key, then continue"
             return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),
-                            fatal=exc.status_code in (401, 403, 404))
+                            fatal=fails_every_call(exc))
         if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError)):
-            return LLMError(f"{where} did not answer within {self.settings.timeout:g} s{tries}; "
-                            "check the server or raise llm.timeout")
+            fix = "check the server" + ("" if seconds is not None else " or raise llm.timeout")
+            return LLMError(f"{where} did not answer within {seconds or self.settings.timeout:g} s{tries}; {fix}")
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(f"{where} cannot be reached{tries}; check the base URL and that the server is running")
         if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):

@@ -10,6 +10,9 @@
   client, cache and recording; the prompt may cap the reply's tokens and fix the temperature.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
   disk cache, so re-scoring the same answers costs nothing and gives the same verdicts.
+* A call that fails after every retry raises `JudgeUnavailable` naming the cause: only the judge's part is unscored,
+  a rule's score stays. A cause that fails every call (`fatal`: an unknown model, a refused key, an exhausted quota)
+  is kept in `stopped`: no later call is made, each raises it again, and the run stops (ltm_harness._engine.session).
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
-from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError, LLMError
 from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
-from ltm_harness._llm.client import LLMClient
+from ltm_harness._llm.client import ChatResult, LLMClient
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.not_answered import NOT_ANSWERED
-from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import JudgeUnavailable, JudgeUnparseable, JudgeVerdict
 from ltm_harness._resources import shipped
 
 PROMPTS_DIR = shipped("prompts") / "judge"
@@ -102,6 +105,7 @@ class LLMJudge:
         self.prompt = prompt
         self.temperature = temperature
         self.use_cache = use_cache
+        self.stopped: JudgeUnavailable | None = None  # a cause that fails every call, once one was met
 
     async def grade(self, question: str, expected: str, response: str, *, context: str = "",
                     prompt: JudgePrompt | None = None) -> JudgeVerdict:
@@ -124,10 +128,7 @@ class LLMJudge:
                 call = replayed.popleft()
                 raw = call.response or ""
             else:
-                temperature = self.temperature if prompt.temperature is None else prompt.temperature
-                result = await self.client.chat("judge", self.model, messages, temperature=temperature,
-                                                max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
-                                                keep_response=True)
+                result = await self._call(messages, prompt, test)
                 call, raw = result.call, result.text
             if record is not None:
                 record(call)
@@ -145,3 +146,18 @@ class LLMJudge:
                                 prompt_hash=prompt.sha, raw=raw, cached=cached)
         raise JudgeUnparseable(f"{self.model} gave no valid verdict in {prompt.parse_attempts} attempts "
                                f"({problem}); last reply: {raw[:200]!r}", raw)
+
+    async def _call(self, messages: list[dict[str, str]], prompt: JudgePrompt, test: str | None) -> ChatResult:
+        """One judge call; a failure is `JudgeUnavailable` with its cause (see the module docstring)."""
+        if self.stopped is not None:
+            raise JudgeUnavailable(self.stopped.reason, fatal=True)
+        temperature = self.temperature if prompt.temperature is None else prompt.temperature
+        try:
+            return await self.client.chat("judge", self.model, messages, temperature=temperature,
+                                          max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
+                                          keep_response=True)
+        except LLMError as exc:
+            failed = JudgeUnavailable(f"judge {self.model}: {exc}", fatal=exc.fatal)
+            if exc.fatal and self.stopped is None:
+                self.stopped = failed
+            raise failed from None

@@ -19,7 +19,7 @@ from ltm_harness._engine.progress import OnTurn
 from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
-from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
+from ltm_harness._errors import AgentError, ConfigError, LLMError, LTMError, RunFolderWriteError, option
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.ledger import BudgetReached, Ledger
@@ -34,6 +34,7 @@ from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.modes import Fresh, RunMode, SessionIO
 from ltm_harness._runner.prepare import PreparedRun
 from ltm_harness._scoring.verdict import Judge
+from ltm_harness._store.events import Status
 from ltm_harness._store.layout import MAIN_SESSION, slug
 from ltm_harness._store.records import UsageTotals
 
@@ -76,6 +77,27 @@ def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = 
         endpoint = resolve_endpoint(f"the test LLM ({cfg.test_llm.model})", base_url, key)
         test_llm = TestLLM(runtime.client(endpoint), cfg.test_llm.model)
     return RunLLM(runtime, judge, test_llm)
+
+
+def stop_at_once(llm: RunLLM | None, failed: Sequence[str],
+                 replay: bool) -> Callable[[], tuple[str, Status] | None]:
+    """Why an agent's sessions must stop before their next turn: the run's judge met a cause that fails every call
+    (an unknown model, a refused key, an exhausted quota), or one of its sessions stopped for such a cause of the
+    agent's (`failed`: their reasons, as they stop); None while neither happened. The tests a judge's stop ends are unscored (a test that needs the judge and
+    cannot get it is never 0), an agent's errored. A re-scoring (`replay`) stops with that one line instead, changing
+    nothing."""
+
+    def halt() -> tuple[str, Status] | None:
+        stopped = getattr(llm.judge if llm is not None else None, "stopped", None)
+        if stopped is not None:
+            if replay:
+                raise LLMError(f"{stopped.reason}; nothing was re-scored")
+            return (f"the run was stopped: {stopped.reason}; mend the judge's endpoint and continue with "
+                    f"{option('resume')} (a run is judged by one model: another one judges the finished run with "
+                    f"rescore)"), "unscored"
+        return (failed[0], "errored") if failed else None
+
+    return halt
 
 
 def watchdog_reason(seconds: float) -> str:
@@ -185,6 +207,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     started = time.perf_counter()
     sessions: list[Session] = []
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
+    failed_every_call: list[str] = []  # why a session of this agent stopped for a cause that fails every call
+    halt = stop_at_once(llm, failed_every_call, mode.every_turn_recorded)
 
     Pairs = list[tuple[DatasetInterface, TestExample]]
 
@@ -200,9 +224,12 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             (dataset, example), = tests
             override = {"intro": None, "isolated": False,
                         "start_time": dataset.conversation_start(example) or cfg.start_time}
-        settings = session_settings(prepared.config, spec, session_id, **override)
-        await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
-                           llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
+        settings = session_settings(prepared.config, spec, session_id, halt=halt, **override)
+        session = await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler,
+                                     on_turn=on_turn, llm=llm, deadline=deadline, watchdog=cfg.watchdog,
+                                     started=sessions)
+        if session.every_call_fails and session.failure:
+            failed_every_call.append(session.failure)
         return builder.results
 
     async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:

@@ -14,6 +14,8 @@ from ltm_harness._errors import ConfigError
 if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
     from rich.console import Console
 
+    from ltm_harness._api import RunOutput
+
     from ltm_harness._runner.config import RunConfig, Selection
 
 
@@ -177,3 +179,19 @@ def report_after_run(path: Path, console: "Console") -> None:
         print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
     else:
         console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+
+
+def say_causes(output: "RunOutput", command: str = "run") -> None:
+    """Each agent's errored and unscored tests grouped by cause, one warning line per kind, with what mends them
+    (ltm_harness._results.causes). An agent that stopped early has its errored tests said by its error line (a resume
+    does them), so only its unscored ones are said here."""
+    import sys
+
+    from ltm_harness._results.causes import cause_lines, group_causes
+
+    for agent in output.summary.agents:
+        groups = group_causes(output.results(agent.agent))
+        if agent.agent in output.summary.errors:
+            groups = [g for g in groups if g.kind != "errored"]
+        for line in cause_lines(groups, command):
+            print(f"warning: agent {agent.agent}: {redact(line)}", file=sys.stderr)

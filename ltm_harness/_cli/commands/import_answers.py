@@ -50,11 +50,11 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
-    from ltm_harness._cli.commands._options import max_cost
-    from ltm_harness._llm.ledger import BudgetReached
-    from ltm_harness._cli.commands._options import report_after_run
+    from ltm_harness._cli.commands._options import max_cost, report_after_run, say_causes
     from ltm_harness._cli.exit_codes import INTERRUPTED
+    from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
+    from ltm_harness._guard.redact import redact
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
@@ -105,25 +105,27 @@ def main(args: argparse.Namespace) -> int:
             ours = "not judged" if c.ours != c.ours else f"ours {c.ours:.3f}, {c.disagree} disagree"
             line = f"  {c.what.strip()}: theirs {c.theirs:.3f}, {ours} ({plural(c.questions, 'question')})"
             console.print(escape(line), soft_wrap=True)
+    say_causes(out, NAME)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)
-    return 0
+    for error in out.summary.errors.values():  # stopped early (a judge that fails every call): never exit 0
+        print(f"error: {redact(error)}", file=sys.stderr)
+    return 1 if out.summary.errors else 0
 
 
 def resume_command(args: argparse.Namespace, run_name: str) -> str:
-    """The exact command that continues this import: its own arguments, the folder it claimed, and --resume."""
-    import shlex
+    """The exact command that continues this import, as the user started it: its own arguments, the folder it
+    claimed, and --resume."""
+    from ltm_harness._cli.again import command_line
 
-    from ltm_harness._cli.commands.run import program
-
-    words = [*program().split(), NAME, args.benchmark, args.file, "--name", args.name, "--run-name", run_name]
+    words = [NAME, args.benchmark, args.file, "--name", args.name, "--run-name", run_name]
     for flag, value in (("--data-file", args.data_file), ("--examples", args.examples), ("--limit", args.limit),
-                        ("--judge", args.judge)):
+                        ("--judge", args.judge), ("--max-cost", args.max_cost)):
         if value is not None:
             words += [flag, str(value)]
     if args.results != "results":
         words += ["--results", args.results]
     if args.no_report:
         words.append("--no-report")
-    return shlex.join([*words, "--resume"])
+    return command_line([*words, "--resume"])

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ltm_harness._cli.commands._options import (add_config_arguments, add_max_cost_argument, add_results_arguments,
-                                               configure, report_after_run, selection_of)
+                                               configure, report_after_run, say_causes, selection_of)
 from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import AGENT_FAILED, INTERRUPTED, add_allow_errored_argument, describe, exit_status
 
@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
         else:
             folder = RunFolder.named(Path(args.results), claimed[-1]).path
             print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
-                  f"{resume_command(args, claimed[-1])}", file=sys.stderr)
+                  f"{redact(resume_command(args, claimed[-1]))}", file=sys.stderr)
         return INTERRUPTED
     except BudgetReached as stop:
         if progress is not None:
@@ -141,33 +141,26 @@ def main(args: argparse.Namespace) -> int:
                       + (f", {ledger.carried:.4f} USD before the resume" if ledger.carried else "") + ")")
     if not args.no_report:
         report_after_run(output.path, console)
-    any_errored = False
-    for agent in summary.agents:
-        errored = sum(d.errored for d in agent.datasets)
-        if errored and agent.agent not in summary.errors:
-            any_errored = True
-            print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
-                  f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
-                  "--retry-errored", file=sys.stderr)
+    any_errored = any(sum(d.errored for d in agent.datasets) and agent.agent not in summary.errors
+                      for agent in summary.agents)
+    say_causes(output)
     for agent in summary.agents:
         if agent.questions is not None and (line := agent.questions.warning(agent.agent)):
             print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {redact(error)}", file=sys.stderr)
+    if any(agent.error for agent in summary.agents):  # an agent's sessions stopped early: resumable
+        print(f"every answered turn is kept in {output.path}; continue the run with\n  "
+              f"{redact(resume_command(args, output.path.name))}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
-def program() -> str:
-    """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
-    return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
-
-
 def resume_command(args: argparse.Namespace, run_name: str, higher: float | None = None) -> str:
-    """The exact command that resumes this run: its own options, the folder it claimed, and --resume (`higher`: the
-    budget to go on with, after the run stopped at its own)."""
-    import shlex
+    """The exact command that resumes this run, as the user started it: its own options, the folder it claimed, and
+    --resume (`higher`: the budget to go on with, after the run stopped at its own)."""
+    from ltm_harness._cli.again import command_line
 
-    words = [*program().split(), "run", "-c", args.config]
+    words = ["run", "-c", args.config]
     for agent in args.agents or []:
         words += ["-a", agent]
     for flag, value in (("--span", args.span), ("--examples", args.examples), ("--seed", args.seed),
@@ -187,4 +180,4 @@ def resume_command(args: argparse.Namespace, run_name: str, higher: float | None
         words += ["--max-cost", f"{budget:g}"]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
                                     ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored)) if on]
-    return shlex.join([*words, "--resume"])
+    return command_line([*words, "--resume"])
