@@ -312,9 +312,9 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
             shutil.rmtree(folder)  # made by another config (or cut short): replaced as a whole
     if definitions_cache.restore(folder, fp):  # made before by another run with the same settings, data and code
         try:
-            kept = Manifest.model_validate_json(read_text(manifest_path))
-            if kept.fingerprint == fp and kept.format == DEFINITION_FORMAT and kept.imported_from is None:
-                return _read_all(folder, kept, datasets), False
+            restored = Manifest.model_validate_json(read_text(manifest_path))
+            if restored.fingerprint == fp and restored.format == DEFINITION_FORMAT and restored.imported_from is None:
+                return _read_all(folder, restored, datasets), False
         except (OSError, ValidationError, UnicodeDecodeError, DefinitionError):
             pass
         with writing(folder):
