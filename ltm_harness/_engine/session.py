@@ -221,6 +221,7 @@ class Session:
         test = heads[index]
         self.queue.start(test)
         shape, counts = self._shape(test)
+        del self._shapes[test.id]  # its lines are its run's now: a finished session keeps none of its tests' text
         sched = self.scheduler
         slot = sched.start(shape)
         run = self._runs[slot] = TestRun(self, test, slot, counts)

@@ -191,7 +191,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         for dataset, example in tests:  # counted while the test is in hand: never read again for the headline
             observed[dataset.name] = observed.get(dataset.name, 0) + sum(example.observe or [])
         # the session's own tests (a conversation of its own is read once, when it starts, not again when it ends)
-        builder = ResultsBuilder({e.unique_id: e for _, e in tests}, datasets)
+        held = {e.unique_id: e for _, e in tests}
+        builder = ResultsBuilder(held, datasets)
         io = plan.open(session_id, make, builder.add)
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
         override: dict[str, object] = {}
@@ -202,7 +203,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         settings = session_settings(prepared.config, spec, session_id, **override)
         await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
                            llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
-        return builder.results
+        held.clear()  # the session's log (kept to the end of the run) holds the builder: not its tests, which can be
+        return builder.results  # a benchmark's whole conversation each (memory flat in the number of them)
 
     async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
         """A session of its own, started when one of `isolated_concurrency` places is free: its agent, log and
