@@ -34,14 +34,14 @@ class ChildRun:
     stderr: str
 
 
-def child(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path = ROOT,
+def child(argv: Sequence[str], env: Mapping[str, str] | None = None, code: Path = ROOT,
           ok: Sequence[int] = (0, 1, 3)) -> ChildRun:
-    """Run `argv` to its end; its wall and CPU seconds, peak RSS and output. An exit status outside `ok` stops the
-    benchmark with the child's last words."""
+    """Run `argv` to its end, in and with the harness of the checkout `code` (default: this one); its wall and CPU
+    seconds, peak RSS and output. An exit status outside `ok` stops the benchmark with the child's last words."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(list(argv), stdout=out, stderr=err, text=True, cwd=cwd,
-                                env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+        proc = subprocess.Popen(list(argv), stdout=out, stderr=err, text=True, cwd=code,
+                                env={**os.environ, "PYTHONPATH": str(code), **(env or {})})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = code = os.waitstatus_to_exitcode(status)
@@ -53,13 +53,13 @@ def child(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path =
     return run
 
 
-def interleaved(cases: Mapping[str, Sequence[str]], repeats: int = 3,
-                env: Mapping[str, str] | None = None) -> dict[str, list[ChildRun]]:
-    """Each case run `repeats` times, one of each per round, in the order given."""
+def interleaved(cases: Mapping[str, Sequence[str]], repeats: int = 3, env: Mapping[str, str] | None = None,
+                code: Mapping[str, Path] | None = None) -> dict[str, list[ChildRun]]:
+    """Each case run `repeats` times, one of each per round, in the order given (`code`: a case's checkout)."""
     runs: dict[str, list[ChildRun]] = {name: [] for name in cases}
     for _ in range(repeats):
         for name, argv in cases.items():
-            runs[name].append(child(argv, env))
+            runs[name].append(child(argv, env, (code or {}).get(name, ROOT)))
     return runs
 
 
