@@ -310,7 +310,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     if folder.exists():
         with writing(folder):
             shutil.rmtree(folder)  # made by another config (or cut short): replaced as a whole
-    if definitions_cache.restore(folder, fp):  # made before by another run with the same settings, data and code
+    cacheable = definitions_cache.cacheable([d for d, _ in datasets])
+    if cacheable and definitions_cache.restore(folder, fp):  # made before by a run with the same settings, data, code
         try:
             restored = Manifest.model_validate_json(read_text(manifest_path))
             if restored.fingerprint == fp and restored.format == DEFINITION_FORMAT and restored.imported_from is None:
@@ -335,7 +336,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
         generated[dataset.name] = LazyExamples(folder, uids) if dataset.conversation_per_example else kept
         every += uids
     write_model(folder / MANIFEST, Manifest(fingerprint=fp, tests=every))
-    definitions_cache.keep(folder, fp)
+    if cacheable:
+        definitions_cache.keep(folder, fp)
     return generated, False
 
 

@@ -8,10 +8,11 @@ So each set of definitions generated is also kept in the user cache (`<cache>/de
 `datafiles.cache_dir`) and copied from there into the next run folder with the same key. The key is the definitions'
 fingerprint (the config's dataset settings, each dataset's module file and the files it names in `source_files()`, such
 as a benchmark's data file) with the harness's own code (every `.py` file of the package and every file of the
-built-in datasets' folder) and version (and pydantic's, which writes them): an edit or an upgrade makes them again.
+built-in datasets' folder) and pydantic's version (which writes them): an edit or an upgrade makes them again.
 
 Bounded: a set larger than `MAX_BYTES` is not kept, and at most `KEEP` sets are (the least recently used go first).
-`LTM_DEFINITIONS_CACHE=off` turns it off. What is copied back is read by the same checked reader as every run folder's
+`LTM_DEFINITIONS_CACHE=off` turns it off. Only datasets whose settings are all in their `Params` are kept (see
+`cacheable`). What is copied back is read by the same checked reader as every run folder's
 definitions (`definitions.read_definition`); nothing in it runs. A cache that cannot be written or read is passed over
 in silence: the definitions are then generated, as without it.
 """
@@ -24,8 +25,10 @@ import shutil
 import uuid
 from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 from ltm_harness._authoring.datafiles import cache_dir
+from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._guard.files import hash_file
 from ltm_harness._resources import PACKAGE_DIR, shipped
 from ltm_harness._store.layout import MANIFEST
@@ -40,9 +43,7 @@ def code_hash() -> str:
     """A hash of the harness's code: its `.py` files and the built-in datasets' folder (their data files too)."""
     import pydantic
 
-    from ltm_harness import __version__
-
-    digest = hashlib.sha256(f"{__version__} {pydantic.VERSION}".encode() + b"\0")
+    digest = hashlib.sha256(pydantic.VERSION.encode() + b"\0")
     datasets = shipped("datasets")
     files = [p for p in PACKAGE_DIR.rglob("*.py") if "__pycache__" not in p.parts]
     if datasets.is_dir() and not datasets.is_relative_to(PACKAGE_DIR):  # a checkout's (a wheel's is in the package)
@@ -57,6 +58,13 @@ def _root() -> Path | None:
     if os.environ.get(ENV, "").strip().lower() in ("off", "0", "false", "no"):
         return None
     return cache_dir() / "definitions"
+
+
+def cacheable(datasets: Sequence[DatasetInterface]) -> bool:
+    """Whether the fingerprint sees every setting of these datasets: their args are their `Params` (a dataset that takes
+    arguments of its own in an `__init__` of its own may hold settings the fingerprint does not see: its definitions
+    are reused in their run folder only, as before)."""
+    return all(type(d).__init__ is DatasetInterface.__init__ for d in datasets)
 
 
 def _kept(fingerprint: str) -> Path | None:

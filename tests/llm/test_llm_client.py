@@ -38,11 +38,11 @@ async def test_429_with_retry_after_is_retried_and_honoured(mock_llm):
 async def test_5xx_drops_malformed_bodies_and_timeouts_are_retried(mock_llm):
     mock_llm.set_faults(FaultSettings(script=["500", "drop", "malformed", "timeout", "ok"], timeout_ms=3000))
     client = client_for(mock_llm.url, timeout=0.5)
-    started = time.perf_counter()
     result = await client.chat("agent", "mock", ASK)
     await client.close()
+    # four retries: the stalled request (3 s) was cut at the 0.5 s timeout and tried again (left alone, it would have
+    # been answered, with one retry fewer)
     assert result.text == "My cat is called Tom." and result.call.retries == 4
-    assert time.perf_counter() - started < 2.5  # the stalled request was cut at the 0.5 s timeout
     assert mock_llm.stats["ok_replies"] == 1
 
 
@@ -74,7 +74,8 @@ async def test_retry_budget_stops_instead_of_waiting_past_it(mock_llm):
     with pytest.raises(LLMError, match="HTTP 429"):
         await client.chat("agent", "mock", ASK)
     await client.close()
-    assert time.perf_counter() - started < 2 and mock_llm.stats["requests"] == 1
+    assert mock_llm.stats["requests"] == 1  # no second request: it did not wait the 30 s asked for
+    assert time.perf_counter() - started < 25  # (a hang guard, not a speed check)
 
 
 async def test_unreachable_endpoint_is_one_clear_error(unused_tcp_port):

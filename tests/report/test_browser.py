@@ -184,7 +184,8 @@ def test_a_500k_run_report_is_small_and_opens_fast(driver: Any, run_500k: Path, 
     (tmp_path / "500k-numbers.json").write_text(json.dumps(numbers))
     print("500k report:", numbers)
     assert size < 1_000_000 and size < events / 10  # the filler is counted, not copied
-    assert ready_ms < 3000 and write_seconds < 5
+    # (how fast it is written and opens is printed above and measured by benchmarks/report_size.py: no test depends
+    # on the machine's speed)
 
 
 def test_selenium_manager_is_not_what_found_the_driver():

@@ -100,13 +100,15 @@ async def test_a_short_run_prints_no_log_lines_and_updates_are_throttled(tmp_pat
     prepared = prepare(make_config(["colours", "kv", "jokes"], span=4000, examples=3), tmp_path)
     out = io.StringIO()
     calls = []
+    monkeypatch.setattr(progress_module, "LOG_MIN_GAP", 3600.0)
+    monkeypatch.setattr(progress_module, "LOG_EVERY", 3600.0)
     started = time.perf_counter()
     with RunProgress(Console(file=out, force_terminal=False), ["oracle"], 9) as progress:
         original = progress.refresh
         monkeypatch.setattr(progress, "refresh", lambda now=None: (calls.append(now), original(now)))
         await run_all(prepared, ["oracle"], progress.on_turn)
     took = time.perf_counter() - started
-    assert out.getvalue() == "" and took < progress_module.LOG_MIN_GAP
+    assert out.getvalue() == ""  # (LOG_MIN_GAP made longer than any run here: not a race with the machine's speed)
     turns = progress._sessions["oracle"]["main"].turn
     assert turns > 80 and len(calls) <= took / progress_module.UPDATE_EVERY + 2  # not once per turn
 
