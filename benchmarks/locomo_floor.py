@@ -10,7 +10,9 @@ included), timed by its own CPU seconds (user + system, `os.wait4`); `--repeats`
 definitions it keeps in the user cache (pointed at a temporary folder), as every run after the first on a machine does;
 its first run is printed too.
 
-    python benchmarks/locomo_floor.py [--data locomo10.json] [--repeats 3]
+    python benchmarks/locomo_floor.py [--data locomo10.json] [--repeats 3] [--code OTHER_CHECKOUT]
+
+`--code` times another checkout of the harness (e.g. main, before a change) in the same rounds, beside this one.
 
 Without `--data`, the real file is read from the user cache when it is there (fetched by an earlier run), else a
 file of its shape and size is generated (`benchmarks/locomo_data.py`: 10 conversations, 5,882 history turns and 1,986
@@ -30,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import best, child, interleaved, load  # noqa: E402
+from _timing import ROOT, best, child, interleaved, load  # noqa: E402
 
 # -- the floor: the same work, by hand ------------------------------------------------------------------------
 DONT_KNOW = "I don't know."
@@ -129,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="a LoCoMo file (default: the cached real one, else generated)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--code", type=Path, help="another checkout of the harness, timed beside this one")
     parser.add_argument("--floor", nargs=2, type=Path, metavar=("DATA", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
@@ -146,19 +149,23 @@ def main() -> None:
                     "--results", str(work / "results"), "--quiet", "--no-report"]
 
         env = {"LTM_HARNESS_CACHE": str(work / "cache")}
-        first = child(harness("first"), env)
-        print(f"harness, first run (definitions generated): {first.cpu:.2f} CPU s, {first.wall:.2f} s wall, "
-              f"{first.peak_mib:.0f} MiB peak ({load()})")
-        runs: dict[str, list] = {"loop": [], "harness": []}
+        codes = {"harness": ROOT, **({"other": args.code.resolve()} if args.code else {})}
+        for name, code in codes.items():
+            first = child(harness(f"{name}-first"), env, code)
+            print(f"{name} ({code}), first run (definitions generated): {first.cpu:.2f} CPU s, {first.wall:.2f} s "
+                  f"wall, {first.peak_mib:.0f} MiB peak ({load()})")
+        runs: dict[str, list] = {"loop": [], **{name: [] for name in codes}}
         for k in range(args.repeats):  # interleaved; each harness run in a fresh run folder
-            round_ = interleaved({"loop": loop, "harness": harness(f"run-{k}")}, 1, env)
+            cases = {"loop": loop, **{name: harness(f"{name}-{k}") for name in codes}}
+            round_ = interleaved(cases, 1, env, codes)
             for name in runs:
                 runs[name] += round_[name]
         for name, done in runs.items():
             print(f"{name:<8} " + "  ".join(f"{r.cpu:.2f}" for r in done) + f"  CPU s; best {best(done).cpu:.2f} "
                   f"({best(done).wall:.2f} s wall, {best(done).peak_mib:.0f} MiB peak)")
-        ratio = best(runs["harness"]).cpu / best(runs["loop"]).cpu
-        print(f"harness / loop: {ratio:.2f}x in CPU s, best of {args.repeats} (target <= 1.5x; {load()})")
+        for name in codes:
+            ratio = best(runs[name]).cpu / best(runs["loop"]).cpu
+            print(f"{name} / loop: {ratio:.2f}x in CPU s, best of {args.repeats} (target <= 1.5x; {load()})")
 
 
 if __name__ == "__main__":
