@@ -193,7 +193,6 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{folder / MANIFEST}: entry {clip(uid)}: {exc}; delete the folder to "
                               "regenerate") from None
     packed = compressed(path)
-    raw: str | bytes = ""
     try:
         if packed.is_file() and not path.is_file():
             path = packed
@@ -209,9 +208,6 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); delete the folder to regenerate") from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        if isinstance(raw, bytes) and err["type"] == "json_invalid" and not _utf8(raw):
-            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
-                                  "regenerate") from None
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise DefinitionError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
@@ -221,17 +217,8 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     return example
 
 
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _unpack(path: Path) -> bytes:
-    """The JSON of a compressed definition, as bytes (bounded like any file read whole): parsed from them directly, a
-    benchmark's conversation (tens of MB) is never also held as a str while its test is built."""
+def _unpack(path: Path) -> str:
+    """The text of a compressed definition (bounded like any file read whole)."""
     import zstandard
 
     try:
@@ -242,7 +229,7 @@ def _unpack(path: Path) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
                               "regenerate")
-    return data
+    return data.decode("utf-8")
 
 
 class LazyExamples(Sequence[TestExample]):

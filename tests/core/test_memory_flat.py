@@ -1,8 +1,7 @@
 """Memory flat in the number of conversations (issue 35): a benchmark's conversation of its own (a BEAM chat can be
 10M tokens) is read from its definition once, when its session starts, and nothing of it is held once the session
 ended: not the test (which the results builder held until the run's end), nor its lines' text (which each finished
-session kept in its table of line counts), nor read again for the results or the headline. A compressed definition is parsed from its bytes (never also held
-as a str)."""
+session kept in its table of line counts), nor read again for the results or the headline."""
 
 from __future__ import annotations
 
@@ -10,12 +9,7 @@ import gc
 import weakref
 from pathlib import Path
 
-import pytest
-import zstandard
-
 from ltm_harness._authoring import definitions
-from ltm_harness._authoring.example import TestExample
-from ltm_harness._errors import DefinitionError
 from ltm_harness._runner import run
 from ltm_harness.testing import make_config, run_config
 
@@ -50,15 +44,3 @@ async def test_each_conversation_is_read_once_and_none_is_held_after_its_session
     assert at_the_end == [[], 0]  # no test, and no table of its lines, outlives its session
     headline = summary.agents[0].datasets[0]
     assert headline.tests == 11  # the results and the headline's counts came from the sessions, read once
-
-
-def test_a_compressed_definition_is_read_from_its_bytes_and_bad_utf8_is_one_line(tmp_path):
-    folder = tmp_path / "definitions"
-    example = TestExample(dataset_name="big", example_id="one", script=["Remember: " + "x " * 200_000, "What?"],
-                          is_question=[False, True], expected_responses=["x"])
-    definitions.write_definition(folder, example)  # over COMPRESS_ABOVE: kept compressed
-    packed = folder / "big" / "one.def.json.zst"
-    assert packed.is_file() and definitions.read_definition(folder, "big/one") == example
-    packed.write_bytes(zstandard.ZstdCompressor().compress(b'{"dataset_name": "big\xff"}'))
-    with pytest.raises(DefinitionError, match=r"one\.def\.json\.zst: not a UTF-8 text file; fix the definition"):
-        definitions.read_definition(folder, "big/one")
