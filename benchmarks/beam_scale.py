@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 from beam_data import write_10m_chat  # noqa: E402
+from _timing import child  # noqa: E402
 
 CONFIG = """config:
   run_name: {name}
@@ -57,31 +56,16 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """A child process's wall seconds, its own peak RSS (MiB, from wait4) and its stdout."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        if code not in (0, 1, 3):
-            raise SystemExit(f"{' '.join(argv)} exited {code}:\n{err.read()[-3000:]}")
-        return wall, usage.ru_maxrss / 1024, out.read()
-
-
 def run(work: Path, data: Path, agent: str, n: int, name: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     config = work / f"{name}.yml"
     config.write_text(CONFIG.format(name=name, n=n, data=json.dumps(str(data))), encoding="utf-8")
     results = work / "results"
-    wall, peak, _ = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
-                           "--results", str(results), "--quiet", "--no-report", "--overwrite"],
+    done = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
+                 "--results", str(results), "--quiet", "--no-report", "--overwrite"],
                           {"PYTHONPATH": str(ROOT), **(env or {})})
     folder = results / name
     summary = json.loads((folder / "summary.json").read_text())["agents"][0]
-    return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "folder": folder,
+    return {"wall_s": round(done.wall, 1), "peak_rss_mib": round(done.peak_mib), "folder": folder,
             "run_folder_mib": round(size_of(folder) / 2**20, 1), "turns": summary["turns"],
             "observed_turns": summary["observed_turns"], "calls": summary["usage"]["calls"].get("agent", 0)}
 
@@ -106,11 +90,12 @@ print(messages, tokens, time.perf_counter() - start)
 
 
 def floor(chats: Path, work: Path) -> dict[str, Any]:
-    wall, peak, said = child([sys.executable, "-c", FLOOR, str(chats), str(work / "floor.jsonl")],
-                             {"PYTHONPATH": str(ROOT)})
-    messages, tokens, _ = said.split()
+    done = child([sys.executable, "-c", FLOOR, str(chats), str(work / "floor.jsonl")],
+                 {"PYTHONPATH": str(ROOT)})
+    messages, tokens, _ = done.stdout.split()
     (work / "floor.jsonl").unlink()
-    return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "messages": int(messages), "tokens": int(tokens)}
+    return {"wall_s": round(done.wall, 1), "peak_rss_mib": round(done.peak_mib), "messages": int(messages),
+            "tokens": int(tokens)}
 
 
 class MockInThread:

@@ -21,9 +21,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import shutil
-import subprocess
 import resource
 import socket
 import sys
@@ -147,6 +145,7 @@ def longmemeval_run(gib: float, given: Path | None) -> None:
     """`run -a null --limit 2` on a LongMemEval-shaped file of `gib` GiB (generated in a temporary folder unless
     `given`): wall time and the run process's own peak RSS (wait4), which must not grow with the file."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _timing import child
     from longmemeval_data import write_file
 
     work = Path(tempfile.mkdtemp(prefix="ltm-bounded-lme-"))
@@ -162,16 +161,10 @@ def longmemeval_run(gib: float, given: Path | None) -> None:
         config.write_text(LONGMEMEVAL_CONFIG.format(data=json.dumps(str(data))), encoding="utf-8")
         argv = [sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", "null", "--limit", "2",
                 "--results", str(work / "results"), "--quiet", "--no-report", "--overwrite"]
-        started = time.perf_counter()
-        with tempfile.TemporaryFile("w+") as err:
-            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=ROOT,
-                                    env={**os.environ, "PYTHONPATH": str(ROOT)})
-            _, status, usage = os.wait4(proc.pid, 0)
-            err.seek(0)
-            said = err.read().strip()
-        code = os.waitstatus_to_exitcode(status)
+        done = child(argv, ok=range(256))
+        said, code = done.stderr.strip(), done.code
         print(f"LongMemEval-shaped file of {data.stat().st_size / 2**30:.2f} GiB, run -a null --limit 2: exit {code}, "
-              f"{time.perf_counter() - started:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB (target < 300 MB)"
+              f"{done.wall:.1f} s, peak RSS {done.peak_mib:.0f} MiB (target < 300 MB)"
               + (f"; stderr: {said[-300:]}" if code not in (0, 1, 3) else ""), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

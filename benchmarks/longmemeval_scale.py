@@ -36,6 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from longmemeval_data import write_file  # noqa: E402
+from _timing import child  # noqa: E402
 
 CONFIG = """config:
   run_name: {name}
@@ -55,30 +56,16 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Run a child process; its wall seconds, its own peak RSS (MiB, from wait4: this child alone) and its stdout."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode not in (0, 1, 3):
-            raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{err.read()[-3000:]}")
-        return wall, usage.ru_maxrss / 1024, out.read()
-
-
 def s_run(work: Path, data: Path, agent: str, n: int, name: str, env: dict[str, str] | None = None) -> dict:
     config = work / f"{name}.yml"
     config.write_text(CONFIG.format(name=name, n=n, data=json.dumps(str(data))), encoding="utf-8")
     results = work / "results"
-    wall, peak, _ = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
-                           "--results", str(results), "--quiet", "--no-report", "--overwrite"], env)
+    done = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
+                 "--results", str(results), "--quiet", "--no-report", "--overwrite"], env)
     folder = results / name
     summary = json.loads((folder / "summary.json").read_text())["agents"][0]
-    return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "run_folder_mib": round(size_of(folder) / 2**20, 1),
+    return {"wall_s": round(done.wall, 1), "peak_rss_mib": round(done.peak_mib),
+            "run_folder_mib": round(size_of(folder) / 2**20, 1),
             "turns": summary["turns"], "observed_turns": summary["observed_turns"],
             "calls": summary["usage"]["calls"].get("agent", 0), "questions": n}
 
@@ -89,9 +76,9 @@ def m_read(data: Path) -> dict:
             "for q in iter_questions(Path(sys.argv[1])):\n"
             "    n += 1; t += sum(len(s.turns) for s in q.sessions)\n"
             "print(n, t)")
-    wall, peak, said = child([sys.executable, "-c", code, str(data)])
-    n, turns = said.split()
-    return {"wall_s": round(wall, 1), "peak_rss_mib": round(peak), "questions": int(n), "turns": int(turns)}
+    done = child([sys.executable, "-c", code, str(data)])
+    n, turns = done.stdout.split()
+    return {"wall_s": round(done.wall, 1), "peak_rss_mib": round(done.peak_mib), "questions": int(n), "turns": int(turns)}
 
 
 PER_TURN = r"""

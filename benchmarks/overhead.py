@@ -9,6 +9,14 @@ filler pool), total wall time of the process including interpreter start, and pe
 
 Targets: <= 0.3 ms harness time per turn at every span, flat as the span grows; the 500k run
 in <= 3 s wall and <= 150 MB peak RSS.
+
+    python benchmarks/overhead.py --marginal [--code /path/to/other/checkout]
+
+The marginal CPU per turn as the run grows: `run -a null --examples N` (the default config) at N = 10 and 20, each a
+child process timed by its own CPU seconds (`_timing`), best of three, interleaved, after one untimed run of each (so
+both find their definitions kept); (CPU at 20 - CPU at 10) / (turns at 20 - turns at 10). Everything that grows with
+the run counts: sessions, results, summaries. `--code` measures another checkout of the harness (e.g. main) the same
+way, in the same rounds. Target (issue 35): <= 0.3 ms per turn.
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 CHILD = r"""
 import asyncio, json, resource, sys, tempfile, time
@@ -70,10 +80,49 @@ print(json.dumps({
 """
 
 
+def marginal(repeats: int, other: Path | None) -> None:
+    """Marginal CPU per turn between 10 and 20 examples per dataset, of this checkout (and of `other`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _timing import ROOT, best, interleaved, load
+
+    codes = {"this": ROOT, **({"other": other.resolve()} if other else {})}
+    with tempfile.TemporaryDirectory(prefix="ltm-marginal-") as tmp:
+        results = Path(tmp) / "results"
+
+        def argv(code: str, n: int, k: int | str) -> list[str]:
+            return [sys.executable, "-m", "ltm_harness", "run", "-a", "null", "--examples", str(n), "--results",
+                    str(results), "--run-name", f"{code}-{n}-{k}", "--quiet", "--no-report"]
+
+        cases = {(code, n): argv(code, n, "warm") for code in codes for n in (10, 20)}
+        names = {f"{code}/{n}": a for (code, n), a in cases.items()}
+        where = {f"{code}/{n}": codes[code] for code, n in cases}
+        env = {"LTM_HARNESS_CACHE": str(Path(tmp) / "cache")}
+        interleaved(names, 1, env, where)  # untimed: definitions made (and kept where the harness keeps them)
+        runs: dict[str, list] = {name: [] for name in names}
+        for k in range(repeats):
+            one = interleaved({name: argv(*name.split("/"), k) for name in names}, 1, env, where)
+            for name in names:
+                runs[name] += one[name]
+        for code in codes:
+            cpu = {n: best(runs[f"{code}/{n}"]).cpu for n in (10, 20)}
+            turns = {n: json.loads((results / f"{code}-{n}-0" / "summary.json").read_text())["agents"][0]["turns"]
+                     for n in (10, 20)}
+            ms = 1000 * (cpu[20] - cpu[10]) / (turns[20] - turns[10])
+            print(f"{code} ({codes[code]}): 10 examples {turns[10]:,} turns {cpu[10]:.2f} CPU s; 20 examples "
+                  f"{turns[20]:,} turns {cpu[20]:.2f} CPU s; marginal {ms:.3f} ms per turn (best of {repeats}; "
+                  f"target <= 0.3; {load()})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", default="1k,32k,120k,500k")
+    parser.add_argument("--marginal", action="store_true", help="marginal CPU per turn, 10 vs 20 examples")
+    parser.add_argument("--code", type=Path, help="with --marginal: another checkout measured beside this one")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.marginal:
+        marginal(args.repeats, args.code)
+        return
     print(f"{'span':>6} {'tests':>5} {'turns':>6} {'filler':>6} {'conv tokens':>12} {'ms/turn':>8} "
           f"{'setup s':>7} {'session s':>9} {'wall s':>7} {'peak MB':>8} {'gaps ok':>9} {'max err':>8}")
     for span in args.spans.split(","):

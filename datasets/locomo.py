@@ -100,6 +100,11 @@ class LoCoMo(DatasetInterface):
                 "seed": ("plays its conversations in file order with no filler, so no seed changes it "
                          "(args.conversations chooses them)", {})}
 
+    def source_files(self) -> list[Path]:
+        """A user's own file decides the tests: editing it makes them again. (The fetched file is pinned by its
+        sha256.)"""
+        return [Path(self.params.data_file).expanduser()] if self.params.data_file else []
+
     # -- generation -----------------------------------------------------------------------------------------
     def generate_examples(self, num_examples: int) -> list[TestExample]:
         p = self.params

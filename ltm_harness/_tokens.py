@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import threading
 from functools import lru_cache
+from typing import Callable
 from importlib import resources
 
 import tiktoken
@@ -79,11 +80,20 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
 
 
 class Tokenizer:
-    """The one token counter for waits, spans and context truncation."""
+    """The one token counter for waits, spans and context truncation. Its encoding is loaded on the first text it
+    counts (once per process: `get_encoding`), so a run whose lines were counted when its tests were made (and whose
+    agent says nothing) never loads it. An unknown encoding is a ConfigError at once."""
 
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        if encoding not in SHIPPED_ENCODINGS:
+            get_encoding(encoding)  # raises its one line now, not at the first count
         self.encoding_name = encoding
-        self._encode = get_encoding(encoding).encode_ordinary
+        self._encoder: Callable[[str], list[int]] | None = None
+
+    def _encode(self, text: str) -> list[int]:
+        if self._encoder is None:
+            self._encoder = get_encoding(self.encoding_name).encode_ordinary
+        return self._encoder(text)
 
     def count(self, text: str) -> int:
         return len(self._encode(text)) if text else 0

@@ -69,6 +69,10 @@ class Agent(ABC):
 
     #: the oracle calibration agent is the only one handed the expected answers
     is_oracle: bool = False
+    #: whether what the agent says depends on what it heard before. One that keeps no memory (`null`, `oracle`)
+    #: answers an independent question from the state the history left by construction: it is asked each one with
+    #: no snapshot taken and nothing to go back to, and counts as having gone back.
+    keeps_memory: bool = True
     #: what this agent's token usage and cost leave out (model calls its framework makes where the harness cannot
     #: count them); None: every model call behind a reply is counted. Shown beside its numbers in summary.json, the
     #: terminal and the report, so a partial count is never read as a whole one.
@@ -119,9 +123,10 @@ class Agent(ABC):
 
     @property
     def can_go_back(self) -> bool:
-        """Whether the agent implements `snapshot` and `rewind` (so questions can be asked independently)."""
+        """Whether questions can be asked independently: the agent keeps no memory, or implements `snapshot` and
+        `rewind`."""
         cls = type(self)
-        return cls.snapshot is not Agent.snapshot and cls.rewind is not Agent.rewind
+        return not self.keeps_memory or (cls.snapshot is not Agent.snapshot and cls.rewind is not Agent.rewind)
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Resuming a run: rebuild the memory this agent had after the given turns (each message with the

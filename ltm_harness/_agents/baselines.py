@@ -30,6 +30,7 @@ class OracleAgent(Agent):
     "I don't know." for an answer that depends on something said earlier. Its scores step down at N."""
 
     is_oracle = True
+    keeps_memory = False  # handed what it needs with each question: independent questions need no going back
     description = "calibration agent handed the expected answers; should score 1.0 on every dataset"
 
     def __init__(self, spec: str | None = None) -> None:
@@ -53,16 +54,11 @@ class OracleAgent(Agent):
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the oracle keeps no memory."""
 
-    def snapshot(self) -> None:
-        """Independent questions: nothing to go back to (no memory)."""
-
-    def rewind(self, snapshot: None) -> None:
-        """Nothing to forget."""
-
 
 class NullAgent(Agent):
     """No memory at all: always says it does not know. Should score about 0."""
 
+    keeps_memory = False
     description = "no memory: always answers \"I don't know.\"; should score about 0"
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
@@ -73,12 +69,6 @@ class NullAgent(Agent):
 
     async def restore(self, turns: list[tuple[AgentMessage, str]]) -> None:
         """Nothing to rebuild: the null agent keeps no memory."""
-
-    def snapshot(self) -> None:
-        """Independent questions: nothing to go back to (no memory)."""
-
-    def rewind(self, snapshot: None) -> None:
-        """Nothing to forget."""
 
 
 FORGET = re.compile(r"\b(forget|disregard)\b", re.IGNORECASE)

@@ -282,6 +282,16 @@ class DatasetInterface:
         return TestOutcome(0.0, 1.0, [f"the callback did not finish within {MAX_CALLBACK_TURNS} turns"], unscored=True)
 
 
+_NO_PAUSE = Pause()
+
+
+def _pause(wait: Wait) -> Pause:
+    """A wait as the scheduler plans it (most lines of a benchmark's history wait for nothing: one shared value)."""
+    if not (wait.tokens or wait.time or wait.percentage_finished or wait.until is not None):
+        return _NO_PAUSE
+    return Pause(wait.tokens, wait.time, wait.percentage_finished, wait.until)
+
+
 def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
     """The example as a session runs it: the dataset's program, with the lines and waits to plan with."""
 
@@ -291,7 +301,7 @@ def as_program(dataset: DatasetInterface, example: TestExample) -> TestProgram:
     answer = dataset.answer_statement_idx(example)
     return TestProgram(
         id=example.unique_id, group=dataset.name, span=dataset.memory_span, script=tuple(example.script),
-        pauses=tuple(Pause(w.tokens, w.time, w.percentage_finished, w.until) for w in example.waits), program=program,
+        pauses=tuple(_pause(w) for w in example.waits), program=program,
         interleave=example.can_be_interleaved, anchor_line=answer[0] if answer else None,
         reset_message=dataset.reset_message, needs=dataset.needed_lines(example),
         observed=tuple(example.observe) if example.observe else (), parts=len(dataset.result_parts(example)),

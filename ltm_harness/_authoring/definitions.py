@@ -3,7 +3,8 @@
 A definition bigger than `COMPRESS_ABOVE` bytes of JSON (a benchmark's haystack) is kept zstd-compressed
 (`<id>.def.json.zst`). The tests of a dataset whose examples are conversations of their own (LoCoMo,
 LongMemEval) are written as they are generated and read back one at a time when their session starts
-(`LazyExamples`), so that a run holds in memory only the conversations it is playing.
+(`LazyExamples`), so that a run holds in memory only the conversations it is playing. Each set generated is
+also kept in the user cache for the next run folder with the same settings, data and code (`definitions_cache`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ltm_harness._guard.files import NotARegularFile, hash_file, read_bytes, read_text
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
+from ltm_harness._authoring import definitions_cache
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._errors import DefinitionError, LTMError, option, option_name
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
@@ -314,6 +316,16 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     if folder.exists():
         with writing(folder):
             shutil.rmtree(folder)  # made by another config (or cut short): replaced as a whole
+    cacheable = definitions_cache.cacheable([d for d, _ in datasets])
+    if cacheable and definitions_cache.restore(folder, fp):  # made before by a run with the same settings, data, code
+        try:
+            restored = Manifest.model_validate_json(read_text(manifest_path))
+            if restored.fingerprint == fp and restored.format == DEFINITION_FORMAT and restored.imported_from is None:
+                return _read_all(folder, restored, datasets), False
+        except (OSError, ValidationError, UnicodeDecodeError, DefinitionError):
+            pass
+        with writing(folder):
+            shutil.rmtree(folder)  # not what it should be: made again
     generated: dict[str, Examples] = {}
     every: list[str] = []
     for dataset, n in datasets:
@@ -330,6 +342,8 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
         generated[dataset.name] = LazyExamples(folder, uids) if dataset.conversation_per_example else kept
         every += uids
     write_model(folder / MANIFEST, Manifest(fingerprint=fp, tests=every))
+    if cacheable:
+        definitions_cache.keep(folder, fp)
     return generated, False
 
 

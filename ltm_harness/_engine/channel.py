@@ -23,7 +23,8 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from types import CoroutineType
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generator, Literal
 
 from ltm_harness._agents.base import USER, Agent, AgentMessage, Reply
 from ltm_harness._errors import AgentError, LTMError
@@ -103,6 +104,36 @@ async def _maybe_awaited(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+class _Started:
+    """A coroutine already run to its first wait, where it yielded `pending`: awaited, it goes on from there exactly as
+    `await coro` would have (what the task sends or throws in is passed on to it)."""
+
+    __slots__ = ("_coro", "_pending")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], pending: Any) -> None:
+        self._coro = coro
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, pending = self._coro, self._pending
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # a cancellation (the timeout's) thrown in at the wait
+                try:
+                    pending = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    pending = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+
 def _as_reply(reply: object) -> Reply:
     """What an agent's `reply` or `observe` returned, as a Reply: text alone, or None (history heard, nothing said)."""
     if reply is None:
@@ -159,8 +190,8 @@ class Channel:
         if event.went_back is not None:
             self.went_back += event.went_back
             self.in_sequence += not event.went_back
-        if recorded is None and event.went_back:  # recorded first: a kill before it is undone resumes exactly
-            await self._go_back()
+        if recorded is None and event.went_back and self._mark is not None:  # recorded first: a kill before it is
+            await self._go_back()  # undone resumes exactly (an agent that keeps no memory has nothing to undo)
         self._last_failed = event.failed
         self.observed_turns += turn.observe
         if event.failed:
@@ -193,6 +224,8 @@ class Channel:
         if not turn.independent:
             self._mark = None
             return None
+        if not agent.keeps_memory:  # nothing to go back from: no snapshot, no rewind
+            return True
         if self._can_go_back is None:
             self._can_go_back = agent.can_go_back
         if self._can_go_back and self._mark is None:
@@ -286,15 +319,26 @@ class Channel:
                     await asyncio.sleep(wait)
                 asked = None
             started, clock = datetime.now(timezone.utc), time.perf_counter()
+            deadline = None if policy.timeout is None else asyncio.get_running_loop().time() + policy.timeout
+            within: asyncio.Timeout | None = None
             try:
-                async with asyncio.timeout(policy.timeout) as within:
-                    if message.observe:
-                        reply = await agent.observe(message)
-                    else:
-                        reply = await agent.reply(message, hint if agent.is_oracle else None)
+                if message.observe:
+                    call = agent.observe(message)
+                else:
+                    call = agent.reply(message, hint if agent.is_oracle else None)
+                waiting: Awaitable[object] = call
+                if isinstance(call, CoroutineType):  # run at once to its first wait: one that never waits needs no
+                    try:  # timer (a timeout only ever acts at a wait)
+                        pending = call.send(None)
+                    except StopIteration as done:
+                        return _as_reply(done.value), failures
+                    waiting = _Started(call, pending)
+                async with asyncio.timeout_at(deadline) as within:
+                    reply = await waiting
                 return _as_reply(reply), failures
             except TimeoutError as exc:
-                error = _one_line(exc) if not within.expired() else f"no reply within {policy.timeout:g} s"
+                error = _one_line(exc) if within is None or not within.expired() else \
+                    f"no reply within {policy.timeout:g} s"
             except Exception as exc:
                 if getattr(exc, "fatal", False):  # e.g. a wrong key or model name: no retry can help
                     raise AgentDown(f"the agent cannot be used: {exc}", every_call=True) from None

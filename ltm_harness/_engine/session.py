@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from ltm_harness._agents.base import Agent, OracleHint
 from ltm_harness._engine.channel import AgentDown, Channel, Turn, TurnKind, TurnPolicy
 from ltm_harness._engine.filler import FillerGenerator
-from ltm_harness._engine.program import Heard, NextTurn, Say, TestOutcome, TestProgram, WaitFor, memory_distance
+from ltm_harness._engine.program import Heard, NextTurn, Say, TestOutcome, TestProgram, WaitFor
 from ltm_harness._engine.progress import OnTurn, TurnProgress
 from ltm_harness._engine.session_llm import SessionLLM
 from ltm_harness._engine.scheduler import START_WINDOW, Pause, SaidLine, Scheduler, Slot, TestShape, same_group
@@ -235,6 +235,7 @@ class Session:
         test = heads[index]
         self.queue.start(test)
         shape, counts = self._shape(test)
+        del self._shapes[test.id]  # its lines are its run's now: a finished session keeps none of its tests' text
         sched = self.scheduler
         slot = sched.start(shape)
         run = self._runs[slot] = TestRun(self, test, slot, counts)
@@ -266,9 +267,9 @@ class Session:
         if say.kind == "test":
             line = self.scheduler.line_said(run.slot, tokens)
             if say.is_question:  # where the earliest line this question needs was said (for oracle@N)
-                needed = run.test.needs.get(len(run.slot.lines) - 1, ())
-                distance = memory_distance([said.pos for said in run.slot.lines], needed, line.pos)
-                run.needs_from = None if distance is None else line.pos - distance
+                lines = run.slot.lines
+                said = [lines[i].pos for i in run.test.needs.get(len(lines) - 1, ()) if 0 <= i < len(lines)]
+                run.needs_from = min(said) if said else None  # (memory_distance's start, without a list of every line)
         heard, reply_tokens = await self._turn(say.kind, say.text, tokens, run=run, question=say.is_question,
                                                oracle=say.oracle, planned=line.planned if line else None,
                                                observe=say.observe, role=say.role,

@@ -93,14 +93,17 @@ class ResultsBuilder:
         # A test scored question by question: one result per part, each with its question's gap; a test that ended
         # without part scores (errored, or its session stopped) errors every part with its reasons.
         question_lines = [i for i, line in enumerate(running.lines) if line.is_question]
+        by_line: dict[int, list[GapMeasure]] = {}
+        for gap in gaps:
+            by_line.setdefault(gap.line, []).append(gap)
         for k, part in enumerate(parts):
             q = part.question
             end = e.parts[k] if e.parts is not None and k < len(e.parts) else None
-            line = question_lines[q] if q < len(question_lines) else None
+            line = question_lines[q] if q < len(question_lines) else -1
             self.results.append(result(
                 f"{example.example_id}.{part.id}", end.status if end else e.status, end.score if end else 0.0,
                 end.max_score if end else 1.0, end.reasons if end else e.reasons, end.verdicts if end else [],
-                running.asked[q:q + 1], example.expected_responses[q:q + 1], [g for g in gaps if g.line == line],
+                running.asked[q:q + 1], example.expected_responses[q:q + 1], by_line.get(line, []),
                 dict(part.labels), group=example.example_id))
 
 

@@ -58,6 +58,7 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
         anchors = {i: answer_idx for i, m in enumerate(lines)
                    if m.is_question and i > answer_idx[0] and (only is None or i in only)}
     gaps = []
+    positions = [s.pos for s in lines] if needs else []  # once, not per question
     for index, m in enumerate(lines):
         anchor = anchors.get(index)
         if not m.is_question or anchor is None or not anchor[0] < index:
@@ -67,7 +68,7 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
         cut = statement.tokens if char >= len(statement.text) else count(statement.text[:char])
         target = None if isolated else m.planned - statement.planned - cut
         needed = needs.get(index) if needs is not None else None
-        distance = memory_distance([s.pos for s in lines], needed, m.pos) if needed else None
+        distance = memory_distance(positions, needed, m.pos) if needed else None
         gaps.append(GapMeasure(line=index, target_tokens=target, achieved_tokens=m.pos - statement.pos - cut,
                                memory_distance=distance))
     return gaps

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Container, Iterator, Mapping, Sequence
+from typing import Any, Container, Iterator, Sequence
 
 from pydantic import ValidationError
 
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.definitions import LazyExamples, definitions_match, load_or_generate, read_definition
+from ltm_harness._authoring.definitions import LazyExamples, definitions_match, load_or_generate
 from ltm_harness._authoring.example import TestExample
 from ltm_harness._errors import ConfigError, LTMError, RunFolderError, option
 from ltm_harness._guard import jsonsafe
@@ -83,35 +83,6 @@ class PreparedRun:
             else:
                 total += sum(max(len(dataset.result_parts(e)), 1) for e in exs)
         return total
-
-    def example_index(self) -> "ExampleIndex":
-        """Every test by its unique id (those of conversations of their own read from the definitions when asked)."""
-        return ExampleIndex(self.examples)
-
-
-class ExampleIndex(Mapping[str, TestExample]):
-    """Tests by unique id: the held ones from a dict, those of datasets read lazily from their definitions."""
-
-    def __init__(self, examples: dict[str, Sequence[TestExample]]) -> None:
-        self._held = {e.unique_id: e for exs in examples.values() if not isinstance(exs, LazyExamples) for e in exs}
-        self._lazy = {name: exs for name, exs in examples.items() if isinstance(exs, LazyExamples)}
-
-    def __getitem__(self, uid: str) -> TestExample:
-        held = self._held.get(uid)
-        if held is not None:
-            return held
-        lazy = self._lazy.get(uid.partition("/")[0])
-        if lazy is None or uid not in lazy.uids:
-            raise KeyError(uid)
-        return read_definition(lazy.folder, uid)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._held
-        for exs in self._lazy.values():
-            yield from exs.uids
-
-    def __len__(self) -> int:
-        return len(self._held) + sum(len(exs) for exs in self._lazy.values())
 
 
 def config_base(source: str) -> Path:

@@ -202,10 +202,10 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     plan = mode.agent(prepared.folder.agent(spec), main_session=bool(shared) and not cfg.isolated)
     if isinstance(plan, AgentOutputs):  # finished before: kept as it is
         return AgentRun(plan.summary.agent, plan.results, plan.summary)
-    examples = prepared.example_index()
     datasets = {d.name: d for d, _ in prepared.datasets}
     started = time.perf_counter()
     sessions: list[Session] = []
+    observed: dict[str, int] = {}  # lines of history that needed no reply, by dataset, of the tests played
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
     failed_every_call: list[str] = []  # why a session of this agent stopped for a cause that fails every call
     halt = stop_at_once(llm, failed_every_call, mode.every_turn_recorded)
@@ -216,7 +216,11 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
         """A session of `chosen()`'s tests; `own`: a dataset's conversation of its own (no opening message, its
         waits honoured, starting at the benchmark's date)."""
         tests = chosen()
-        builder = ResultsBuilder(examples, datasets)
+        for dataset, example in tests:  # counted while the test is in hand: never read again for the headline
+            observed[dataset.name] = observed.get(dataset.name, 0) + sum(example.observe or [])
+        # the session's own tests (a conversation of its own is read once, when it starts, not again when it ends)
+        held = {e.unique_id: e for _, e in tests}
+        builder = ResultsBuilder(held, datasets)
         io = plan.open(session_id, make, builder.add)
         filler = FillerGenerator(tokenizer, cfg.seed, cfg.max_message_tokens)  # isolated: only for watching tests
         override: dict[str, object] = {}
@@ -230,7 +234,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
                                      started=sessions)
         if session.every_call_fails and session.failure:
             failed_every_call.append(session.failure)
-        return builder.results
+        held.clear()  # the session's log (kept to the end of the run) holds the builder: not its tests, which can be
+        return builder.results  # a benchmark's whole conversation each (memory flat in the number of them)
 
     async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:
         """A session of its own, started when one of `isolated_concurrency` places is free: its agent, log and
@@ -282,8 +287,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     def headlines(name: str, rs: list[TestResult]) -> DatasetHeadline:
         dataset, chosen = datasets[name], prepared.examples.get(name, [])
         return quote(dataset.headline_spec(), rs, llm is not None and llm.judge is not None,
-                     len(chosen) if dataset.conversation_per_example else None,
-                     sum(sum(e.observe or []) for e in chosen))
+                     len(chosen) if dataset.conversation_per_example else None, observed.get(name, 0))
 
     summary = summarize_sessions(spec, results, sessions, wall, metrics, headlines, usage_note)
     write_agent_outputs(plan.out, results, summary)

@@ -25,7 +25,7 @@ from ltm_harness._guard.files import open_regular
 from ltm_harness._errors import RunFolderError, option
 from ltm_harness._store.events import (Event, SessionAborted, SessionStart, TestEnd, TurnEvent, event_adapter,
                                        parse_event)
-from ltm_harness._store.files import write_text, writing
+from ltm_harness._store.files import write_failure, write_text, writing
 from ltm_harness._store.formats import (EVENT_FORMAT, FAILED_TRIES_ASIDE, OLDEST_EVENT_FORMAT, RESUMABLE_EVENT_FORMAT,
                                         check_format)
 from ltm_harness._store.layout import wall_log
@@ -70,7 +70,7 @@ class ResumeMismatch(RunFolderError):
     """The resumed session produced an event that differs from the recorded one."""
 
 
-def _write_at(fd: int, data: memoryview, offset: int) -> int:
+def _write_at(fd: int, data: bytes | memoryview, offset: int) -> int:
     """Write at `offset` (os.pwrite; a seek and a write where there is none, as on Windows); the bytes written."""
     if hasattr(os, "pwrite"):
         return os.pwrite(fd, data, offset)
@@ -95,17 +95,18 @@ class _LineFile:
                 self._size = keep_bytes
 
     def write(self, data: bytes) -> None:
-        with writing(self.path):
-            try:
-                view = memoryview(data)
+        try:  # (as `writing` does, without a context manager per line)
+            written = _write_at(self._fd, data, self._size)
+            if written < len(data):  # a short write: the rest, as many times as it takes
+                view = memoryview(data)[written:]
                 while view:
                     view = view[_write_at(self._fd, view, self._size + len(data) - len(view)):]
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, self._size)  # no half line is left behind
             except OSError:
-                try:
-                    os.ftruncate(self._fd, self._size)  # no half line is left behind
-                except OSError:
-                    pass
-                raise
+                pass
+            raise write_failure(self.path, exc) from None
         self._size += len(data)
 
     def close(self) -> None:

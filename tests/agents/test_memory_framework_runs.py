@@ -63,6 +63,7 @@ def resent(before: Counter[str], after: Counter[str], reference: Counter[str]) -
     return sum(max(0, n - reference[key]) for key, n in work.items())
 
 
+@pytest.mark.slow
 def test_mem0_and_letta_score_between_null_and_oracle_and_resume_from_their_own_memory(
         tmp_path, mock_llm_in_thread, letta_in_thread):
     llm, letta = mock_llm_in_thread, letta_in_thread

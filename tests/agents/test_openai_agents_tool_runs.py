@@ -110,6 +110,7 @@ def test_each_turn_calls_the_tool_or_hands_off_and_every_model_call_is_counted(s
     assert first_call["name"] == "transfer_to_notes"
 
 
+@pytest.mark.slow
 def test_a_killed_tool_run_resumes_byte_identical_from_the_session_store(setup, reference, tmp_path):
     server, path, _ = setup
     total = sum(turns(reference / name / "events.jsonl") for name in NAMES)

@@ -55,7 +55,7 @@ def test_a_timed_out_case_returns_partial_results_with_an_error():
     elapsed = time.perf_counter() - started
     assert elapsed >= 0.3  # not before its time limit (no upper bound: a loaded machine is slower, not wrong)
     n = len(result.detail)  # the episode cut short counts too, with its partial reward (as in the reference)
-    assert n >= 2 and n - case.episodes_done in (0, 1) and result.value == sum(result.detail) / n
+    assert n >= 1 and n - case.episodes_done in (0, 1) and result.value == sum(result.detail) / n  # (how many: the speed)
     assert result.error is not None and result.error.startswith(
         f"time limit of 0.35 s exceeded after {case.episodes_done} completed "
         f"{'episode' if case.episodes_done == 1 else 'episodes'} of 1000")

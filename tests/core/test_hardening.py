@@ -199,6 +199,7 @@ def completion(text: str) -> bytes:
                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["huge", "bomb"])
 async def test_an_oversized_llm_response_fails_once_with_bounded_memory(kind: str) -> None:
     requests: list[int] = []

@@ -121,6 +121,7 @@ def progress(mode: Mode, folder: Path) -> int:
     return sum(p.read_bytes().count(b"\n") for p in folder.glob(mode.logs))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES, ids=[m.name for m in MODES])
 def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_path: Path, mode: Mode):
     config = tmp_path / "kill.yml"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = """
 config: {run_name: busy}
@@ -24,6 +26,7 @@ def outputs(run: Path) -> dict[str, bytes]:
             if p.is_file() and not p.name.startswith(".") and p.name != "summary.json"}
 
 
+@pytest.mark.slow
 def test_processes_started_at_once_on_one_folder_leave_it_as_one_run_would(tmp_path: Path):
     config = tmp_path / "busy.yml"
     config.write_text(CONFIG)

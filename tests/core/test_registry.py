@@ -96,6 +96,7 @@ def cli(args: list[str], cwd: Path, site: Path | None = None) -> subprocess.Comp
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_installed_packages_add_agents_datasets_prompts_and_suites(installed: Path, tmp_path: Path):
     listed = cli(["list"], tmp_path, installed)
     assert listed.returncode == 0, listed.stderr
@@ -266,6 +267,7 @@ def test_aiq_plays_a_user_environment_named_by_its_file(tmp_path: Path, capsys):
     assert scores == {"oracle": 1.0, "null": 0.0}
 
 
+@pytest.mark.slow
 def test_a_dataset_named_by_its_file_is_found_from_the_configs_folder(tmp_path: Path):
     """`- name: mine/capitals.py:Capitals` is read from the config file's folder (as dataset_dirs are), whatever the
     current folder; the saved config names the file absolutely, so the run is re-scored from anywhere."""

@@ -44,3 +44,20 @@ def test_no_download_is_attempted(monkeypatch):
 def test_unknown_encoding_is_a_clear_error():
     with pytest.raises(LTMError, match="cl100k_base"):
         tokens.get_encoding("p50k_base")
+
+
+def test_the_encoding_is_loaded_at_the_first_text_counted_and_once(monkeypatch):
+    from ltm_harness import _tokens
+
+    loads: list[str] = []
+    real = _tokens.get_encoding
+
+    def counted(name: str = _tokens.DEFAULT_ENCODING):
+        loads.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_tokens, "get_encoding", counted)
+    tokenizer = _tokens.Tokenizer("o200k_base")
+    assert loads == [] and tokenizer.count("") == 0 and loads == []  # made, nothing counted: nothing loaded
+    assert tokenizer.count("hello there") == 2 and tokenizer.count("again") == 1
+    assert loads == ["o200k_base"]

@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_mypy_is_clean():
     pytest.importorskip("mypy", reason="mypy is part of the test extra: pip install -e '.[test]'")
     done = subprocess.run([sys.executable, "-m", "mypy", "ltm_harness", "datasets"], cwd=ROOT,

@@ -98,6 +98,7 @@ def test_the_installed_package_is_the_wheel_and_huggingface_datasets_is_untouche
     assert "site-packages" in hf and str(installed.parent) not in hf and is_hf == "True"
 
 
+@pytest.mark.slow
 def test_run_from_an_empty_folder(installed: Path, tmp_path: Path):
     done = in_empty_folder(installed, tmp_path, "ltm-harness", "run", "--quiet", "--no-report")
     assert done.returncode == 0, done.stderr

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ltm_harness.testing import load_script
 
 golden = load_script(Path(__file__).with_name("golden.py"), "ltm_golden")
 
 
+@pytest.mark.slow
 def test_outputs_are_byte_identical_to_the_goldens(tmp_path: Path) -> None:
     golden.produce(tmp_path)
     now = golden.digest(tmp_path)

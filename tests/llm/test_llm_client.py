@@ -38,7 +38,6 @@ async def test_429_with_retry_after_is_retried_and_honoured(mock_llm):
 async def test_5xx_drops_malformed_bodies_and_timeouts_are_retried(mock_llm):
     mock_llm.set_faults(FaultSettings(script=["500", "drop", "malformed", "timeout", "ok"], timeout_ms=3000))
     client = client_for(mock_llm.url, timeout=0.5)
-    started = time.perf_counter()
     result = await client.chat("agent", "mock", ASK)
     await client.close()
     # the stalled request was cut at the 0.5 s timeout: had it been waited for (3 s), it would have answered and

@@ -265,6 +265,7 @@ def open_a_test(driver: Any) -> None:
     assert driver.find_elements(By.CSS_SELECTOR, "#a0 tr.detail-row li.line")
 
 
+@pytest.mark.slow
 def test_report_comparison_and_index_fit_the_screen(driver: Any, wide_runs: list[Path], tmp_path: Path):
     out = _screens() or tmp_path
     out.mkdir(parents=True, exist_ok=True)

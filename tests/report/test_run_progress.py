@@ -100,7 +100,8 @@ async def test_a_short_run_prints_no_log_lines_and_updates_are_throttled(tmp_pat
     prepared = prepare(make_config(["colours", "kv", "jokes"], span=4000, examples=3), tmp_path)
     out = io.StringIO()
     calls = []
-    monkeypatch.setattr(progress_module, "LOG_MIN_GAP", 1e9)  # however slow the machine, the run is "short"
+    monkeypatch.setattr(progress_module, "LOG_MIN_GAP", 3600.0)
+    monkeypatch.setattr(progress_module, "LOG_EVERY", 3600.0)
     started = time.perf_counter()
     with RunProgress(Console(file=out, force_terminal=False), ["oracle"], 9) as progress:
         original = progress.refresh

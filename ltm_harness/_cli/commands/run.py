@@ -108,7 +108,7 @@ def main(args: argparse.Namespace) -> int:
         output = asyncio.run(run_async(cfg, agents, datasets=args.datasets, exclude=args.exclude, limit=args.limit,
                                        results=args.results, resume=args.resume, overwrite=args.overwrite,
                                        retry_errored=args.retry_errored, reference_prompts=args.reference_prompts,
-                                       on_turn=on_turn, on_prepared=prepared_now,
+                                       on_turn=None if args.quiet else on_turn, on_prepared=prepared_now,
                                        source=source))
     except KeyboardInterrupt:
         if progress is not None:
