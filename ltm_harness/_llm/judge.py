@@ -9,7 +9,8 @@
 * A dataset may hand its own prompt to `grade` (one per kind of question), still with the run's judge model,
   client, cache and recording; the prompt may cap the reply's tokens and fix the temperature.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
-  disk cache, so re-scoring the same answers costs nothing and gives the same verdicts.
+  disk cache (keyed by endpoint, model and the full request), so re-scoring the same answers costs nothing and gives
+  the same verdicts; with a `JudgeBatch` (`--judge-batch`) they are kept for the provider's Batch API instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from ltm_harness._errors import ConfigError, DefinitionError
 from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
-from ltm_harness._llm.client import LLMClient
+from ltm_harness._llm.batch import JudgeBatch
+from ltm_harness._llm.client import LLMClient, chat_params
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.not_answered import NOT_ANSWERED
@@ -96,12 +98,13 @@ class LLMJudge:
     """A `Judge` (ltm_harness._scoring.verdict) backed by a chat model."""
 
     def __init__(self, client: LLMClient, model: str, prompt: JudgePrompt, temperature: float | None = 0.0,
-                 use_cache: bool = True) -> None:
+                 use_cache: bool = True, batch: JudgeBatch | None = None) -> None:
         self.client = client
         self.model = model
         self.prompt = prompt
         self.temperature = temperature
-        self.use_cache = use_cache
+        self.use_cache = use_cache  # False (--no-cache): every request is made; its answer still refreshes the cache
+        self.batch = batch  # judged through the Batch API (`ltm_harness._llm.batch`)
 
     async def grade(self, question: str, expected: str, response: str, *, context: str = "",
                     prompt: JudgePrompt | None = None) -> JudgeVerdict:
@@ -125,9 +128,13 @@ class LLMJudge:
                 raw = call.response or ""
             else:
                 temperature = self.temperature if prompt.temperature is None else prompt.temperature
-                result = await self.client.chat("judge", self.model, messages, temperature=temperature,
-                                                max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
-                                                keep_response=True)
+                result = None if self.batch is None else \
+                    self.batch.answer(self.client, "judge", self.model, messages,  # cached, or kept (JudgePending)
+                                      chat_params(temperature, prompt.max_tokens, False), test)
+                if result is None:
+                    result = await self.client.chat("judge", self.model, messages, temperature=temperature,
+                                                    max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
+                                                    refresh_cache=True, keep_response=True)
                 call, raw = result.call, result.text
             if record is not None:
                 record(call)

@@ -1,7 +1,8 @@
 """An OpenAI-compatible mock server (aiohttp) for offline demos and tests: `python -m ltm_harness mock-llm`.
 
-Endpoints: `POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models`, and for tests `GET /mock/stats` and
-`POST /mock/faults` (replace the fault settings of a running server).
+Endpoints: `POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models`, the Batch API (`mock_batch`: files,
+batches), and for tests `GET /mock/stats`, `POST /mock/faults` (replace the fault settings of a running server) and
+`POST /mock/batch` (how its batches end).
 
 Behaviour is chosen by the model name, and is deterministic:
 
@@ -38,11 +39,13 @@ import json
 import random
 import struct
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from ltm_harness._llm.mock_batch import BatchSettings, MockBatches
 from ltm_harness._llm.mock_judge import judge_reply, yes_no_reply
 from ltm_harness._llm.mock_tools import after_tools, stream_events, tool_calls
 from ltm_harness._llm.mock_replies import (EMBED_DIMENSIONS, MAX_DIMENSIONS, _text, embed, extracted_facts,
@@ -98,10 +101,26 @@ MODELS = ["mock", "mock-retrieval", "mock-tools", "mock-memory", "mock-fixed", "
 EMBEDDING_MODELS = ["mock-embed"]
 
 
+@dataclass
+class Answer:
+    """A chat completion the mock made: its head (id, model), message, usage and finish reason."""
+
+    head: dict[str, Any]
+    message: dict[str, Any]
+    usage: dict[str, int]
+    finish: str
+
+    def completion(self) -> dict[str, Any]:
+        return {**self.head, "object": "chat.completion", "usage": self.usage,
+                "choices": [{"index": 0, "message": self.message, "finish_reason": self.finish}]}
+
+
 # -- the server --------------------------------------------------------------------------------------
 class MockLLMServer:
-    def __init__(self, faults: FaultSettings | None = None, tokenizer: str = "cl100k_base") -> None:
+    def __init__(self, faults: FaultSettings | None = None, tokenizer: str = "cl100k_base",
+                 batch: BatchSettings | None = None) -> None:
         self.faults = faults or FaultSettings()
+        self.batches = MockBatches(self, batch)
         self._rng = random.Random(f"mock-llm:{self.faults.seed}")
         self._script = list(self.faults.script)
         self._storm = 0  # 429s still due in the current storm
@@ -126,6 +145,7 @@ class MockLLMServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/mock/stats", self._stats)
         app.router.add_post("/mock/faults", self._set_faults)
+        self.batches.register(app)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -245,16 +265,31 @@ class MockLLMServer:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        answer = self.answer(body)
+        if isinstance(answer, tuple):
+            return web.json_response(answer[1], status=answer[0])
+        if body.get("stream") is True:
+            wanted = (body.get("stream_options") or {}).get("include_usage") is True
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+            await response.prepare(request)
+            for event in stream_events(answer.head, answer.message, answer.usage if wanted else None):
+                await response.write(event)
+            await response.write_eof()
+            return response
+        return web.json_response(answer.completion())
+
+    def answer(self, body: dict[str, Any]) -> "Answer | tuple[int, dict[str, Any]]":
+        """The answer to a chat-completions request body, or (an HTTP status, its error body). Served by
+        /v1/chat/completions and, line by line, by the batch endpoints (`mock_batch`)."""
         model = str(body.get("model", ""))
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            return web.json_response({"error": {"message": "messages must be a non-empty list"}}, status=400)
+            return 400, {"error": {"message": "messages must be a non-empty list"}}
         calls = tool_calls(model, body, self.stats["requests"])
         text = "" if calls else after_tools(model, messages) or reply_for(model, messages)
         if text is None:
-            return web.json_response({"error": {"message": f"The model `{model}` does not exist (mock models: "
-                                                           f"{', '.join(MODELS)})", "type": "invalid_request_error"}},
-                                     status=404)
+            return 404, {"error": {"message": f"The model `{model}` does not exist (mock models: {', '.join(MODELS)})",
+                                   "type": "invalid_request_error", "code": "model_not_found"}}
         said = text + "".join(c["function"]["name"] + c["function"]["arguments"] for c in calls or [])
         prompt_tokens, completion_tokens = self._count(messages, said)
         self.stats["ok_replies"] += 1
@@ -264,17 +299,7 @@ class MockLLMServer:
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                  "total_tokens": prompt_tokens + completion_tokens}
         head = {"id": f"chatcmpl-mock-{self.stats['requests']}", "created": 0, "model": model}
-        if body.get("stream") is True:
-            wanted = (body.get("stream_options") or {}).get("include_usage") is True
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-            await response.prepare(request)
-            for event in stream_events(head, message, usage if wanted else None):
-                await response.write(event)
-            await response.write_eof()
-            return response
-        return web.json_response({**head, "object": "chat.completion", "usage": usage,
-                                  "choices": [{"index": 0, "message": message,
-                                               "finish_reason": "tool_calls" if calls else "stop"}]})
+        return Answer(head, message, usage, "tool_calls" if calls else "stop")
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         faulted = await self._fault(request)

@@ -6,6 +6,7 @@
         config.yml                         an imported run's config (import-goodai)
         definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
+        judge-batch.json                   the judge's batch waited for (--judge-batch), until its verdicts are in
         report.html, report.*              the report and its tables
         aiq.json                           an AIQ run's scores
         <agent>/                           AgentFolder
@@ -49,6 +50,7 @@ MANIFEST = "manifest.json"
 DEFINITION_SUFFIX = ".def.json"
 COMPRESSED_SUFFIX = ".zst"  # <id>.def.json.zst: a definition too big to keep as plain JSON (a benchmark's haystack)
 SUMMARY = "summary.json"
+JUDGE_BATCH = "judge-batch.json"
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
 EVENTS_DIR = "events"
@@ -226,6 +228,7 @@ class RunFolder(_Folder):
     run_config = _File(RUN_CONFIG)
     imported_config = _File(IMPORTED_CONFIG)
     summary = _File(SUMMARY)
+    judge_batch = _File(JUDGE_BATCH)
     report = _File(REPORT)
     aiq_report = _File(AIQ_REPORT)
 
@@ -263,7 +266,7 @@ class RunFolder(_Folder):
             self._clear()
 
     def _clear(self) -> None:
-        for path in (self.summary, self.run_config, self.aiq_report):
+        for path in (self.summary, self.run_config, self.aiq_report, self.judge_batch):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
             report.unlink()

@@ -21,6 +21,8 @@ DESCRIPTION = ("Play BENCHMARK (locomo, longmemeval, or a config playing one, su
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ltm_harness._cli.commands._options import add_judge_cost_arguments
+
     p.add_argument("benchmark", metavar="BENCHMARK", help="locomo, longmemeval (longmemeval-s), longmemeval-m, "
                                                           "longmemeval-oracle, or a config file playing one of them")
     p.add_argument("file", metavar="FILE", help="the answers file")
@@ -34,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="at most N examples (as run's --limit)")
     p.add_argument("--judge", metavar="MODEL", help="also judge the answers with this LLM (config.judge for its endpoint)")
     p.add_argument("--no-report", action="store_true", help="do not write the run's HTML report")
+    add_judge_cost_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -41,14 +44,16 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
-    from ltm_harness._cli.commands._options import report_after_run
+    from ltm_harness._cli.commands._options import judge_batch_progress, report_after_run
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     out = import_answers(args.benchmark, Path(args.file), name=args.name, results=args.results, run_name=args.run_name,
-                         data_file=args.data_file, examples=args.examples, limit=args.limit, judge=args.judge)
+                         data_file=args.data_file, examples=args.examples, limit=args.limit, judge=args.judge,
+                         judge_batch=args.judge_batch, no_cache=args.no_cache,
+                         on_judge_batch=judge_batch_progress(console))
     m = out.match
     console.print(f"imported {escape(str(args.file))} ({escape(FORMAT_NAMES.get(m.file_format, m.file_format))}): "
                   f"{plural(m.answers, 'answer')} for {plural(m.questions, 'question')} of the run; "

@@ -1,0 +1,151 @@
+"""`--judge-batch`: the judge's requests through the mock's Batch API (the real `openai` client's files and batches
+calls), verdicts equal to the online judge's, the batch discount, a kill while waiting resumed by polling the same
+batch, and batches that fail or expire."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from ltm_harness._api import rescore_async, run_async
+from ltm_harness._llm.batch import BatchStatus
+from ltm_harness._llm.mock_batch import BatchSettings
+from ltm_harness._llm.mock_server import MockLLMServer
+from ltm_harness._runner import judge_batch
+from ltm_harness.testing import make_config
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "locomo" / "synthetic.json"
+PRICE = {"mock-judge": {"prompt": 2.0, "completion": 8.0}}
+JUDGED = 8  # judged questions (categories 1-4 with an answer) of the synthetic file's two conversations
+
+
+@pytest.fixture(autouse=True)
+def _fast_polls(monkeypatch):
+    monkeypatch.setattr(judge_batch, "POLL_FIRST", 0.01)
+
+
+def config():
+    return make_config([{"name": "locomo", "args": {"data_file": str(DATA)}}], span=4000, examples=2,
+                       llm={"prices": PRICE})
+
+
+def verdicts(run_dir: Path) -> list[list[dict]]:
+    results = json.loads((run_dir / "openai_mock" / "results.json").read_text())
+    return [[{k: v[k] for k in ("score", "reason", "raw", "model", "prompt_hash")} for v in r["verdicts"]]
+            for r in results]
+
+
+def judge_cost(run_dir: Path) -> float:
+    return json.loads((run_dir / "openai_mock" / "summary.json").read_text())["cost_split"]["judge"]
+
+
+async def test_batch_verdicts_equal_the_online_judges_at_half_the_price(tmp_path, monkeypatch):
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        online = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path / "online")
+        online_calls = server.stats["model:mock-judge"]
+        assert online_calls == JUDGED and server.stats["batches_created"] == 0
+        seen: list[BatchStatus] = []
+        batched = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path / "batch",
+                                  judge_batch=True, on_judge_batch=seen.append)
+        assert server.stats["model:mock-judge"] == online_calls  # no judge request was sent online
+        assert server.stats["batches_created"] == 1 and server.stats["batch_lines"] == JUDGED
+        assert verdicts(batched.path) == verdicts(online.path)
+        assert sum(len(v) for v in verdicts(batched.path)) == JUDGED
+        assert judge_cost(online.path) > 0 and judge_cost(batched.path) == pytest.approx(judge_cost(online.path) / 2)
+        assert seen[0].status == "validating" and seen[-1].status == "completed"
+        assert seen[-1].line() == f"judge batch {seen[-1].id}: {JUDGED}/{JUDGED} done (completed)"
+        assert not (batched.path / "judge-batch.json").exists()
+        summary = json.loads((batched.path / "openai_mock" / "summary.json").read_text())
+        assert summary["usage"]["calls"]["judge"] == JUDGED and not summary["usage"]["cached"].get("judge")
+        # the batch's answers are in the judge cache: a rescore of the batched run makes no call and pays nothing
+        again = await rescore_async(batched.path)
+        assert server.stats["model:mock-judge"] == online_calls and server.stats["batches_created"] == 1
+        assert verdicts(again.path) == verdicts(online.path)
+        summary = json.loads((batched.path / "openai_mock" / "summary.json").read_text())
+        assert summary["usage"]["cached"]["judge"] == JUDGED and "judge" not in summary["cost_split"]
+
+
+async def test_a_run_killed_while_waiting_polls_the_same_batch_when_resumed(tmp_path, monkeypatch):
+    async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
+                                               judge_batch=True))
+        state = tmp_path / "t" / "judge-batch.json"
+        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
+            await asyncio.sleep(0.01)
+        task.cancel()  # as a kill would: the batch is waited for, its id on disk
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        pending = json.loads(state.read_text())["pending"]
+        assert len(pending["requests"]) == JUDGED
+        server.batches.settings = BatchSettings(polls=1)
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, resume=True,
+                              judge_batch=True)
+        assert server.stats["batches_created"] == 1  # never submitted twice
+        assert server.stats["model:mock-judge"] == 0
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED and not state.exists()
+
+
+async def test_a_rescore_collects_the_batch_a_stopped_run_waited_for(tmp_path, monkeypatch):
+    async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
+                                               judge_batch=True))
+        state = tmp_path / "t" / "judge-batch.json"
+        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        server.batches.settings = BatchSettings(polls=1)
+        out = await rescore_async(tmp_path / "t")  # no --judge-batch: the batch paid for is still collected
+        assert server.stats["batches_created"] == 1 and server.stats["model:mock-judge"] == 0
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED and not state.exists()
+
+
+async def test_an_expired_batch_sends_what_it_left_undone_again(tmp_path, monkeypatch):
+    async with MockLLMServer(batch=BatchSettings(end="expired", answered=0.5)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        done = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
+                                               judge_batch=True, on_judge_batch=lambda s: _complete_after_first(
+                                                   server, s)))
+        out = await done
+        assert server.stats["batches_created"] == 2
+        assert server.stats["batch_lines"] == JUDGED  # half in the first, the rest in the second
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED
+
+
+def _complete_after_first(server: MockLLMServer, status: BatchStatus) -> None:
+    if status.status == "expired":
+        server.batches.settings = BatchSettings()
+
+
+async def test_a_failed_batch_is_one_line_and_a_rescore_finishes_the_judging(tmp_path, monkeypatch):
+    from ltm_harness._errors import LLMError
+
+    async with MockLLMServer(batch=BatchSettings(end="failed")) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        with pytest.raises(LLMError, match=r"judge batch batch_mock1 failed: the batch failed \(mock\) \(0 of 8 "
+                                           r"requests answered, kept\); score the rest with rescore .* --judge-batch"):
+            await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
+        # the agent's answers are kept, their verdicts unscored for now
+        results = json.loads((tmp_path / "t" / "openai_mock" / "results.json").read_text())
+        assert not any(r["verdicts"] for r in results)
+        server.batches.settings = BatchSettings()
+        out = await rescore_async(tmp_path / "t", judge_batch=True)
+        assert server.stats["batches_created"] == 2
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED
+
+
+async def test_a_request_the_batch_refuses_fails_as_online(tmp_path, monkeypatch):
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(config(), ["openai:mock"], judge="no-such-judge", results=tmp_path, judge_batch=True)
+        assert server.stats["batches_created"] == 1 and server.stats["batch_lines"] == 0
+        results = json.loads((out.path / "openai_mock" / "results.json").read_text())
+        reasons = " ".join(" ".join(r["reasons"]) for r in results)
+        assert "answered HTTP 404 in judge batch batch_mock1" in reasons and "no-such-judge" in reasons
