@@ -18,14 +18,12 @@ answered, the reason in `errors`). `stats` counts `batches_created`, `batch_line
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ltm_harness._llm.mock_server import MockLLMServer
 
 End = Literal["completed", "failed", "expired", "cancelled"]
 CHAT = "/v1/chat/completions"
@@ -61,6 +59,17 @@ class _Batch:
                 "created_at": self.created_at, "request_counts": self.counts, "metadata": self.metadata}
 
 
+class MockServer(Protocol):
+    """What the batch endpoints use of the mock server (`mock_server.MockLLMServer`)."""
+
+    stats: Counter[str]
+
+    def answer(self, body: dict[str, Any]) -> Any:
+        """A chat completion (with `usage` and `completion()`), or (an HTTP status, its error body)."""
+
+    async def _fault(self, request: web.Request) -> web.StreamResponse | None: ...
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)
 
@@ -68,7 +77,7 @@ def _error(status: int, message: str) -> web.Response:
 class MockBatches:
     """The batch endpoints of one mock server (`register` adds them to its app)."""
 
-    def __init__(self, server: "MockLLMServer", settings: BatchSettings | None = None) -> None:
+    def __init__(self, server: MockServer, settings: BatchSettings | None = None) -> None:
         self.server = server
         self.settings = settings or BatchSettings()
         self.files: dict[str, bytes] = {}
