@@ -124,6 +124,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     if reference_prompts is not None:
         use_reference_prompts(cfg, reference_prompts)
     select_datasets(cfg, selection, source)  # a name the config does not list is said before any folder is touched
+    if judge_batch:
+        needs_judge(cfg)
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
     checked = await preflight(cfg, chosen)  # and one that cannot answer at all (nothing listening, no key)
@@ -221,6 +223,8 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         cfg.config.judge.model = judge
     if reference_prompts is not None:
         use_reference_prompts(cfg, reference_prompts)
+    if judge_batch:
+        needs_judge(cfg)
     agents = output.agents
     if not agents:
         raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
@@ -233,6 +237,12 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
             summary = await run_all(prepared, agents, on_turn, mode=Rescore(), use_cache=not no_cache)
     index_warning = refresh_index(folder.path.parent)
     return RunOutput(folder.path, summary, [index_warning] if index_warning else [], notes=[code_from])
+
+
+def needs_judge(cfg: RunConfig) -> None:
+    if not cfg.config.judge.model:
+        raise ConfigError(f"{option('judge_batch')} sends the judge's requests as a batch, but there is no judge; give "
+                          f"{option('judge', 'MODEL')} (or config.judge.model)")
 
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:

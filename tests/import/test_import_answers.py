@@ -205,3 +205,23 @@ async def test_no_judge_call_is_made_for_a_question_the_file_does_not_answer(tmp
     assert len([r for r in server.requests if r["model"] == "mock-judge"]) == 7
     missing = [r for r in out.results("p") if r.responses == [NOT_ANSWERED]]
     assert len(missing) == 2 and all(r.status == "unscored" and "no answer" in r.reasons[0] for r in missing)
+
+
+async def test_imported_answers_judged_through_the_batch_api_get_the_online_verdicts(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import MockLLMServer
+    from ltm_harness._runner import judge_batch
+
+    monkeypatch.setattr(judge_batch, "POLL_FIRST", 0.01)
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lme_lines(False)))
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        online = await import_answers_async("longmemeval", path, name="p", data_file=LME, examples=len(QUESTIONS),
+                                            results=tmp_path / "online", judge="mock-judge")
+        batched = await import_answers_async("longmemeval", path, name="p", data_file=LME, examples=len(QUESTIONS),
+                                             results=tmp_path / "batch", judge="mock-judge", judge_batch=True)
+        assert server.stats["model:mock-judge"] == server.stats["batch_lines"] == len(QUESTIONS)
+        assert server.stats["batches_created"] == 1
+    assert [(r.score, r.status, r.verdicts) for r in batched.results("p")] == \
+        [(r.score, r.status, r.verdicts) for r in online.results("p")]
+    assert batched.match.matched == online.match.matched == len(QUESTIONS)

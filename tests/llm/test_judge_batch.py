@@ -149,3 +149,21 @@ async def test_a_request_the_batch_refuses_fails_as_online(tmp_path, monkeypatch
         results = json.loads((out.path / "openai_mock" / "results.json").read_text())
         reasons = " ".join(" ".join(r["reasons"]) for r in results)
         assert "answered HTTP 404 in judge batch batch_mock1" in reasons and "no-such-judge" in reasons
+
+
+async def test_the_command_line_shows_the_batch_progress_and_needs_a_judge(tmp_path, monkeypatch, capsys):
+    from ltm_harness._cli.main import main as cli
+
+    async with MockLLMServer(batch=BatchSettings(polls=3)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        base = ["run", "-c", "locomo", "-a", "openai:mock", "--examples", "2", "--results", str(tmp_path), "--quiet",
+                "--no-report", "--set", f"datasets.locomo.args.data_file={DATA}"]
+        assert await asyncio.to_thread(cli, [*base, "--judge-batch"]) == 2
+        assert capsys.readouterr().err.strip() == ("error: --judge-batch sends the judge's requests as a batch, but "
+                                                   "there is no judge; give --judge MODEL (or config.judge.model)")
+        assert await asyncio.to_thread(cli, [*base, "--judge", "mock-judge", "--judge-batch"]) == 0
+        out = capsys.readouterr().out
+        assert "judge batch batch_mock1: 0/8 done (validating)" in out
+        assert "judge batch batch_mock1: 2/8 done (in_progress)" in out
+        assert "judge batch batch_mock1: 8/8 done (completed)" in out
+        assert server.stats["model:mock-judge"] == 0

@@ -159,5 +159,7 @@ def resume_command(args: argparse.Namespace, run_name: str) -> str:
     if args.results != "results":
         words += ["--results", args.results]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
-                                    ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored)) if on]
+                                    ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored),
+                                    ("--judge-batch", getattr(args, "judge_batch", False)),
+                                    ("--no-cache", getattr(args, "no_cache", False))) if on]
     return shlex.join([*words, "--resume"])
