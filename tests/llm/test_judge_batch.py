@@ -167,3 +167,19 @@ async def test_the_command_line_shows_the_batch_progress_and_needs_a_judge(tmp_p
         assert "judge batch batch_mock1: 2/8 done (in_progress)" in out
         assert "judge batch batch_mock1: 8/8 done (completed)" in out
         assert server.stats["model:mock-judge"] == 0
+
+
+async def test_the_batch_requests_are_retried_through_rate_limits_and_server_errors(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import FaultSettings
+
+    async with MockLLMServer(batch=BatchSettings(polls=3)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+
+        def storm(status: BatchStatus) -> None:
+            if status.status == "validating":  # the next polls and the download meet a 429, a 500, a 429
+                server.set_faults(FaultSettings(script=["429", "500", "429"], retry_after=0.01))
+
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True,
+                              on_judge_batch=storm)
+        assert server.stats["429"] == 2 and server.stats["500"] == 1
+        assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
