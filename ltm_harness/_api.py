@@ -146,7 +146,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
         batch = JudgeBatch(read_cache=not no_cache) if judge_batch else None
         summary = await run_all(prepared, chosen, on_turn, mode=mode, batch=batch, use_cache=not no_cache)
         if not summary.errors and (batch is not None or has_pending_batch(prepared.folder)):
-            summary = await judge_in_batches(prepared, [a.agent for a in summary.agents], batch,
+            summary = await judge_in_batches(prepared, [a.agent for a in summary.agents],
+                                             None if resume else batch,  # resumed: agents kept had verdicts pending
                                              read_cache=not no_cache, more_batches=judge_batch,
                                              on_batch=on_judge_batch) or summary
     finally:
@@ -200,11 +201,13 @@ def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | No
 async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
                         reference_prompts: str | Path | None = None, on_turn: OnTurn | None = None,
                         config: str | Path | None = None, dataset_dirs: Sequence[str | Path] = (),
-                        judge_batch: bool = False, no_cache: bool = False,
+                        max_cost: float | None = None, judge_batch: bool = False, no_cache: bool = False,
                         on_judge_batch: OnBatch | None = None) -> RunOutput:
     """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
-    the LLM judge `judge` (default: the run's own judge, unless `no_judge`); `reference_prompts` as for `run`. The
-    judge's answers come from the judge cache (`no_cache`: asked again); `judge_batch` as for `run`, and a judge
+    the LLM judge `judge` (default: the run's own judge, unless `no_judge`); `reference_prompts` as for `run`.
+    `max_cost`: the most (USD) the re-scoring may spend on the judge; reaching it raises `BudgetReached` and leaves
+    the run as it was (the verdicts paid for stay in the judge's cache, so a re-scoring with more pays nothing twice).
+    The judge's answers come from the judge cache (`no_cache`: asked again); `judge_batch` as for `run`, and a judge
     batch the run was waiting for when it was stopped is collected first in any case (never submitted again).
 
     Dataset code is never taken from the run folder (its saved `dataset_dirs` and file specs are ignored): it comes
@@ -217,6 +220,7 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
     for section in (cfg.config.openai, cfg.config.judge, cfg.config.test_llm):
         if section.api_key is not None and set(section.api_key.get_secret_value()) <= {"*"}:
             section.api_key = None  # saved masked; the key comes from the environment now
+    cfg.config.max_cost = max_cost  # a re-scoring's own budget, never the run's
     if no_judge:
         cfg.config.judge.model = None
     elif judge:
@@ -280,7 +284,8 @@ class ImportOutput(RunOutput):
 async def import_answers_async(benchmark: str, file: str | Path, *, name: str, results: str | Path = RESULTS_ROOT,
                                run_name: str | None = None, data_file: str | Path | None = None,
                                examples: int | None = None, judge: str | None = None, limit: int | None = None,
-                               on_turn: OnTurn | None = None, judge_batch: bool = False, no_cache: bool = False,
+                               on_turn: OnTurn | None = None, max_cost: float | None = None,
+                               resume: bool = False, judge_batch: bool = False, no_cache: bool = False,
                                on_judge_batch: OnBatch | None = None) -> ImportOutput:
     """Import another tool's published answers to a benchmark (`locomo`, `longmemeval`, a LongMemEval config such as
     `longmemeval-s`, or a config naming one of them) as a run of its own, agent `name`: the benchmark is played through
@@ -288,7 +293,8 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
     when given). Answers are matched to the questions, never guessed; the output's `match` counts and lists the
     unmatched and duplicated ones, and keeps the publisher's own scores. `data_file` and `examples` (conversations or
     questions to play) are set as `run`'s `args.data_file` and --examples are, so a live run of the same config plays
-    the same questions (and `compare` takes both). See docs/commands.md (import-answers)."""
+    the same questions (and `compare` takes both). `max_cost` bounds what the judge may spend (USD; reaching it raises
+    `BudgetReached`, and `resume=True` with a higher one goes on). See docs/commands.md (import-answers)."""
     from ltm_harness._interop.answers.run import answers_config, answers_on_prepared, write_match_report
 
     cfg, kind, source = answers_config(benchmark, data_file)
@@ -296,7 +302,8 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
         cfg.datasets.set_for_all("dataset_examples", examples)
     plan = answers_on_prepared(Path(file), kind, name)  # reads the file now: a bad file is said before any folder
     cfg.config.run_name = run_name or f"{cfg.config.run_name}-{name}"
-    out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit,
+    cfg.config.max_cost = max_cost
+    out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit, resume=resume,
                           on_turn=on_turn, on_prepared=plan.on_prepared, source=source, judge_batch=judge_batch,
                           no_cache=no_cache, on_judge_batch=on_judge_batch)
     match = plan.report()

@@ -67,9 +67,10 @@ class LTMError(Exception):
     `fatal` marks an error no retry can fix (a wrong key, an unknown model): an agent that raises one on a
     turn is stopped at once instead of being retried turn after turn."""
 
-    def __init__(self, message: str, *, fatal: bool = False) -> None:
+    def __init__(self, message: str, *, fatal: bool = False, retry: bool = True) -> None:
         super().__init__(message)
         self.fatal = fatal
+        self.retry = retry  # False: asking again gives the same error (a prompt longer than the model's context)
 
 
 class ConfigError(LTMError):

@@ -227,11 +227,14 @@ class OpenAIChatAgent(Agent):
         prefix = timestamp_prefix(message.timestamp)
         self._add("user", prefix + message.text)
         try:
-            result = await self._get_client().chat("agent", self.model, self.window(), temperature=self.temperature,
-                                                    max_tokens=self.max_tokens)
+            window = self.window()
+            known = self._system_tokens + self._window_tokens + REPLY_PRIMING  # counted as the history grew
+            result = await self._get_client().chat("agent", self.model, window, temperature=self.temperature,
+                                                    max_tokens=self.max_tokens,
+                                                    prompt_tokens=min(known, self.max_context or known))
         except LTMError as exc:
             self._drop_newest()
-            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal) from None
+            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=exc.fatal, retry=exc.retry) from None
         except BaseException:
             self._drop_newest()
             raise

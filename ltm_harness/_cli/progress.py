@@ -1,5 +1,6 @@
 """Progress of a run, per agent: tests finished, turns, conversation tokens against the memory span,
-running score, cost so far and an estimate of the time left.
+running score, cost so far and an estimate of the time left; and the run's spend on providers (every paid call,
+the judge's included) against its budget, when a `spend` line is given (`Ledger.describe`).
 
 On a terminal: a live rich display, one bar per agent. Otherwise (CI, a pipe): plain log lines, at
 most one per agent every LOG_EVERY seconds, or sooner when another tenth of its tests is done (but
@@ -110,9 +111,11 @@ class RunProgress:
     """Progress of the agents of a run; use as a context manager around the run, pass `on_turn` to it."""
 
     def __init__(self, console: Console, agents: list[str], tests_per_agent: int, span: int | None = None,
-                 live: bool | None = None, clock: Callable[[], float] = time.monotonic, scores: bool = True) -> None:
+                 live: bool | None = None, clock: Callable[[], float] = time.monotonic, scores: bool = True,
+                 spend: Callable[[], str] | None = None) -> None:
         self.console = console
         self.scores = scores
+        self.spend = spend
         self.agents = list(agents)
         self.tests_per_agent = tests_per_agent
         self.span = span
@@ -137,6 +140,8 @@ class RunProgress:
                 console=console, transient=True, expand=True,
             )
             self._tasks = {a: self._progress.add_task(a, total=BAR_STEPS, detail="") for a in agents}
+            if spend is not None:  # the run's spend, on a line of its own under the agents'
+                self._spend_task = self._progress.add_task("run", total=None, detail="")
 
     def __enter__(self) -> "RunProgress":
         self._started = self._clock()
@@ -185,13 +190,16 @@ class RunProgress:
             p = self.snapshot(agent, now)
             self._progress.update(self._tasks[agent], completed=round(p.fraction * BAR_STEPS),
                                   detail=describe(p, self.span, self.scores))
+        if self.spend is not None:
+            self._progress.update(self._spend_task, detail=self.spend())
 
     def _print(self, agent: str, now: float, prefix: str = "progress") -> None:
         p = self.snapshot(agent, now)
         self._last_line[agent] = now
         self._lines[agent] += 1
-        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span, self.scores)}",
-                           markup=False, highlight=False, soft_wrap=True)
+        spend = f"; run {self.spend()}" if self.spend is not None else ""
+        self.console.print(f"[{duration(now - self._started)}] {prefix} {agent}: {describe(p, self.span, self.scores)}"
+                           f"{spend}", markup=False, highlight=False, soft_wrap=True)
 
 
 class StudyProgress:

@@ -284,6 +284,10 @@ class Channel:
                     raise AgentDown(f"the agent cannot be used: {exc}") from None
                 asked = getattr(exc, "retry_after", None)
                 error = _one_line(exc)
+                if getattr(exc, "retry", True) is False:  # e.g. a prompt longer than the model's context: the turn
+                    failures.append(FailedTry(error=error, started=started,  # fails, and is not asked again
+                                              latency_ms=round((time.perf_counter() - clock) * 1000, 1)))
+                    break
             failures.append(FailedTry(error=error, started=started,
                                       latency_ms=round((time.perf_counter() - clock) * 1000, 1)))
         return None, failures

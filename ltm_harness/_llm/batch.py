@@ -20,6 +20,8 @@ from pydantic import BaseModel
 from ltm_harness._errors import LLMError
 from ltm_harness._guard.limits import cut_words
 from ltm_harness._llm.client import ChatResult, LLMClient, cache_key
+from ltm_harness._llm.ledger import Hold
+from ltm_harness._llm.pricing import BATCH_DISCOUNT
 from ltm_harness._scoring.verdict import JudgeUnparseable
 from ltm_harness._store.records import Role
 
@@ -127,7 +129,14 @@ def _status(batch: Any) -> BatchStatus:
 
 async def submit(client: LLMClient, requests: list[BatchRequest], tag: str) -> BatchStatus:
     """Upload the requests as a JSONL file and create a batch of them, tagged `tag` (metadata) so that `find` knows
-    it again."""
+    it again. The run's ledger is asked first for the batch's worst case at the batch discount: `BudgetReached`
+    when it could pass the budget, and then nothing is sent. (Its spend is settled when its answers are collected.)"""
+    if client.ledger is not None:
+        counted = client.ledger.budget is not None
+        holds = [client.ledger.reserve("judge", r.model, client.count_prompt(r.messages) if counted else 0,
+                                       r.params.get("max_tokens"), discount=BATCH_DISCOUNT) for r in requests]
+        for hold in holds:  # only a check: nothing else spends while the batch is waited for
+            client.ledger.release(hold)
     data = ("\n".join(r.line() for r in requests) + "\n").encode("utf-8")
 
     async def upload(sdk: "AsyncOpenAI") -> Any:
@@ -217,6 +226,10 @@ async def collect(client: LLMClient, batch: BatchStatus, requests: dict[str, str
             continue  # malformed: not answered, sent again
         if client.cache is not None:
             client.cache.put(key, text, prompt, completion, False, batch=batch.id)
+        if client.ledger is not None:  # what the provider bills for it, at the batch discount
+            model = requests[key]
+            client.ledger.settle(Hold("judge", model, 0.0, client.prices.price(model) is not None),
+                                 client.prices.batch_cost(model, prompt, completion))
         seen.add(key)
         answers.answered += 1
         answers.prompt_tokens += prompt

@@ -2,15 +2,22 @@
 
 * The official `openai.AsyncOpenAI` SDK does the HTTP, with its own retries turned off: retries are
   ours (tenacity), so that they are counted and visible in the event log.
-* Retried: 429, 408, 409, 5xx, timeouts, dropped connections and malformed response bodies, with
-  exponential backoff and full jitter; a `Retry-After`/`retry-after-ms` header is honoured (the wait
-  is at least what the server asks). A call stops retrying after `max_attempts` attempts or when the
-  next wait would pass its `retry_budget` seconds; every request has a `timeout`. So no call can hang.
-* Any other 4xx fails at once with one sentence naming the endpoint, the model and the status.
+* Retried: 429, 408, 409, 5xx, timeouts, dropped connections, responses cut in the middle and malformed response
+  bodies, with exponential backoff and full jitter; a `Retry-After`/`retry-after-ms` header is honoured (the wait
+  is at least what the server asks). A call stops retrying after `max_attempts` attempts (429s not counted: a rate
+  limit is waited out, never an error) or when the next wait would pass its `retry_budget` seconds; every request
+  has a `timeout`. So no call can hang.
+* Any other 4xx fails at once with one sentence naming the endpoint, the model and the status; a prompt longer
+  than the model's context (`context_length_exceeded`) says so, and is never asked again (`retry=False`).
 * Concurrency is limited per endpoint and per pool: the agent under test has its own pool, and the
-  judge, dataset generation and dynamic tests share another, so a slow judge never starves the agent.
+  judge, dataset generation and dynamic tests share another, so a slow judge never starves the agent. Within
+  them, each endpoint and model has a `RateGate` (ltm_harness._llm.ratelimit) that follows the provider's rate
+  limit: AIMD concurrency on 429s, and pauses driven by `Retry-After` and the `x-ratelimit-*` headers.
 * Usage comes from the response; when a server sends none, tokens are counted here (and marked so).
-  Cost comes from the price table. Each call returns an `LLMCall` record for the event log.
+  Cost comes from the price table; what was billed (cached input at its price) is kept beside it. A content
+  filter's finish or a refusal is the reply (its text, maybe empty). Each call returns an `LLMCall` record.
+* Budget: before each request the run's `Ledger` (ltm_harness._llm.ledger) reserves the call's worst-case cost
+  and may refuse it (`BudgetReached`); after it, the ledger is told what was billed.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_before_delay
 from tenacity.wait import wait_random_exponential
 
 from ltm_harness._errors import LLMError
@@ -31,6 +38,7 @@ from ltm_harness._guard.retry_after import retry_after_seconds as header_wait
 from ltm_harness._guard.limits import MAX_ATTEMPTS, MAX_CONCURRENCY, MAX_REPLY_BYTES, MAX_SECONDS, cut_words
 from ltm_harness._llm.endpoint import Endpoint
 from ltm_harness._llm.pricing import Price, PriceTable
+from ltm_harness._llm.ratelimit import SEEN, RateGate, Seen
 from ltm_harness._store.records import LLMCall, Role
 from ltm_harness._tokens import DEFAULT_ENCODING, get_tokenizer
 
@@ -38,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from openai import AsyncOpenAI
 
     from ltm_harness._llm.cache import LLMCache
+    from ltm_harness._llm.ledger import Ledger
 
 T = TypeVar("T")
 MESSAGE_OVERHEAD = 3  # tokens per chat message beyond its content (role and separators)
@@ -78,6 +87,7 @@ class Limits:
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         self._pools: dict[tuple[str, str], asyncio.Semaphore] = {}
+        self.gates: dict[tuple[str, str], RateGate] = {}
 
     def pool(self, role: Role, endpoint: Endpoint) -> asyncio.Semaphore:
         group = "agent" if role == "agent" else "judge"
@@ -86,6 +96,13 @@ class Limits:
             size = self.settings.agent_concurrency if group == "agent" else self.settings.judge_concurrency
             self._pools[key] = asyncio.Semaphore(size)
         return self._pools[key]
+
+    def gate(self, endpoint: Endpoint, model: str) -> RateGate:
+        """The rate gate of one endpoint and model (a provider limits each model), shared by every pool."""
+        key = (endpoint.base_url, model)
+        if key not in self.gates:
+            self.gates[key] = RateGate(self.settings.agent_concurrency + self.settings.judge_concurrency)
+        return self.gates[key]
 
 
 @dataclass
@@ -146,6 +163,26 @@ class _MalformedResponse(Exception):
     """A 200 response without a usable completion."""
 
 
+def is_rate_limited(exc: BaseException | None) -> bool:
+    import openai
+
+    return isinstance(exc, openai.APIStatusError) and exc.status_code == 429
+
+
+def is_context_too_long(exc: BaseException) -> bool:
+    """The provider refused the prompt as longer than the model's context (OpenAI's `context_length_exceeded`)."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
+        return False
+    body = exc.body
+    code = body.get("code") if isinstance(body, dict) else None
+    return code == "context_length_exceeded" or "context_length_exceeded" in str(body or "")
+
+
+MAX_RATE_LIMITED = 10_000  # 429s one call may wait out (its retry_budget in seconds bounds it first)
+
+
 class LLMClient:
     """Calls one endpoint. Cheap to make; `close()` releases its connections."""
 
@@ -157,12 +194,14 @@ class LLMClient:
         prices: PriceTable | None = None,
         tokenizer: str = DEFAULT_ENCODING,
         cache: "LLMCache | None" = None,
+        ledger: "Ledger | None" = None,
     ) -> None:
         self.endpoint = endpoint
         self.settings = settings or LLMSettings()
         self.limits = limits or Limits(self.settings)
         self.prices = prices or PriceTable(self.settings.prices)
         self.cache = cache
+        self.ledger = ledger
         self._tokenizer = get_tokenizer(tokenizer)
         self._sdk: AsyncOpenAI | None = None
 
@@ -186,6 +225,22 @@ class LLMClient:
         asked = retry_after_seconds(exc) if exc is not None else None
         return max(backoff, asked) if asked is not None else backoff
 
+    def _stop(self) -> Callable[[RetryCallState], bool]:
+        """When a call stops retrying: past its retry budget, or after `max_attempts` attempts that were not 429s
+        (a rate limit is waited out: the gate paces the calls to it)."""
+        budget = stop_before_delay(self.settings.retry_budget)
+        limited = 0
+
+        def stop(state: RetryCallState) -> bool:
+            nonlocal limited
+            if is_rate_limited(state.outcome.exception() if state.outcome else None):
+                limited += 1
+            if budget(state) or limited >= MAX_RATE_LIMITED:
+                return True
+            return state.attempt_number - limited >= self.settings.max_attempts
+
+        return stop
+
     async def chat(
         self,
         role: Role,
@@ -199,10 +254,12 @@ class LLMClient:
         use_cache: bool = False,
         refresh_cache: bool = False,
         keep_response: bool = False,
+        prompt_tokens: int | None = None,
     ) -> ChatResult:
         """One chat completion, retried as the module docstring says. `use_cache` answers from (and fills)
         the disk cache; `refresh_cache` only fills it (`--no-cache`: the call is made, its answer kept for later);
-        `keep_response` stores the reply text in the record (for replay)."""
+        `keep_response` stores the reply text in the record (for replay); `prompt_tokens`: the prompt's count when
+        the caller knows it (else it is counted, only when a budget needs it)."""
         params = chat_params(temperature, max_tokens, json_mode)
         key = request_hash(model, messages, params)
         if use_cache:
@@ -211,22 +268,39 @@ class LLMClient:
                 return cached
         attempts = 0
         started = time.perf_counter()
-        try:
-            async with self.limits.pool(role, self.endpoint):
-                async for attempt in self._retrying():
+        retrying = self._retrying()
+        gate = self.limits.gate(self.endpoint, model)
+        async with self.limits.pool(role, self.endpoint):
+            hold = None
+            if self.ledger is not None:  # may raise BudgetReached: nothing was sent
+                if prompt_tokens is None and self.ledger.budget is not None:
+                    prompt_tokens = self.count_prompt(messages)
+                hold = self.ledger.reserve(role, model, prompt_tokens or 0, max_tokens)
+            try:
+                async for attempt in retrying:
                     with attempt:
                         attempts += 1
-                        text, usage = await self._once(model, messages, params)
-        except Exception as exc:
-            raise self._failure(model, exc, attempts) from None
-        latency = (time.perf_counter() - started) * 1000
-        counted = usage is None
-        prompt_tokens = usage[0] if usage else self.count_prompt(messages)
-        completion_tokens = usage[1] if usage else self._tokenizer.count(text)
+                        text, usage = await self._attempt(gate, model, messages, params)
+            except BaseException as exc:
+                if hold is not None and self.ledger is not None:
+                    self.ledger.release(hold)
+                if isinstance(exc, Exception):
+                    raise self._failure(model, exc, attempts) from None
+                raise
+            latency = (time.perf_counter() - started) * 1000
+            counted = usage is None
+            prompt_tokens = usage[0] if usage else self.count_prompt(messages)
+            completion_tokens = usage[1] if usage else self._tokenizer.count(text)
+            cached_tokens = usage[2] if usage else None
+            cost = self.prices.cost(model, prompt_tokens, completion_tokens)
+            billed = self.prices.cost_cached(model, prompt_tokens, cached_tokens, completion_tokens) \
+                if cached_tokens else None
+            if hold is not None and self.ledger is not None:
+                self.ledger.settle(hold, billed if billed is not None else cost)
         call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test, request_hash=key,
                        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, usage_counted=counted,
-                       latency_ms=round(latency, 1), retries=attempts - 1,
-                       cost_usd=self.prices.cost(model, prompt_tokens, completion_tokens),
+                       latency_ms=round(latency, 1), retries=attempts - 1, cost_usd=cost,
+                       cached_tokens=cached_tokens or None, billed_usd=billed if billed != cost else None,
                        response=text if keep_response else None)
         if self.cache is not None and (use_cache or refresh_cache):
             self.cache.put(cache_key(self.endpoint, model, messages, params), text, prompt_tokens, completion_tokens,
@@ -251,12 +325,7 @@ class LLMClient:
         return ChatResult(hit.text, call)
 
     def _retrying(self) -> AsyncRetrying:
-        return AsyncRetrying(
-            stop=stop_after_attempt(self.settings.max_attempts) | stop_before_delay(self.settings.retry_budget),
-            wait=self._wait,
-            retry=retry_if_exception(is_retryable),
-            reraise=True,
-        )
+        return AsyncRetrying(stop=self._stop(), wait=self._wait, retry=retry_if_exception(is_retryable), reraise=True)
 
     async def request(self, asked: str, op: "Callable[[AsyncOpenAI], Awaitable[T]]") -> T:
         """One request other than a chat completion (the Batch API's: `op` given the SDK), retried as a chat call is;
@@ -295,8 +364,28 @@ class LLMClient:
             raise self._failure("", exc, 1, "GET /models") from None
         return ids
 
+    async def _attempt(self, gate: RateGate, model: str, messages: list[dict[str, str]],
+                       params: dict[str, Any]) -> tuple[str, tuple[int, int, int] | None]:
+        """One request, paced by the gate, which then hears what the response said (status, rate-limit headers)."""
+        seen = Seen()
+        token = SEEN.set(seen)
+        try:
+            async with gate:
+                try:
+                    text, usage = await self._once(model, messages, params)
+                except BaseException as exc:
+                    response = getattr(exc, "response", None)
+                    if response is not None and not seen.status:
+                        seen.status, seen.headers = response.status_code, response.headers
+                    gate.observe(seen)
+                    raise
+                gate.observe(seen, usage[0] + usage[1] if usage else 0)
+        finally:
+            SEEN.reset(token)
+        return text, usage
+
     async def _once(self, model: str, messages: list[dict[str, str]],
-                    params: dict[str, Any]) -> tuple[str, tuple[int, int] | None]:
+                    params: dict[str, Any]) -> tuple[str, tuple[int, int, int] | None]:
         from openai.types.chat import ChatCompletion
 
         # The SDK's own HTTP layer, without `chat.completions.create`'s per-message parameter transform,
@@ -309,11 +398,15 @@ class LLMClient:
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise _MalformedResponse("the response has no choices")
-        text = choices[0].message.content or ""
+        message = choices[0].message
+        # a content filter's finish (maybe with no content) or a refusal is the model's reply as it stands
+        text = message.content or getattr(message, "refusal", None) or ""
         usage = getattr(completion, "usage", None)
         if usage is None or usage.prompt_tokens is None:
             return text, None
-        return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0))
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or 0
+        return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0), int(cached))
 
     def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None) -> LLMError:
         import openai
@@ -326,6 +419,10 @@ class LLMClient:
         if isinstance(too_large, ReplyTooLarge):
             return LLMError(f"{where} sent a response that was refused: {too_large}; raise llm.max_reply_bytes if "
                             "it is genuine")
+        if is_context_too_long(exc):
+            return LLMError(f"{where}: the prompt is longer than the model's context (context_length_exceeded); give "
+                            "the agent a window (openai:MODEL@MAX_CONTEXT) or a model with a larger context",
+                            retry=False)
         if isinstance(exc, openai.APIStatusError):
             body = exc.body
             detail = body.get("message") if isinstance(body, dict) else body

@@ -29,10 +29,31 @@ BUILTIN_CONTEXTS: dict[str, int] = {
 }
 
 
+# The most tokens one reply may have (providers' published output limits, 2025): what a call without max_tokens
+# can be billed for its reply at worst (the budget check, ltm_harness._llm.ledger).
+BUILTIN_MAX_OUTPUT: dict[str, int] = {
+    "gpt-4o": 16_384,
+    "gpt-4o-mini": 16_384,
+    "gpt-4.1": 32_768,
+    "gpt-4-turbo": 4_096,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 4_096,
+    "o1": 100_000,
+    "o3": 100_000,
+    "o3-mini": 100_000,
+    "o4-mini": 100_000,
+}
+
+
 class ContextTable:
     def __init__(self, overrides: dict[str, int] | None = None) -> None:
         self.sizes = {**BUILTIN_CONTEXTS, **(overrides or {})}
         self._order = sorted(self.sizes, key=len, reverse=True)
+        self._output_order = sorted(BUILTIN_MAX_OUTPUT, key=len, reverse=True)
+
+    def max_output(self, model: str) -> int | None:
+        """The most tokens one reply of the model may have, None when it is not known."""
+        return longest_match(model, BUILTIN_MAX_OUTPUT, self._output_order)
 
     def context(self, model: str) -> int | None:
         """The model's context size in tokens, None when it is not known."""

@@ -11,7 +11,8 @@ at the `polls` poll of `GET /v1/batches/{id}` as `BatchSettings.end` says: `comp
 exactly as `POST /v1/chat/completions` answers its body; a line the chat endpoint refuses, such as an unknown
 model, goes to the error file with its status and error), `expired` or `cancelled` (the first `answered` share of
 the lines answered, the others in the error file as `batch_expired` / `batch_cancelled`), or `failed` (nothing
-answered, the reason in `errors`). `stats` counts `batches_created`, `batch_lines` (lines answered),
+answered, the reason in `errors`). Each line answered is on the server's bill as a batch request (`mock_bill`, at
+the batch discount). `stats` counts `batches_created`, `batch_lines` (lines answered),
 `batch_model:NAME`, `batch_prompt_tokens` and `batch_completion_tokens`.
 """
 
@@ -24,6 +25,8 @@ from typing import Any, Literal, Protocol
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
+
+from ltm_harness._llm.mock_bill import Bill
 
 End = Literal["completed", "failed", "expired", "cancelled"]
 CHAT = "/v1/chat/completions"
@@ -63,9 +66,10 @@ class MockServer(Protocol):
     """What the batch endpoints use of the mock server (`mock_server.MockLLMServer`)."""
 
     stats: Counter[str]
+    bill: Bill
 
     def answer(self, body: dict[str, Any]) -> Any:
-        """A chat completion (with `usage` and `completion()`), or (an HTTP status, its error body)."""
+        """A chat completion (with `usage`, `cached` and `completion()`), or (an HTTP status, its error body)."""
 
     async def _fault(self, request: web.Request) -> web.StreamResponse | None: ...
 
@@ -195,6 +199,8 @@ class MockBatches:
                 errors.append(json.dumps({**head, "response": {"status_code": status, "request_id": head["id"],
                                                                "body": error}, "error": None}))
                 continue
+            self.server.bill.add(str(body.get("model", "")), answer.usage["prompt_tokens"],
+                                 answer.usage["completion_tokens"], answer.cached, batch=True)
             stats["batch_lines"] += 1
             stats[f"batch_model:{body.get('model', '')}"] += 1
             stats["batch_prompt_tokens"] += answer.usage["prompt_tokens"]

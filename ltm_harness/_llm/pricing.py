@@ -15,7 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
-BATCH_DISCOUNT = 0.5  # what the Batch API bills of the list price (OpenAI: 50% off, input and output)
+BATCH_DISCOUNT = 0.5  # what the Batch API charges of the online price (OpenAI: half); the ledger's `discount`
 
 
 class Price(BaseModel):

@@ -1,6 +1,7 @@
 """The HTTP transport under the OpenAI SDK: a response body is read here with its decoded size capped
 (`llm.max_reply_bytes`), decompressing gzip/deflate itself (bounded), so an endless or bomb-sized response fails
-the call (not retried: a server that sent one will send it again) instead of filling memory.
+the call (not retried: a server that sent one will send it again) instead of filling memory. Each response's status
+and headers are handed to the call under way (`ratelimit.SEEN`), which paces its endpoint by them.
 
 The SDK's HTTP library is `httpx` (or its fork `httpx2` in newer SDKs): the transport is made for whichever the
 installed SDK's client is built on."""
@@ -13,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from ltm_harness._guard.body import ACCEPT_ENCODING, BoundedBody, TooLarge
+from ltm_harness._llm.ratelimit import SEEN
 
 
 class ReplyTooLarge(Exception):
@@ -42,6 +44,9 @@ def _transport_class() -> type:
         async def handle_async_request(self, request: Any) -> Any:
             request.headers["Accept-Encoding"] = ACCEPT_ENCODING
             response = await self.inner.handle_async_request(request)
+            seen = SEEN.get()
+            if seen is not None:  # the status and rate-limit headers, for the call's RateGate
+                seen.status, seen.headers = response.status_code, response.headers
             try:
                 body = BoundedBody(self.limit, response.headers.get("Content-Encoding"))
                 async for chunk in response.stream:

@@ -188,6 +188,7 @@ class RunSection(_Strict):
     turns: TurnOptions = Field(default_factory=TurnOptions)
     watchdog: float | None = Field(default=86400.0, gt=0, le=MAX_SECONDS)  # seconds the whole run may take; then it stops, tests errored
     preflight: bool = True  # each agent checked once before the first turn (_runner/preflight.py)
+    max_cost: float | None = Field(default=None, ge=0, le=1e9, strict=False)  # USD the run may spend (--max-cost)
     selection: Selection | None = None  # set by select_datasets; saved only when a selection was made
 
     @model_serializer(mode="wrap")
@@ -197,6 +198,8 @@ class RunSection(_Strict):
             data.pop("selection", None)  # configs of runs without a selection stay as they were
         if isinstance(data, dict) and data.get("preflight") is True:
             data.pop("preflight", None)  # the same for runs that keep the checks on
+        if isinstance(data, dict) and data.get("max_cost") is None:
+            data.pop("max_cost", None)  # and for runs without a budget
         return data
 
     @field_validator("incompatibilities")

@@ -83,7 +83,7 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
                            read_cache: bool = True, more_batches: bool = True,
                            on_batch: OnBatch | None = None) -> RunSummary | None:
     """Finish a run's judging through the Batch API: `kept` holds the requests its last scoring kept (None: score
-    again first, collecting them). A batch waited for in the folder is polled first. `more_batches=False` (a
+    again first, collecting them: a rescore, a resumed run). A batch waited for in the folder is polled first. `more_batches=False` (a
     rescore without --judge-batch) only collects that batch and judges the rest online. The run's new summary, or
     None when nothing was waiting (the scoring already done stands)."""
     from ltm_harness._runner.run import run_all
@@ -91,9 +91,11 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
     folder = prepared.folder
     state = _read(folder)
     if state is None:
-        if kept is None or not kept.requests:
+        if kept is not None and not kept.requests or kept is None and not more_batches:
             return None
         state = JudgeBatchState()
+    elif state.pending is None:
+        kept = None  # stopped before its batch was sent (or after it was collected): score again, collecting
     summary: RunSummary | None = None  # set by the scoring that ends the loop
     client: LLMClient | None = None
 
@@ -126,7 +128,7 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
 def _judge_client(prepared: PreparedRun) -> LLMClient:
     from ltm_harness._runner.run import build_run_llm
 
-    llm = build_run_llm(prepared.config, prepared.folder.llm_cache)
+    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, ledger=prepared.ledger)
     if not isinstance(llm.judge, LLMJudge):
         raise ConfigError("--judge-batch needs a judge: give --judge MODEL (or config.judge.model)")
     if llm.judge.client.cache is None:

@@ -19,6 +19,9 @@ from ltm_harness._guard.files import read_text
 from ltm_harness._guard.redact import redact, redact_url
 from ltm_harness._authoring.catalog import DatasetClass, dataset_class, known_datasets
 from ltm_harness._registry.core import Scope
+from ltm_harness._llm.contexts import ContextTable
+from ltm_harness._llm.ledger import Ledger
+from ltm_harness._llm.pricing import PriceTable
 from ltm_harness._results.outputs import folder_state
 from ltm_harness._runner.config import RunConfig, Selection
 from ltm_harness._store.files import write_model
@@ -26,7 +29,7 @@ from ltm_harness._store.layout import RunFolder
 
 RESULTS_ROOT = Path("results")
 # Settings that change how a run is carried out but not what is said or scored: a run may be resumed with other values.
-OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency", "preflight"}
+OPERATIONAL = {"agents", "watchdog", "turns", "llm", "http", "debug", "isolated_concurrency", "preflight", "max_cost"}
 BuiltDatasets = list[tuple[DatasetInterface, int]]  # each dataset with its number of examples
 
 
@@ -40,6 +43,7 @@ class PreparedRun:
     folder: RunFolder
     reused_definitions: bool = False
     warnings: list[str] = field(default_factory=list)
+    ledger: Ledger | None = None  # the run's spend and budget, kept in the folder (spend.jsonl)
 
     @property
     def run_dir(self) -> Path:
@@ -239,7 +243,9 @@ def prepare(cfg: RunConfig, results_root: Path = RESULTS_ROOT, source: str = "co
     except OSError as exc:
         raise RunFolderError(f"cannot write results under {results_root}: {exc.strerror or exc} ({exc.filename}); "
                              "give another results folder") from None
-    return PreparedRun(cfg, built, examples, folder, reused, _warnings(cfg, built, source, known))
+    ledger = Ledger(PriceTable(cfg.config.llm.prices), cfg.config.max_cost, ContextTable(cfg.config.llm.contexts))
+    ledger.keep(folder.spend, None if existing_only else resume)  # a resume goes on from what was spent
+    return PreparedRun(cfg, built, examples, folder, reused, _warnings(cfg, built, source, known), ledger)
 
 
 def _check_resumable(folder: RunFolder, saved: RunConfig) -> bool:

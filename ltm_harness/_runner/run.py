@@ -23,6 +23,7 @@ from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWrit
 from ltm_harness._llm.batch import JudgeBatch
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
+from ltm_harness._llm.ledger import BudgetReached, Ledger
 from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._results.derive import ResultsBuilder
 from ltm_harness._results.headline import DatasetHeadline, quote
@@ -57,13 +58,13 @@ class RunLLM:
         await self.runtime.close()
 
 
-def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = None, batch: JudgeBatch | None = None,
-                  use_cache: bool = True) -> RunLLM:
-    """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs. `batch`:
-    the judge's requests are kept for the Batch API; `use_cache=False` (--no-cache): the judge answers nothing from
-    the cache."""
+def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = None,
+                  ledger: Ledger | None = None, batch: JudgeBatch | None = None, use_cache: bool = True) -> RunLLM:
+    """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs; `ledger`:
+    the run folder's ledger of spend (its budget, config.max_cost); `batch`: the judge's requests are kept for the
+    Batch API; `use_cache=False` (--no-cache): the judge answers nothing from the cache."""
     cfg = config.config
-    runtime = LLMRuntime(cfg.llm, Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else cache_dir, cfg.tokenizer)
+    runtime = LLMRuntime(cfg.llm, Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else cache_dir, cfg.tokenizer, ledger)
     judge: Judge | None = None
     model = judge_model or cfg.judge.model
     if model:
@@ -227,6 +228,9 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     try:
         try:
             parts = await asyncio.gather(*tasks)
+        except BudgetReached:  # the others stop at their next paid call: none is cut off in the middle of one
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         except BaseException:  # one session failed: stop the others before the folder is given up
             for task in tasks:
                 task.cancel()
@@ -273,7 +277,7 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
         single = next(c.name for c in choices if c.single)
         raise ConfigError(f"agent {single!r} was given as an instance, which holds one conversation; give its class "
                           "(or a function making one) for an isolated run (a fresh agent per test)")
-    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model, batch, use_cache)
+    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model, prepared.ledger, batch, use_cache)
     replay = mode.every_turn_recorded
     deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
     try:

@@ -7,10 +7,27 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
 
 Role = Literal["agent", "judge", "generation", "test"]
 ROLES: tuple[Role, ...] = ("agent", "judge", "generation", "test")
+
+
+class OmitWhenNone(BaseModel):
+    """A record whose fields named in `_omit_when_none` are left out of its JSON while they are None: a field added
+    later for some records leaves the files of all other records byte for byte as they were (reading fills the
+    default back in)."""
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self._omit_when_none:
+                if name in data and data[name] is None:
+                    del data[name]
+        return data
 
 
 class LLMCall(BaseModel):
@@ -37,21 +54,31 @@ class LLMCall(BaseModel):
     retries: int = Field(default=0, exclude=True)  # likewise
     cost_usd: float | None = None  # None: no price known for the model
     cached: bool = Field(default=False, exclude=True)  # answered from the disk cache: no request was made (likewise)
+    # What the provider billed, where it differs from `cost_usd` (its prompt cache's discount on cached input, the
+    # Batch API's): a fact of this one run (what the provider had cached), so in the side file too.
+    cached_tokens: int | None = Field(default=None, exclude=True)  # prompt tokens the provider's prompt cache served
+    billed_usd: float | None = Field(default=None, exclude=True)
     response: str | None = None
+
+    @property
+    def paid_usd(self) -> float | None:
+        """What the call cost as billed (None: no price known)."""
+        return self.billed_usd if self.billed_usd is not None else self.cost_usd
 
     def wall_facts(self, line: int) -> "WallFacts":
         return WallFacts(line=line, role=self.role, latency_ms=self.latency_ms, retries=self.retries,
-                         cached=self.cached)
+                         cached=self.cached, cached_tokens=self.cached_tokens, billed_usd=self.billed_usd)
 
     def with_facts(self, facts: "WallFacts | None") -> "LLMCall":
         """This call with the run-to-run facts of its side-file entry (read back to resume or re-score)."""
         if facts is None:
             return self
         return self.model_copy(update={"latency_ms": facts.latency_ms, "retries": facts.retries,
-                                       "cached": facts.cached})
+                                       "cached": facts.cached, "cached_tokens": facts.cached_tokens,
+                                       "billed_usd": facts.billed_usd})
 
 
-class WallFacts(BaseModel):
+class WallFacts(OmitWhenNone):
     """One line of an event log's wall-clock side file: what varies between otherwise identical runs for the
     `llm_call` event on line `line` (from 1) of the log."""
 
@@ -60,6 +87,10 @@ class WallFacts(BaseModel):
     latency_ms: float
     retries: int = 0
     cached: bool = False
+    cached_tokens: int | None = None  # left out unless the provider said (LLMCall.cached_tokens)
+    billed_usd: float | None = None  # left out unless it differs from the event's cost_usd
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ("cached_tokens", "billed_usd")
 
 
 class FailedTry(BaseModel):
@@ -90,6 +121,7 @@ class UsageTotals(BaseModel):
     retries: dict[str, int] = {}
     cached: dict[str, int] = {}
     unpriced_models: list[str] = []
+    _discount: dict[str, float] = PrivateAttr(default_factory=dict)  # list price less what was billed, per role
 
     def add(self, call: LLMCall) -> None:
         r = call.role
@@ -103,13 +135,22 @@ class UsageTotals(BaseModel):
             if call.model not in self.unpriced_models:
                 self.unpriced_models.append(call.model)
         else:
-            self.cost_usd[r] = round(self.cost_usd.get(r, 0.0) + call.cost_usd, 10)
+            paid = call.billed_usd if call.billed_usd is not None else call.cost_usd
+            self.cost_usd[r] = round(self.cost_usd.get(r, 0.0) + paid, 10)
+            if paid != call.cost_usd:
+                self._discount[r] = round(self._discount.get(r, 0.0) + call.cost_usd - paid, 10)
+
+    def discount(self, role: str) -> float:
+        """How much less than its list price the role's calls were billed (a prompt cache, the Batch API)."""
+        return self._discount.get(role, 0.0)
 
     def merge(self, other: "UsageTotals") -> None:
         for name in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "retries", "cached"):
             mine, theirs = getattr(self, name), getattr(other, name)
             for k, v in theirs.items():
                 mine[k] = round(mine.get(k, 0) + v, 10)
+        for k, v in other._discount.items():
+            self._discount[k] = round(self._discount.get(k, 0.0) + v, 10)
         for m in other.unpriced_models:
             if m not in self.unpriced_models:
                 self.unpriced_models.append(m)
@@ -117,20 +158,3 @@ class UsageTotals(BaseModel):
     @property
     def total_cost(self) -> float:
         return round(sum(self.cost_usd.values()), 10)
-
-
-class OmitWhenNone(BaseModel):
-    """A record whose fields named in `_omit_when_none` are left out of its JSON while they are None: a field added
-    later for some records leaves the files of all other records byte for byte as they were (reading fills the
-    default back in)."""
-
-    _omit_when_none: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict):
-            for name in self._omit_when_none:
-                if name in data and data[name] is None:
-                    del data[name]
-        return data

@@ -12,6 +12,8 @@ import pytest
 
 from ltm_harness._api import rescore_async, run_async
 from ltm_harness._llm.batch import BatchStatus
+from ltm_harness._llm.ledger import read_spend
+from ltm_harness._llm.pricing import Price, PriceTable
 from ltm_harness._llm.mock_batch import BatchSettings
 from ltm_harness._llm.mock_server import MockLLMServer
 from ltm_harness._runner import judge_batch
@@ -56,6 +58,11 @@ async def test_batch_verdicts_equal_the_online_judges_at_half_the_price(tmp_path
         assert verdicts(batched.path) == verdicts(online.path)
         assert sum(len(v) for v in verdicts(batched.path)) == JUDGED
         assert judge_cost(online.path) > 0 and judge_cost(batched.path) == pytest.approx(judge_cost(online.path) / 2)
+        # our cost is the mock's own bill (its batch lines at the batch discount), and the run folder's ledger says it
+        prices = PriceTable({m: Price(**p) for m, p in PRICE.items()})
+        assert server.bill.usd(prices, {"mock-judge"}) == pytest.approx(judge_cost(online.path) + judge_cost(batched.path))
+        assert server.bill.batch["mock-judge"].requests == JUDGED
+        assert read_spend(batched.path / "spend.jsonl") == pytest.approx(judge_cost(batched.path))
         assert seen[0].status == "validating" and seen[-1].status == "completed"
         assert seen[-1].line() == f"judge batch {seen[-1].id}: {JUDGED}/{JUDGED} done (completed)"
         assert not (batched.path / "judge-batch.json").exists()
@@ -183,3 +190,20 @@ async def test_the_batch_requests_are_retried_through_rate_limits_and_server_err
                               on_judge_batch=storm)
         assert server.stats["429"] == 2 and server.stats["500"] == 1
         assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
+
+
+async def test_a_batch_that_could_pass_the_budget_is_not_sent_and_a_resume_with_more_sends_it(tmp_path, monkeypatch):
+    from ltm_harness._llm.ledger import BudgetReached
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        cfg = config()
+        cfg.config.max_cost = 0.01  # the batch's worst case (8 requests, up to 16,384 tokens each) is more
+        with pytest.raises(BudgetReached, match="budget reached"):
+            await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
+        assert server.stats["batches_created"] == 0 and server.stats["model:mock-judge"] == 0
+        cfg.config.max_cost = 5.0
+        out = await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True,
+                              resume=True)
+        assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
+        assert read_spend(out.path / "spend.jsonl") == pytest.approx(judge_cost(out.path)) and judge_cost(out.path) > 0

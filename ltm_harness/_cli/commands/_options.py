@@ -124,6 +124,24 @@ def apply_overrides(cfg: RunConfig, args: argparse.Namespace) -> None:
         cfg.config.isolated = True
     if getattr(args, "judge", None):
         cfg.config.judge.model = args.judge
+    if getattr(args, "max_cost", None) is not None:
+        cfg.config.max_cost = max_cost(args.max_cost)
+
+
+def add_max_cost_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop before the run's paid LLM calls (agents' openai: models, the judge) could cost more than "
+                        "USD in all; the run stops resumable, and --resume with a higher --max-cost goes on "
+                        "(config.max_cost)")
+
+
+def max_cost(value: float) -> float:
+    """--max-cost checked: a finite number of dollars, 0 or more."""
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"--max-cost {value:g}: give a budget in US dollars, 0 or more, e.g. --max-cost 5")
+    return value
 
 
 def configure(cfg: RunConfig, source: str, args: argparse.Namespace) -> tuple[RunConfig, list[str]]:

@@ -37,6 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", metavar="MODEL", help="also judge the answers with this LLM (config.judge for its endpoint)")
     p.add_argument("--no-report", action="store_true", help="do not write the run's HTML report")
     add_judge_cost_arguments(p)
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop before the judge's calls could cost more than USD in all (the run stops resumable)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted import (a budget reached): the answers judged before are kept")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -44,16 +48,25 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
+    from ltm_harness._cli.commands._options import max_cost
+    from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.commands._options import judge_batch_progress, report_after_run
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    out = import_answers(args.benchmark, Path(args.file), name=args.name, results=args.results, run_name=args.run_name,
-                         data_file=args.data_file, examples=args.examples, limit=args.limit, judge=args.judge,
-                         judge_batch=args.judge_batch, no_cache=args.no_cache,
-                         on_judge_batch=judge_batch_progress(console))
+    try:
+        out = import_answers(args.benchmark, Path(args.file), name=args.name, results=args.results,
+                             run_name=args.run_name, data_file=args.data_file, examples=args.examples, limit=args.limit,
+                             judge=args.judge, resume=args.resume,
+                             max_cost=None if args.max_cost is None else max_cost(args.max_cost),
+                             judge_batch=args.judge_batch, no_cache=args.no_cache,
+                             on_judge_batch=judge_batch_progress(console))
+    except BudgetReached as stop:
+        print(f"{stop}; go on with the same command, a higher --max-cost and --resume (nothing is paid twice)",
+              file=sys.stderr)
+        return 1
     m = out.match
     console.print(f"imported {escape(str(args.file))} ({escape(FORMAT_NAMES.get(m.file_format, m.file_format))}): "
                   f"{plural(m.answers, 'answer')} for {plural(m.questions, 'question')} of the run; "

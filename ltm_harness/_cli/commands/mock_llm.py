@@ -22,6 +22,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate-drop", type=float, default=0.0, help="share of requests whose connection is dropped")
     p.add_argument("--rate-malformed", type=float, default=0.0, help="share of requests answered with a broken body")
     p.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
+    for name, what in (("502", "answered 502"), ("503", "answered 503"), ("cut", "whose response is cut in the middle"),
+                       ("content-filter", "finished by the content filter"), ("refusal", "answered with a refusal")):
+        p.add_argument(f"--rate-{name}", type=float, default=0.0, help=f"share of requests {what}")
+    p.add_argument("--rpm", type=int, help="a rate limit: requests per --limit-window per model (429 past it)")
+    p.add_argument("--tpm", type=int, help="a rate limit: tokens per --limit-window per model (429 past it)")
+    p.add_argument("--limit-window", type=float, default=60.0, help="seconds the rate limits count over (default 60)")
+    p.add_argument("--context", type=int, help="tokens a prompt may hold (400 context_length_exceeded past it)")
+    p.add_argument("--prompt-cache", action="store_true", help="report repeated leading messages as cached input")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -33,7 +41,11 @@ def main(args: argparse.Namespace) -> int:
     try:
         faults = FaultSettings(rate_429=args.rate_429, retry_after=args.retry_after, rate_500=args.rate_500,
                                rate_drop=args.rate_drop, rate_malformed=args.rate_malformed,
-                               latency_ms=args.latency_ms, seed=args.seed)
+                               latency_ms=args.latency_ms, seed=args.seed, rate_502=args.rate_502,
+                               rate_503=args.rate_503, rate_cut=args.rate_cut,
+                               rate_content_filter=args.rate_content_filter, rate_refusal=args.rate_refusal,
+                               rpm=args.rpm, tpm=args.tpm, limit_window=args.limit_window, context=args.context,
+                               prompt_cache=args.prompt_cache)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None

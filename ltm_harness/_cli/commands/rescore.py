@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the run folder: by default only built-in and installed datasets are)")
     p.add_argument("--dataset-dir", action="append", default=[], metavar="FOLDER",
                    help="a folder of dataset code to load (repeatable)")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop before the judge's calls could cost more than USD; the run is then left as it was, and "
+                        "the verdicts paid for are cached, so a rescore with a higher --max-cost pays nothing twice")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -38,18 +41,25 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import rescore_async
-    from ltm_harness._cli.commands._options import judge_batch_progress
+    from ltm_harness._cli.commands._options import judge_batch_progress, max_cost
+    from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
     from ltm_harness._errors import LTMError
     from ltm_harness._guard.redact import redact
     from ltm_harness._report import resolve_run
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
-                                       no_judge=args.no_judge, reference_prompts=args.reference_prompts,
-                                       config=args.config, dataset_dirs=args.dataset_dir,
-                                       judge_batch=args.judge_batch, no_cache=args.no_cache,
-                                       on_judge_batch=judge_batch_progress(console)))
+    try:
+        output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
+                                           no_judge=args.no_judge, reference_prompts=args.reference_prompts,
+                                           config=args.config, dataset_dirs=args.dataset_dir,
+                                           max_cost=None if args.max_cost is None else max_cost(args.max_cost),
+                                           judge_batch=args.judge_batch, no_cache=args.no_cache,
+                                           on_judge_batch=judge_batch_progress(console)))
+    except BudgetReached as stop:
+        print(f"{stop}; the run is left as it was, and the verdicts paid for are cached: rescore again with a higher "
+              "--max-cost to go on (nothing is paid twice)", file=sys.stderr)
+        return 1
     summary = output.summary
     for note in output.notes:  # where dataset code came from
         console.print(escape(note), soft_wrap=True)

@@ -8,10 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import (add_config_arguments, add_judge_cost_arguments, add_results_arguments,
-                                               configure, judge_batch_progress, report_after_run, selection_of)
+from ltm_harness._cli.commands._options import (add_config_arguments, add_judge_cost_arguments, add_max_cost_argument,
+                                               add_results_arguments, configure, judge_batch_progress,
+                                               report_after_run, selection_of)
 from ltm_harness._guard.redact import redact
-from ltm_harness._cli.exit_codes import INTERRUPTED, add_allow_errored_argument, describe, exit_status
+from ltm_harness._cli.exit_codes import AGENT_FAILED, INTERRUPTED, add_allow_errored_argument, describe, exit_status
 
 NAME = "run"
 ORDER = 10
@@ -39,6 +40,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                      help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
                           "session with one is replayed from its event log up to its first failed turn or errored "
                           "test and goes on live from there; an interrupted run is resumed as with --resume")
+    add_max_cost_argument(run)
     add_allow_errored_argument(run)
 
 
@@ -50,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._api import load, run_async
     from ltm_harness._cli.tables import print_run
     from ltm_harness._engine.progress import TurnProgress
+    from ltm_harness._llm.ledger import BudgetReached, Ledger
     from ltm_harness._runner.claim import Claim
     from ltm_harness._runner.prepare import PreparedRun
     from ltm_harness._store.layout import RunFolder
@@ -65,10 +68,17 @@ def main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = None
     claimed: list[str] = []  # the run's name once its folder is claimed (for the resume hint)
+    ledgers: list[Ledger | None] = []  # its ledger of spend
+
+    def say_note(note: str) -> None:  # said once, while the run goes on (above a live display)
+        console.print(f"warning: {escape(redact(note))}", soft_wrap=True, highlight=False)
 
     def prepared_now(prepared: PreparedRun, claim: Claim) -> None:
         nonlocal progress
         claimed.append(claim.run_name)
+        ledgers.append(prepared.ledger)
+        if prepared.ledger is not None:
+            prepared.ledger.on_note = say_note
         for note in claim.notes:
             print(f"note: {redact(note)}", file=sys.stderr)
         for warning in prepared.warnings:
@@ -85,7 +95,9 @@ def main(args: argparse.Namespace) -> int:
         from ltm_harness._cli.progress import RunProgress
 
         span = max(d.memory_span for d, _ in prepared.datasets)
-        progress = RunProgress(console, names, n, span)  # live on a terminal, else log lines
+        ledger = prepared.ledger
+        progress = RunProgress(console, names, n, span,  # live on a terminal, else log lines
+                               spend=ledger.describe if ledger is not None and ledger.budget is not None else None)
         progress.__enter__()
 
     def on_turn(turn: TurnProgress) -> None:
@@ -110,12 +122,24 @@ def main(args: argparse.Namespace) -> int:
             print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
                   f"{resume_command(args, claimed[-1])}", file=sys.stderr)
         return INTERRUPTED
+    except BudgetReached as stop:
+        if progress is not None:
+            progress.__exit__(None, None, None)
+            progress = None
+        folder = RunFolder.named(Path(args.results), claimed[-1]).path
+        print(f"{stop} (every answered turn is kept in {folder}); go on with a higher budget:\n  "
+              f"{resume_command(args, claimed[-1], higher=stop.budget)}", file=sys.stderr)
+        return AGENT_FAILED
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
     summary = output.summary
     print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None)
     console.print(f"results in {escape(str(output.path))}/  ({time.perf_counter() - started:.1f} s)")
+    ledger = ledgers[-1] if ledgers else None
+    if ledger is not None and (ledger.spent or ledger.budget is not None):
+        console.print(f"{ledger.describe()} on paid LLM calls, as billed ({plural(ledger.calls, 'call')} now"
+                      + (f", {ledger.carried:.4f} USD before the resume" if ledger.carried else "") + ")")
     if not args.no_report:
         report_after_run(output.path, console)
     any_errored = False
@@ -139,8 +163,9 @@ def program() -> str:
     return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
 
 
-def resume_command(args: argparse.Namespace, run_name: str) -> str:
-    """The exact command that resumes this run: its own options, the folder it claimed, and --resume."""
+def resume_command(args: argparse.Namespace, run_name: str, higher: float | None = None) -> str:
+    """The exact command that resumes this run: its own options, the folder it claimed, and --resume (`higher`: the
+    budget it stopped at, given again doubled)."""
     import shlex
 
     words = [*program().split(), "run", "-c", args.config]
@@ -158,6 +183,9 @@ def resume_command(args: argparse.Namespace, run_name: str) -> str:
     words += ["--run-name", run_name]
     if args.results != "results":
         words += ["--results", args.results]
+    budget = (higher * 2 or 1.0) if higher is not None else getattr(args, "max_cost", None)
+    if budget is not None:
+        words += ["--max-cost", f"{budget:g}"]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
                                     ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored),
                                     ("--judge-batch", getattr(args, "judge_batch", False)),
