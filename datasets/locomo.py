@@ -44,7 +44,7 @@ from ltm_harness._interop.locomo.fetch import load_locomo
 from ltm_harness._interop.locomo.judge import JUDGED_CATEGORIES, judge_prompt
 from ltm_harness._interop.locomo.scoring import question_text, score_answer
 from ltm_harness._scoring.headline import Headline, Metric
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
+from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, not_judged
 from ltm_harness._tokens import get_tokenizer
 
 NOT_MENTIONED = "Not mentioned in the conversation."
@@ -196,7 +196,7 @@ class LoCoMo(DatasetInterface):
                 try:
                     verdict = await judge.grade(q["question"], q["answer"], response, prompt=prompt)
                 except JudgeUnparseable as exc:
-                    reasons.append(f"not judged: the judge's verdict could not be read ({exc.reason})")
+                    reasons.append(not_judged(exc))  # the F1 above stays
                 else:
                     verdicts.append(verdict)
                     reasons.append(f"judge ({self.params.judge}): {'CORRECT' if verdict.score >= 1 else 'WRONG'}")

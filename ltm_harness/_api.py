@@ -22,7 +22,7 @@ from ltm_harness._runner.claim import Claim, claim_folder
 from ltm_harness._runner.config import RunConfig, Selection, load_config, resolve_config_path, select_datasets
 from ltm_harness._runner.judge_batch import OnBatch, has_pending_batch, judge_in_batches
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
-from ltm_harness._runner.preflight import preflight
+from ltm_harness._runner.preflight import check_judge, preflight
 from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
 from ltm_harness._engine.progress import OnTurn
 from ltm_harness._llm.batch import JudgeBatch
@@ -232,6 +232,7 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
     agents = output.agents
     if not agents:
         raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
+    await check_judge(cfg)  # a judge that cannot answer is said now, before the folder is touched
     with folder.lock():
         prepared = prepare(cfg, folder.path.parent, str(folder.run_config), existing_only=True, folder=folder)
         waiting = judge_batch or has_pending_batch(folder)

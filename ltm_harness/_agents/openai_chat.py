@@ -208,20 +208,15 @@ class OpenAIChatAgent(Agent):
     async def preflight(self) -> str | None:
         """The key is there (resolving the endpoint says so in one line) and the endpoint lists the model
         (`GET /models`); an endpoint with no list (HTTP 404/405) leaves the model to the first turn."""
+        from ltm_harness._llm.check import check_model
+
         client = self._get_client()  # no key for a remote endpoint: a ConfigError naming the agent
         try:
-            listed = await client.listed_models()
+            return await check_model(client, self.model, f"agent {self.spec!r}",
+                                     "check the model name, or set config.preflight: false if the endpoint serves "
+                                     "models it does not list", probe=False)
         except LLMError as exc:
-            raise AgentError(f"agent {self.spec!r}: {exc}", fatal=True) from None
-        if listed is None:
-            return (f"agent {self.spec!r}: {self.base_url} lists no models (GET /models answered 404), so the model "
-                    f"{self.model!r} is checked by the first turn")
-        if self.model not in listed:
-            shown = ", ".join(sorted(listed)[:5]) + (", ..." if len(listed) > 5 else "")
-            raise AgentError(f"agent {self.spec!r}: {self.base_url} does not list the model {self.model!r} (it lists "
-                             f"{len(listed)}: {shown or 'none'}); check the model name, or set config.preflight: false "
-                             "if the endpoint serves models it does not list", fatal=True)
-        return None
+            raise AgentError(str(exc), fatal=True) from None
 
     async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
         prefix = timestamp_prefix(message.timestamp)

@@ -15,7 +15,7 @@ from ltm_harness._authoring.unanswered import mark_not_answered
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._scoring.headline import GOODAI, Headline, HeadlineResult
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable
+from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, not_judged
 from ltm_harness._tokens import plural
 
 CallbackResult = tuple[float, float, list[str], bool]
@@ -262,11 +262,12 @@ class DatasetInterface:
                                  [p.question for p in self.result_parts(example)])
 
     async def score(self, example: TestExample, ctx: TestContext) -> TestOutcome:
-        """`evaluate_with_judge` on what the test asked and heard; an unparseable verdict leaves it unscored."""
+        """`evaluate_with_judge` on what the test asked and heard; a verdict the judge could not give (unreadable, or
+        the judge could not be asked) leaves it unscored, saying why."""
         try:
             return await self.evaluate_with_judge(example, ctx.questions, ctx.responses, ctx.judge)
         except JudgeUnparseable as exc:
-            return TestOutcome(0.0, 1.0, [f"unscored: the judge's verdict could not be parsed: {exc.reason}"], unscored=True)
+            return TestOutcome(0.0, 1.0, [not_judged(exc)], unscored=True)
 
     async def _watch(self, example: TestExample, ctx: TestContext) -> TestOutcome:
         assert ctx.last_heard is not None, "a callback test starts watching after it has said a line"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import signal
 import sys
 import threading
 from contextlib import contextmanager
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Iterator
 
 from ltm_harness._cli.commands import command_modules
@@ -25,6 +26,13 @@ def one_line(message: str) -> str:
                      for line in redact(message).splitlines())
 
 
+def missing_dependency(name: str) -> str:
+    """The line for a module of ltm-harness's dependencies that the running Python cannot import."""
+    return (f"this Python ({sys.executable}) cannot import {name.split('.')[0]!r}, which ltm-harness needs; start it "
+            "with ./ltm in a checkout (it sets up .venv), or install ltm-harness into this Python "
+            "(pip install ltm-harness, or pip install -e . in a checkout)")
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     p = argparse.ArgumentParser(prog="ltm-harness", description="Test the long-term memory of conversational agents.")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -40,17 +48,38 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 
 @contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
-    """While a command runs, SIGTERM (a `kill`, a scheduler ending a job) is taken as Ctrl-C: the run stops the same
-    way, keeps every answered turn and prints the command that resumes it. Only in the main thread (signal handlers
-    live there); the previous handler comes back after."""
+    """While a command runs, SIGTERM (a `kill`, a scheduler ending a job) stops it as Ctrl-C does: the run keeps every
+    answered turn and prints the command that resumes it, exit 130. SIGTERM is handled itself, not turned into a SIGINT,
+    which a process started with SIGINT ignored (`cmd &` in a script, nohup-style launchers) would never act on. Only
+    in the main thread (signal handlers live there); the previous handler comes back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """Stop as Ctrl-C does. Where asyncio's own Ctrl-C handler is in place (SIGINT not ignored), it is called: the
+    running command's main task is cancelled, and asyncio.run raises KeyboardInterrupt after its clean-up. Else a
+    running event loop is stopped between two callbacks (never inside one) by a KeyboardInterrupt, which asyncio.run
+    lets through after cancelling its tasks; with no loop running, KeyboardInterrupt is raised here."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signal.SIGINT, frame)
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise KeyboardInterrupt from None
+    loop.call_soon_threadsafe(_interrupt)
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +97,23 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return ERROR
+    except ModuleNotFoundError as exc:  # a dependency missing from the Python that runs the harness
+        if getattr(args, "debug", False) or not exc.name or exc.name.startswith("ltm_harness"):
+            raise
+        print(f"error: {missing_dependency(exc.name)}", file=sys.stderr)
+        return ERROR
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(f"interrupted{_continue_with(args, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
         return INTERRUPTED
+
+
+def _continue_with(args: argparse.Namespace, words: list[str]) -> str:
+    """How an interrupted command goes on: given again with --resume where it takes one, as it was (a grid, which
+    resumes its study), else nothing to say."""
+    from ltm_harness._cli.again import command_line
+
+    if getattr(args, "resume", None) is False:
+        return f"; continue with\n  {command_line([*words, '--resume'])}"
+    if args.command == "grid" or getattr(args, "resume", None):
+        return f"; continue with\n  {command_line(words)}"
+    return ""

@@ -55,7 +55,11 @@ class TurnPolicy:
 
 
 class AgentDown(Exception):
-    """The agent cannot go on (failed turn after turn, or an error no retry can fix)."""
+    """The agent cannot go on (failed turn after turn, or an error no retry can fix: `every_call`)."""
+
+    def __init__(self, reason: str, every_call: bool = False) -> None:
+        super().__init__(reason)
+        self.every_call = every_call
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +285,7 @@ class Channel:
                 error = _one_line(exc) if not within.expired() else f"no reply within {policy.timeout:g} s"
             except Exception as exc:
                 if getattr(exc, "fatal", False):  # e.g. a wrong key or model name: no retry can help
-                    raise AgentDown(f"the agent cannot be used: {exc}") from None
+                    raise AgentDown(f"the agent cannot be used: {exc}", every_call=True) from None
                 asked = getattr(exc, "retry_after", None)
                 error = _one_line(exc)
                 if getattr(exc, "retry", True) is False:  # e.g. a prompt longer than the model's context: the turn

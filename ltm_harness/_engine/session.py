@@ -49,6 +49,8 @@ class SessionSettings:
     intro: str | None = INTRO
     incompatible: Callable[[str, str], bool] = same_group
     policy: TurnPolicy = field(default_factory=TurnPolicy)
+    # why the session must stop before its next turn (a judge or an agent met a cause that fails every call), if so
+    halt: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class Session:
         self._tests_done = self._scored = 0
         self._score_sum = 0.0
         self.failure: str | None = None  # why the session stopped early, if it did
+        self.every_call_fails = False  # it stopped for a cause that fails every call (a refused key, an unknown model)
         self.ended = False
 
     # -- the loop ---------------------------------------------------------------------------
@@ -102,9 +105,11 @@ class Session:
         self.log.write(SessionStart(agent=s.agent_name, session=s.session_id, time=self.scheduler.now,
                                     tokenizer=self.tokenizer.encoding_name, isolated=s.isolated))
         try:
+            self._check_halt()
             if s.intro:
                 await self._turn("intro", s.intro, self.tokenizer.count(s.intro))
             while True:
+                self._check_halt()
                 await self._settle()
                 run = self._next_speaker()
                 if run is not None:
@@ -118,12 +123,18 @@ class Session:
                     continue
                 await self._send_filler()
         except AgentDown as down:
+            self.every_call_fails = down.every_call
             self.abort(str(down))
             return
         self.ended = True
         self.log.write(SessionEnd(turns=self.scheduler.turns, pos=self.scheduler.pos, time=self.scheduler.now))
         if self.on_turn:
             self.on_turn(self.progress())
+
+    def _check_halt(self) -> None:
+        reason = self.settings.halt() if self.settings.halt is not None else None
+        if reason is not None:
+            raise AgentDown(reason, every_call=True)
 
     def abort(self, reason: str) -> None:
         """Stop early: every test still running or queued ends as errored with `reason`. Safe to call at any
@@ -189,6 +200,7 @@ class Session:
         request = await run.driver.step(value)
         run.pending = request
         if request is None:
+            self._check_halt()  # a test that ends after the run was stopped is not recorded: a resume does it again
             self._finish(run)
         elif isinstance(request, Say):
             self.scheduler.asks_to_say(run.slot, run.count(request.text), reset=request.kind == "reset")

@@ -153,10 +153,22 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, asyncio.TimeoutError)):
         return True
     if isinstance(exc, openai.APIStatusError):
+        if fails_every_call(exc):
+            return False
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):
         return True
     return False
+
+
+def fails_every_call(exc: BaseException) -> bool:
+    """An answer that every later call would get too: a refused key (401, 403), a model the endpoint does not serve
+    (404), an exhausted quota (429 `insufficient_quota`, which no wait mends)."""
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403, 404):
+        return True
+    body = getattr(exc, "body", None)
+    return status == 429 and isinstance(body, dict) and "insufficient_quota" in (body.get("code"), body.get("type"))
 
 
 class _MalformedResponse(Exception):
@@ -429,8 +441,10 @@ class LLMClient:
             detail = cut_words(" ".join(str(detail or "").split()), 300)
             said = f": {detail}" if detail else ""
             fix = "" if is_retryable(exc) else "; check the model name, the key and the request settings"
+            if exc.status_code == 429 and not is_retryable(exc):
+                fix = "; the account's quota is used up: add credit or use another key, then continue"
             return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),
-                            fatal=exc.status_code in (401, 403, 404))
+                            fatal=fails_every_call(exc))
         if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError)):
             return LLMError(f"{where} did not answer within {self.settings.timeout:g} s{tries}; "
                             "check the server or raise llm.timeout")

@@ -11,6 +11,9 @@
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
   disk cache (keyed by endpoint, model and the full request), so re-scoring the same answers costs nothing and gives
   the same verdicts; with a `JudgeBatch` (`--judge-batch`) they are kept for the provider's Batch API instead.
+* A call that fails after every retry raises `JudgeUnavailable` naming the cause: only the judge's part is unscored,
+  a rule's score stays. A cause that fails every call (`fatal`: an unknown model, a refused key, an exhausted quota)
+  is kept in `stopped`: no later call is made, each raises it again, and the run stops (ltm_harness._engine.session).
 """
 
 from __future__ import annotations
@@ -22,16 +25,16 @@ from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
-from ltm_harness._errors import ConfigError, DefinitionError
+from ltm_harness._errors import ConfigError, DefinitionError, LLMError
 from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.batch import JudgeBatch
-from ltm_harness._llm.client import LLMClient, chat_params
+from ltm_harness._llm.client import ChatResult, LLMClient, chat_params
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.not_answered import NOT_ANSWERED
-from ltm_harness._scoring.verdict import JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import JudgeUnavailable, JudgeUnparseable, JudgeVerdict
 from ltm_harness._resources import shipped
 
 PROMPTS_DIR = shipped("prompts") / "judge"
@@ -105,6 +108,7 @@ class LLMJudge:
         self.temperature = temperature
         self.use_cache = use_cache  # False (--no-cache): every request is made; its answer still refreshes the cache
         self.batch = batch  # judged through the Batch API (`ltm_harness._llm.batch`)
+        self.stopped: JudgeUnavailable | None = None  # a cause that fails every call, once one was met
 
     async def grade(self, question: str, expected: str, response: str, *, context: str = "",
                     prompt: JudgePrompt | None = None) -> JudgeVerdict:
@@ -127,14 +131,7 @@ class LLMJudge:
                 call = replayed.popleft()
                 raw = call.response or ""
             else:
-                temperature = self.temperature if prompt.temperature is None else prompt.temperature
-                result = None if self.batch is None else \
-                    self.batch.answer(self.client, "judge", self.model, messages,  # cached, or kept (JudgePending)
-                                      chat_params(temperature, prompt.max_tokens, False), test)
-                if result is None:
-                    result = await self.client.chat("judge", self.model, messages, temperature=temperature,
-                                                    max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
-                                                    refresh_cache=True, keep_response=True)
+                result = await self._call(messages, prompt, test)
                 call, raw = result.call, result.text
             if record is not None:
                 record(call)
@@ -152,3 +149,23 @@ class LLMJudge:
                                 prompt_hash=prompt.sha, raw=raw, cached=cached)
         raise JudgeUnparseable(f"{self.model} gave no valid verdict in {prompt.parse_attempts} attempts "
                                f"({problem}); last reply: {raw[:200]!r}", raw)
+
+    async def _call(self, messages: list[dict[str, str]], prompt: JudgePrompt, test: str | None) -> ChatResult:
+        """One judge call; a failure is `JudgeUnavailable` with its cause (see the module docstring)."""
+        if self.stopped is not None:
+            raise JudgeUnavailable(self.stopped.reason, fatal=True)
+        temperature = self.temperature if prompt.temperature is None else prompt.temperature
+        try:
+            if self.batch is not None:  # answered from the cache, or kept for the next batch (JudgePending)
+                kept = self.batch.answer(self.client, "judge", self.model, messages,
+                                         chat_params(temperature, prompt.max_tokens, False), test)
+                if kept is not None:
+                    return kept
+            return await self.client.chat("judge", self.model, messages, temperature=temperature,
+                                          max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
+                                          refresh_cache=True, keep_response=True)
+        except LLMError as exc:
+            failed = JudgeUnavailable(f"judge {self.model}: {exc}", fatal=exc.fatal)
+            if exc.fatal and self.stopped is None:
+                self.stopped = failed
+            raise failed from None

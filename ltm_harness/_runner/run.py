@@ -19,7 +19,7 @@ from ltm_harness._engine.progress import OnTurn
 from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
-from ltm_harness._errors import AgentError, ConfigError, LTMError, RunFolderWriteError
+from ltm_harness._errors import AgentError, ConfigError, LLMError, LTMError, RunFolderWriteError, option
 from ltm_harness._llm.batch import JudgeBatch
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
@@ -78,6 +78,24 @@ def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = 
         endpoint = resolve_endpoint(f"the test LLM ({cfg.test_llm.model})", base_url, key)
         test_llm = TestLLM(runtime.client(endpoint), cfg.test_llm.model)
     return RunLLM(runtime, judge, test_llm)
+
+
+def stop_at_once(llm: RunLLM | None, sessions: Sequence[Session], replay: bool) -> Callable[[], str | None]:
+    """Why an agent's sessions must stop before their next turn: the run's judge met a cause that fails every call
+    (an unknown model, a refused key, an exhausted quota), or one of its sessions stopped for such a cause of the
+    agent's; None while neither happened. A re-scoring (`replay`) stops with that one line instead, changing nothing."""
+
+    def halt() -> str | None:
+        stopped = getattr(llm.judge if llm is not None else None, "stopped", None)
+        if stopped is not None:
+            if replay:
+                raise LLMError(f"{stopped.reason}; nothing was re-scored")
+            return (f"the run was stopped: {stopped.reason}; mend the judge's endpoint and continue with "
+                    f"{option('resume')} (a run is judged by one model: another one judges the finished run with "
+                    f"rescore)")
+        return next((s.failure for s in sessions if s.every_call_fails and s.failure), None)
+
+    return halt
 
 
 def watchdog_reason(seconds: float) -> str:
@@ -186,6 +204,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     started = time.perf_counter()
     sessions: list[Session] = []
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
+    halt = stop_at_once(llm, sessions, mode.every_turn_recorded)
 
     Pairs = list[tuple[DatasetInterface, TestExample]]
 
@@ -201,7 +220,7 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             (dataset, example), = tests
             override = {"intro": None, "isolated": False,
                         "start_time": dataset.conversation_start(example) or cfg.start_time}
-        settings = session_settings(prepared.config, spec, session_id, **override)
+        settings = session_settings(prepared.config, spec, session_id, halt=halt, **override)
         await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
                            llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
         return builder.results

@@ -36,6 +36,26 @@ class JudgeUnparseable(Exception):
         self.raw = raw
 
 
+class JudgeUnavailable(JudgeUnparseable):
+    """The judge could not be asked (its endpoint failed the call after every retry, refused the key, does not serve
+    the model): only what the judge decides is unscored, with this cause; a score a rule gives stays. `fatal`: every
+    later call would fail the same way (an unknown model, a refused key, an exhausted quota), so the run stops."""
+
+    def __init__(self, reason: str, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.fatal = fatal
+
+
+NOT_JUDGED = "not judged: "  # how a reason line that says why the judge gave no verdict starts (ltm_harness._results.causes)
+
+
+def not_judged(exc: JudgeUnparseable) -> str:
+    """The reason line of a judge's part left unscored by `exc`, naming its cause."""
+    if isinstance(exc, JudgeUnavailable):
+        return NOT_JUDGED + exc.reason
+    return f"{NOT_JUDGED}the judge's verdict could not be read ({exc.reason})"
+
+
 class Judge(Protocol):
     model: str
 

@@ -93,7 +93,7 @@ def test_the_command_line_says_it_in_one_line(errored_run, tmp_path):
     base = [sys.executable, "-m", "ltm_harness", "run", "-c", "default", "--datasets", "colours,kv", "--limit", "1",
             "--span", "1000", "-a", spec, "--results", str(tmp_path / "cli"), "--quiet", "--no-report"]
     first = subprocess.run(base, env=env, capture_output=True, text=True, timeout=300)
-    assert "1 test errored" in first.stderr, first.stderr  # (exit code 3: finished with errored tests)
+    assert "1 errored: " in first.stderr, first.stderr  # (exit code 3: finished with errored tests)
     marker = tmp_path / "PWNED-CLI"
     for store in (tmp_path / "cli").glob(f"*/lg/state/*/{STATE_FILE}"):
         plant(store, payload(marker))

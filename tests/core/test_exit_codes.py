@@ -136,7 +136,7 @@ def test_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*run, "-a", "oracle", "--exclude", "wrong"]) == 0
     said(capsys)
     assert main([*run, "-a", "oracle"]) == 3  # the wrong dataset's test errored
-    assert "warning: agent oracle: 1 test errored" in said(capsys)
+    assert "warning: agent oracle: 1 errored: the test's scoring returned a wrong score" in said(capsys)
     assert main([*run, "-a", "oracle", "--allow-errored"]) == 0
     said(capsys)
     assert main([*run, "-a", "down.py:Down", "--exclude", "wrong"]) == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -134,14 +136,21 @@ class Slow(Agent):
 """
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_or_sigterm_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path, stop):
+def ignore_sigint() -> None:
+    """As `cmd &` in a script (or a nohup-style launcher) starts a process: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("stop, background", [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)])
+def test_ctrl_c_or_sigterm_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path, stop, background):
     (tmp_path / "slow.py").write_text(textwrap.dedent(SLOW_AGENT))
     (tmp_path / "sel.yml").write_text(CONFIG.replace("memory_span: 1500", "memory_span: 20000"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("LTM_LAUNCHER", None)
     cmd = [sys.executable, "-m", "ltm_harness", "run", "-c", "sel.yml", "-a", "slow.py:Slow", "--exclude", "kv",
            "--results", "out", "--no-report"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore_sigint if background else None)
     log = tmp_path / "out" / "sel" / "slow.py_Slow" / "events.jsonl"
     deadline = time.monotonic() + 120
     while not (log.is_file() and log.read_text().count('"type":"turn"') >= 3):  # a few turns answered
@@ -152,10 +161,11 @@ def test_ctrl_c_or_sigterm_stops_the_run_and_prints_the_command_that_resumes_it(
     print(err)  # the screen the issue's note quotes
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    hint = err.strip().splitlines()[-1].strip()
-    assert hint == ("python -m ltm_harness run -c sel.yml -a slow.py:Slow --exclude kv --run-name sel "
-                    "--results out --no-report --resume")
-    done = subprocess.run([sys.executable, *hint.split()[1:]], cwd=tmp_path, env=env,  # the lock was let go
+    hint = shlex.split(err.strip().splitlines()[-1].strip())
+    python = ["python"] if shutil.which("python") == sys.executable else [sys.executable]  # the one that ran it
+    assert hint == [*python, *("-m ltm_harness run -c sel.yml -a slow.py:Slow --exclude kv --run-name sel "
+                               "--results out --no-report --resume").split()]
+    done = subprocess.run(hint, cwd=tmp_path, env=env,  # the lock was let go; the command works as printed
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "resuming: 0 agents finished (kept), 1 interrupted" in done.stdout

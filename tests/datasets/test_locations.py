@@ -174,7 +174,7 @@ async def test_an_unparseable_verdict_leaves_the_test_unscored():
     ds, ex = example()
     ctx = SimpleNamespace(questions=["How far?"], responses=["No idea."], judge=FakeJudge(fail=True))
     outcome = await ds.score(ex, ctx)
-    assert outcome.unscored and "could not be parsed" in outcome.reasons[0]
+    assert outcome.unscored and "could not be read" in outcome.reasons[0]
 
 
 async def test_oracle_scores_one_and_null_zero(tmp_path):

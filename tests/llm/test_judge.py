@@ -93,7 +93,7 @@ async def test_garbage_verdicts_leave_tests_unscored_never_zero(tmp_path, mock_l
     assert ds.tests == 2 and ds.unscored == 2 and ds.scored == 0
     results = json.loads((tmp_path / "results" / "t" / "oracle" / "results.json").read_text())
     assert {r["status"] for r in results} == {"unscored"}
-    assert all("could not be parsed" in r["reasons"][0] for r in results)
+    assert all("could not be read" in r["reasons"][0] for r in results)
 
 
 async def test_without_a_judge_keywords_score(tmp_path):

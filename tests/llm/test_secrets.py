@@ -130,12 +130,13 @@ async def test_no_key_in_the_errors_of_a_failing_agent_even_with_debug(tmp_path,
         monkeypatch.setenv("OPENAI_BASE_URL", f"{base}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         config = write_config(tmp_path / "input" / "run.yml", {
-            "config": {"run_name": "refused", "judge": {"api_key": CONFIG_KEY}},
+            "config": {"run_name": "refused", "judge": {"api_key": CONFIG_KEY}, "preflight": False},
             "datasets": {"args": {"memory_span": 1000, "dataset_examples": 1},
                          "datasets": [{"name": "colours"}, {"name": "delayed_recall"}]},
         })
         results = tmp_path / "results"
-        # the agent fails on its first turn; the judge (its own key) fails too, for the retrieval agent's tests
+        # unchecked before the first turn (preflight: false), the agent fails on its first turn; the judge (its own
+        # key) fails too, for the retrieval agent's tests
         argv = ["run", "-c", config, "--results", str(results), "-a", "openai:gpt-4o-mini", "-a", "retrieval",
                 "--judge", "gpt-4o-mini"]
         assert await call([*argv, "--run-name", "plain"]) == 1

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
     from rich.console import Console
 
     from ltm_harness._llm.batch import BatchStatus
+    from ltm_harness._api import RunOutput
 
     from ltm_harness._runner.config import RunConfig, Selection
 
@@ -200,3 +201,16 @@ def report_after_run(path: Path, console: "Console") -> None:
         print(f"warning: no report written: {redact(str(exc))}", file=sys.stderr)
     else:
         console.print(f"report in {escape(str(report.html))}", soft_wrap=True)
+
+
+def say_causes(output: "RunOutput", command: str = "run") -> None:
+    """Each agent's errored and unscored tests grouped by cause, one warning line per kind, with what mends them
+    (ltm_harness._results.causes); an agent that stopped early gets no `--retry-errored` advice (its run is resumed)."""
+    import sys
+
+    from ltm_harness._results.causes import cause_lines, group_causes
+
+    for agent in output.summary.agents:
+        stopped = agent.agent in output.summary.errors
+        for line in cause_lines(group_causes(output.results(agent.agent)), "resume" if stopped else command):
+            print(f"warning: agent {agent.agent}: {redact(line)}", file=sys.stderr)

@@ -50,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._api import import_answers
     from ltm_harness._cli.commands._options import max_cost
     from ltm_harness._llm.ledger import BudgetReached
-    from ltm_harness._cli.commands._options import judge_batch_progress, report_after_run
+    from ltm_harness._cli.commands._options import judge_batch_progress, report_after_run, say_causes
     from ltm_harness._cli.tables import print_run
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
@@ -81,6 +81,7 @@ def main(args: argparse.Namespace) -> int:
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
     print_run(out.summary, console)
+    say_causes(out, NAME)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)

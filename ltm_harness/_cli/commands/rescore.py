@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import rescore_async
-    from ltm_harness._cli.commands._options import judge_batch_progress, max_cost
+    from ltm_harness._cli.commands._options import judge_batch_progress, max_cost, say_causes
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
     from ltm_harness._errors import LTMError
@@ -73,6 +73,7 @@ def main(args: argparse.Namespace) -> int:
             console.print(f"report in {escape(str(write_report([output.path]).html))}", soft_wrap=True)
         except LTMError as exc:
             print(f"warning: the report was not rewritten: {redact(str(exc))}", file=sys.stderr)
+    say_causes(output, NAME)
     for error in summary.errors.values():
         print(f"error: {redact(error)}", file=sys.stderr)
     return 1 if summary.errors else 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ltm_harness._cli.commands._options import (add_config_arguments, add_judge_cost_arguments, add_max_cost_argument,
                                                add_results_arguments, configure, judge_batch_progress,
-                                               report_after_run, selection_of)
+                                               report_after_run, say_causes, selection_of)
 from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import AGENT_FAILED, INTERRUPTED, add_allow_errored_argument, describe, exit_status
 
@@ -142,33 +142,26 @@ def main(args: argparse.Namespace) -> int:
                       + (f", {ledger.carried:.4f} USD before the resume" if ledger.carried else "") + ")")
     if not args.no_report:
         report_after_run(output.path, console)
-    any_errored = False
-    for agent in summary.agents:
-        errored = sum(d.errored for d in agent.datasets)
-        if errored and agent.agent not in summary.errors:
-            any_errored = True
-            print(f"warning: agent {agent.agent}: {plural(errored, 'test')} errored (the reasons are in "
-                  f"{RunFolder(output.path).agent(agent.agent).results}); do them again with the same command and "
-                  "--retry-errored", file=sys.stderr)
+    any_errored = any(sum(d.errored for d in agent.datasets) and agent.agent not in summary.errors
+                      for agent in summary.agents)
+    say_causes(output)
     for agent in summary.agents:
         if agent.questions is not None and (line := agent.questions.warning(agent.agent)):
             print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {redact(error)}", file=sys.stderr)
+    if summary.errors:
+        print(f"every answered turn is kept in {output.path}; continue the run with\n  "
+              f"{resume_command(args, output.path.name)}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
-
-
-def program() -> str:
-    """How this command line was started: `ltm-harness` (the installed script) or `python -m ltm_harness`."""
-    return "ltm-harness" if Path(sys.argv[0]).name == "ltm-harness" else "python -m ltm_harness"
 
 
 def resume_command(args: argparse.Namespace, run_name: str, higher: float | None = None) -> str:
     """The exact command that resumes this run: its own options, the folder it claimed, and --resume (`higher`: the
     budget it stopped at, given again doubled)."""
-    import shlex
+    from ltm_harness._cli.again import command_line
 
-    words = [*program().split(), "run", "-c", args.config]
+    words = ["run", "-c", args.config]
     for agent in args.agents or []:
         words += ["-a", agent]
     for flag, value in (("--span", args.span), ("--examples", args.examples), ("--seed", args.seed),
@@ -190,4 +183,4 @@ def resume_command(args: argparse.Namespace, run_name: str, higher: float | None
                                     ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored),
                                     ("--judge-batch", getattr(args, "judge_batch", False)),
                                     ("--no-cache", getattr(args, "no_cache", False))) if on]
-    return shlex.join([*words, "--resume"])
+    return command_line([*words, "--resume"])

@@ -18,7 +18,7 @@ from ltm_harness._interop.beam.probing import BeamQuestion
 from ltm_harness._interop.beam.reference_prompts import QUESTION_SLOT, ReferencePrompts
 from ltm_harness._interop.beam.scoring import Variant, align, answer_lines, order_score, rubric_score, rule_verdict
 from ltm_harness._scoring.judge_prompt import JudgePrompt
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import Judge, JudgeUnavailable, JudgeUnparseable, JudgeVerdict, not_judged
 
 ORDER_REASON = "event order:"  # the reason line summary_metrics reads F1 and tau_norm from
 RULE_REASON = "rule:"
@@ -42,6 +42,17 @@ async def grade(q: BeamQuestion, response: str, judge: Judge | None, variant: Va
         return Graded(score, "rule", [f"{RULE_REASON} a clear abstention on an abstention question"])
     if not q.rubric:
         return Graded(None, "none", ["unscored: the question has no rubric in the data"])
+    try:
+        return await _judged(q, response, judge, variant, prompts)
+    except JudgeUnavailable as exc:  # the judge could not be asked: a rule's decision stays, the rest is unscored
+        score = rule_verdict(q.ability, response)
+        if score is None:
+            return Graded(None, "judge", [not_judged(exc)])
+        return Graded(score, "rule", [f"{RULE_REASON} a clear abstention on an abstention question", not_judged(exc)])
+
+
+async def _judged(q: BeamQuestion, response: str, judge: Judge, variant: Variant,
+                  prompts: ReferencePrompts | None) -> Graded:
     question = QUESTION_SLOT if variant == "reference" else q.question
     if q.ability == "event_ordering":
         return await _order(q, response, judge, variant, prompts, question)
@@ -51,6 +62,8 @@ async def grade(q: BeamQuestion, response: str, judge: Judge | None, variant: Va
     for item in q.rubric:
         try:
             verdict = await judge.grade(question, item, response, prompt=prompt)
+        except JudgeUnavailable:
+            raise
         except JudgeUnparseable as exc:
             return Graded(None, "judge", [f"unscored: the judge's verdict on a rubric item could not be read "
                                           f"({exc.reason})"], verdicts)
@@ -71,6 +84,8 @@ async def _order(q: BeamQuestion, response: str, judge: Judge, variant: Variant,
     async def matches(event: str, line: str) -> bool:
         try:
             return await same_event(_Recording(judge, verdicts), question, event, line, prompt)
+        except JudgeUnavailable:
+            raise
         except JudgeUnparseable as exc:
             unread.append(exc.reason)
             return False

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from ltm_harness._interop.longmemeval.data import QUESTION_TYPES, LMEQuestion, QuestionType
 from ltm_harness._interop.longmemeval.judge import judge_verdict
 from ltm_harness._scoring.judge_prompt import JudgePrompt
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, JudgeVerdict
+from ltm_harness._scoring.verdict import Judge, JudgeUnavailable, JudgeUnparseable, JudgeVerdict, not_judged
 
 MAX_RULE_WORDS = 80  # longer replies mention too much for a mention of the answer to mean it was given
 MAX_DECLINE_WORDS = 30  # longer replies that decline may still say something the judge would count
@@ -148,6 +148,11 @@ async def score_reply(question: LMEQuestion, reply: str, judge: Judge | None,
     if judge is not None:
         try:
             verdict = await judge_verdict(judge, question, reply, prompts)
+        except JudgeUnavailable as exc:  # the judge could not be asked: a rule's decision stays, the rest is unscored
+            decided = rule_verdict(question, reply)
+            if decided is None:
+                return LMEScore(score=None, by="judge", reason=not_judged(exc))
+            return LMEScore(score=decided, by="rule", reason=f"decided by the rule ({not_judged(exc)})")
         except JudgeUnparseable as exc:
             return LMEScore(score=None, by="judge", reason=f"unscored: {exc.reason}")
         return LMEScore(score=verdict.score, by="judge", reason=verdict.reason, verdict=verdict)
