@@ -148,15 +148,19 @@ async def test_a_failed_batch_is_one_line_and_a_rescore_finishes_the_judging(tmp
         assert sum(len(v) for v in verdicts(out.path)) == JUDGED
 
 
-async def test_a_request_the_batch_refuses_fails_as_online(tmp_path, monkeypatch):
-    async with MockLLMServer() as server:
+async def test_a_request_the_batch_refuses_fails_as_online_and_keeps_the_rule_score(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import FaultSettings
+
+    async with MockLLMServer(FaultSettings(contexts={"mock-judge": 20})) as server:  # every judge prompt is longer
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        out = await run_async(config(), ["openai:mock"], judge="no-such-judge", results=tmp_path, judge_batch=True)
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
         assert server.stats["batches_created"] == 1 and server.stats["batch_lines"] == 0
+        assert server.stats["model:mock-judge"] == 0  # never sent online instead
         results = json.loads((out.path / "openai_mock" / "results.json").read_text())
         reasons = " ".join(" ".join(r["reasons"]) for r in results)
-        assert "answered HTTP 404 in judge batch batch_mock1" in reasons and "no-such-judge" in reasons
-
+        assert "answered HTTP 400 in judge batch batch_mock1" in reasons and "context length" in reasons
+        assert not any(r["verdicts"] for r in results)
+        assert sum(r["status"] == "ok" for r in results) >= JUDGED  # the F1 of every question stays
 
 async def test_the_command_line_shows_the_batch_progress_and_needs_a_judge(tmp_path, monkeypatch, capsys):
     from ltm_harness._cli.main import main as cli
