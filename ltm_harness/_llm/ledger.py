@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable
 
+from ltm_harness._errors import option_name
 from ltm_harness._llm.contexts import ContextTable
 from ltm_harness._llm.pricing import PriceTable
 from ltm_harness._store.records import Role
@@ -34,12 +35,27 @@ MAX_LEDGER_LINE = 4096  # characters of one ledger line read back (a longer one 
 
 
 class BudgetReached(BaseException):
-    """A paid call was refused because it could pass the budget: the run stops there, resumable."""
+    """A paid call was refused because it could pass the budget: the run stops there, resumable. Said after the run
+    ended, its line gives the spend then (the calls that were in flight included)."""
 
-    def __init__(self, message: str, spent: float, budget: float) -> None:
-        super().__init__(message)
-        self.spent = spent
-        self.budget = budget
+    def __init__(self, ledger: "Ledger", role: str, model: str, worst: float) -> None:
+        super().__init__(role, model, worst)
+        self.ledger, self.role, self.model, self.worst = ledger, role, model, worst
+        self.budget = ledger.budget or 0.0
+
+    @property
+    def spent(self) -> float:
+        return self.ledger.spent
+
+    @property
+    def higher(self) -> float:
+        """A budget to go on with: twice this one, and at least room for the refused call (up in 1/100 cents)."""
+        return math.ceil(max(self.budget * 2, self.spent + self.worst) * 10_000) / 10_000
+
+    def __str__(self) -> str:
+        return (f"budget reached: {usd(self.spent)} spent of the {usd(self.budget)} allowed "
+                f"({option_name('max_cost')}); the next call ({self.role}, {self.model}) could cost up to "
+                f"{usd(self.worst)}, so the run stopped before it")
 
 
 def usd(value: float) -> str:
@@ -127,10 +143,7 @@ class Ledger:
             if self.stopped is not None:
                 raise self.stopped
             if self.budget is not None and self.spent + self.in_flight + worst > self.budget + 1e-12:
-                self.stopped = BudgetReached(
-                    f"budget reached: {usd(self.spent)} spent of the {usd(self.budget)} allowed (--max-cost); the "
-                    f"next call ({role}, {model}) could cost up to {usd(worst)}, so the run stopped before it",
-                    self.spent, self.budget)
+                self.stopped = BudgetReached(self, role, model, worst)
                 raise self.stopped
             self.in_flight += worst
         return Hold(role, model, worst, priced=True)

@@ -72,6 +72,8 @@ __all__ = ["EMBEDDING_MODELS", "EMBED_DIMENSIONS", "FaultSettings", "MODELS", "M
 Outcome = Literal["ok", "429", "500", "502", "503", "drop", "malformed", "timeout", "cut", "content_filter",
                   "refusal"]
 REFUSAL = "I'm sorry, but I can't help with that."
+OUTCOME = web.RequestKey("mock_outcome", str)  # the fault drawn for a request that is still answered
+HEADERS = web.RequestKey("mock_headers", dict)  # the rate-limit headers its answer carries
 
 
 class FaultSettings(BaseModel):
@@ -307,7 +309,7 @@ class MockLLMServer:
             await asyncio.sleep(self.faults.latency_ms / 1000)
         outcome = self._outcome()
         self.stats[outcome] += 1
-        request["mock_outcome"], request["mock_headers"] = outcome, headers
+        request[OUTCOME], request[HEADERS] = outcome, headers
         if outcome == "429":
             return web.json_response({"error": {"message": "rate limited (mock)", "type": "rate_limit_error"}},
                                      status=429, headers={**headers, "Retry-After": f"{self.faults.retry_after:g}"})
@@ -344,7 +346,7 @@ class MockLLMServer:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
-        outcome, headers = request.get("mock_outcome", "ok"), request.get("mock_headers", {})
+        outcome, headers = request.get(OUTCOME, "ok"), request.get(HEADERS, {})
         answer = self.answer(body, outcome)
         if isinstance(answer, tuple):
             return web.json_response(answer[1], status=answer[0], headers=headers)

@@ -1,12 +1,13 @@
 """Pacing calls to a provider's rate limit: one `RateGate` per endpoint and model, driven by what the provider says.
 
-* **AIMD concurrency.** A gate lets at most `limit` requests be in flight. A 429 halves it (at most once per pause,
-  so a burst of 429s from one over-full moment counts once); each success adds 1/limit back, up to the ceiling.
+* **AIMD concurrency.** A gate lets at most `limit` requests be in flight. A 429 halves it (at most once per wait it
+  asks, so a burst of 429s from one over-full moment counts once); each success adds 1/limit back, up to the ceiling.
 * **Pauses the provider asks for.** A 429's `Retry-After` (or `retry-after-ms`) holds every new request of the gate
   until then; a response saying `x-ratelimit-remaining-requests: 0` (or fewer tokens remaining than a typical call
   takes) holds them until enough are back: its `x-ratelimit-reset-requests` (`-tokens`) time (`1s`, `6m0s`, `20ms`:
-  when the whole limit is back), scaled by the share of the limit (`x-ratelimit-limit-*`) the call needs; so the gate
-  slows down before the provider refuses anything.
+  when the whole limit is back), scaled by the share of the limit (`x-ratelimit-limit-*`) the call needs; and the
+  requests said to remain are a token bucket: each request sent takes one, and when none is left the next waits the
+  time the provider takes to give one back. So the gate slows down before the provider refuses anything.
 
 The response headers reach the gate through the transport (`ltm_harness._llm.transport`), which hands each response's
 status and headers to the `Seen` box of the call under way (a context variable: the call's own task)."""
@@ -74,6 +75,9 @@ class RateGate:
         self._clock = clock
         self._cond: asyncio.Condition | None = None
         self._tokens_per_call = 0.0  # a running mean of the tokens a call takes (prompt + reply)
+        self._halved_until = 0.0  # 429s before then came from the same over-full moment as the last cut
+        self._allowance: int | None = None  # requests the provider has left for us (x-ratelimit-remaining-requests)
+        self._slot = 0.0  # seconds the provider takes to give one request back
 
     def _condition(self) -> asyncio.Condition:
         if self._cond is None:
@@ -91,6 +95,12 @@ class RateGate:
                 if self.paused_until > self._clock():
                     continue
                 if self.in_use < max(int(self.limit), 1):
+                    if self._allowance is not None:  # the requests the provider said are left, less those sent since
+                        if self._allowance <= 0:
+                            self._allowance = 1  # one is back after a slot's time
+                            self._pause(self._slot)
+                            continue
+                        self._allowance -= 1
                     self.in_use += 1
                     return self
                 await cond.wait()
@@ -110,10 +120,11 @@ class RateGate:
         now = self._clock()
         if seen.status == 429:
             self.rate_limited += 1
-            if self.paused_until <= now:  # the first 429 of this pause: halve the concurrency
+            asked = retry_after_seconds(headers)
+            if self._halved_until <= now:  # the first 429 since the last cut was waited out: halve the concurrency
                 self.limit = max(self.limit / 2, 1.0)
                 self.lowest_limit = min(self.lowest_limit, int(self.limit))
-            asked = retry_after_seconds(headers)
+                self._halved_until = now + (asked if asked is not None else 1.0)
             self._pause(asked if asked is not None else 1.0)
         elif 200 <= seen.status < 300:
             self.limit = min(self.limit + 1 / self.limit, float(self.ceiling))
@@ -122,6 +133,15 @@ class RateGate:
                     0.9 * self._tokens_per_call + 0.1 * tokens
         if not headers:
             return
+        left = _int(headers.get("x-ratelimit-remaining-requests"))
+        full = reset_seconds(headers.get("x-ratelimit-reset-requests"))
+        limit = _int(headers.get("x-ratelimit-limit-requests"))
+        if left is not None:  # those in flight but this one may not be counted in it yet
+            self._allowance = max(left - max(self.in_use - 1, 0), 0)
+            if full and limit is not None and limit > left:
+                self._slot = full / (limit - left)
+            elif limit:
+                self._slot = max(self._slot, 1.0 / limit)
         self._hold_for(headers, "requests", 1.0)
         self._hold_for(headers, "tokens", max(self._tokens_per_call, 1.0))
 

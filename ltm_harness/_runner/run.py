@@ -154,7 +154,8 @@ def summarize_sessions(spec: str, results: list[TestResult], sessions: list[Sess
     for s in sessions:
         usage.merge(s.llm.usage)
     stats = [s.stats() for s in sessions]
-    split = {"agent": round(sum(s.cost_usd for s in stats), 10),
+    # the agent's cost as its replies reported it, less what its provider billed below list price (cached input)
+    split = {"agent": round(sum(s.cost_usd for s in stats) - usage.discount("agent"), 10),
              **{r: v for r, v in usage.cost_usd.items() if r != "agent"}}
     failures = [s.failure for s in sessions if s.failure]
     error = f"agent {spec}: {failures[0]}" + (f" (and {len(failures) - 1} more sessions)" if len(failures) > 1 else "") \

@@ -128,7 +128,7 @@ def main(args: argparse.Namespace) -> int:
             progress = None
         folder = RunFolder.named(Path(args.results), claimed[-1]).path
         print(f"{stop} (every answered turn is kept in {folder}); go on with a higher budget:\n  "
-              f"{resume_command(args, claimed[-1], higher=stop.budget)}", file=sys.stderr)
+              f"{resume_command(args, claimed[-1], higher=stop.higher)}", file=sys.stderr)
         return AGENT_FAILED
     finally:
         if progress is not None:
@@ -158,7 +158,7 @@ def main(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace, run_name: str, higher: float | None = None) -> str:
     """The exact command that resumes this run: its own options, the folder it claimed, and --resume (`higher`: the
-    budget it stopped at, given again doubled)."""
+    budget to go on with, after the run stopped at its own)."""
     from ltm_harness._cli.again import command_line
 
     words = ["run", "-c", args.config]
@@ -176,7 +176,7 @@ def resume_command(args: argparse.Namespace, run_name: str, higher: float | None
     words += ["--run-name", run_name]
     if args.results != "results":
         words += ["--results", args.results]
-    budget = (higher * 2 or 1.0) if higher is not None else getattr(args, "max_cost", None)
+    budget = higher if higher is not None else getattr(args, "max_cost", None)
     if budget is not None:
         words += ["--max-cost", f"{budget:g}"]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
