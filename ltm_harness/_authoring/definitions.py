@@ -19,10 +19,10 @@ from typing import Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._guard.files import hash_file, read_bytes, read_text
+from ltm_harness._guard.files import NotARegularFile, hash_file, read_bytes, read_text
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._errors import DefinitionError, LTMError, option_name
+from ltm_harness._errors import DefinitionError, LTMError, option, option_name
 from ltm_harness._authoring.example import DEFINITION_FORMAT, TestExample
 from ltm_harness._store.files import first_error, write_bytes, write_model, write_text, writing
 from ltm_harness._store.layout import MANIFEST, compressed, definition_path
@@ -271,9 +271,15 @@ def definitions_fingerprint(folder: Path) -> str | None:
 
 
 def definitions_match(folder: Path, datasets: list[tuple[DatasetInterface, int]]) -> bool:
-    """True when `folder` holds definitions made by these datasets (same config and code)."""
+    """True when `folder` holds definitions made by these datasets (same config and code). A manifest that is there
+    but cannot be read as a file (a FIFO, a device, a folder, too large) is a DefinitionError saying so: no code
+    changed then."""
     try:
         manifest = Manifest.model_validate_json(read_text(folder / MANIFEST))
+    except NotARegularFile as exc:
+        raise DefinitionError(f"{folder / MANIFEST}: cannot be read ({exc.strerror}), so it is not the manifest this "
+                              "harness wrote and the run's definitions cannot be checked; run it again with "
+                              f"{option('overwrite')}") from None
     except (OSError, ValidationError, UnicodeDecodeError):
         return False
     return _reusable(manifest, datasets, fingerprint(datasets))

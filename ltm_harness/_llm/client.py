@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.ledger import Ledger
 
 T = TypeVar("T")
+LISTING_TIMEOUT = 30.0  # seconds the model list (GET /models, the check before the first turn) is waited for, at most
 MESSAGE_OVERHEAD = 3  # tokens per chat message beyond its content (role and separators)
 REPLY_PRIMING = 3  # tokens that prime the assistant's reply
 
@@ -359,21 +360,26 @@ class LLMClient:
         import openai
 
         ids: list[str] = []
+        seconds = min(self.settings.timeout, LISTING_TIMEOUT)
 
         async def listing() -> None:
-            async for model in self._client().with_options(timeout=min(self.settings.timeout, 30.0)).models.list():
+            async for model in self._client().with_options(timeout=seconds).models.list():
                 ids.append(str(getattr(model, "id", "")))
                 if len(ids) >= limit:
                     return
 
         try:
-            await asyncio.wait_for(listing(), timeout=min(self.settings.timeout, 30.0) + 5)
+            await asyncio.wait_for(listing(), timeout=seconds)
         except openai.APIStatusError as exc:
             if exc.status_code in (404, 405):
                 return None
-            raise self._failure("", exc, 1, "GET /models") from None
-        except Exception as exc:
-            raise self._failure("", exc, 1, "GET /models") from None
+            raise self._failure("", exc, 1, "GET /models", seconds) from None
+        except (openai.APIError, asyncio.TimeoutError, json.JSONDecodeError) as exc:
+            raise self._failure("", exc, 1, "GET /models", seconds) from None
+        except Exception:  # the SDK could not read the reply as a page of models (HTML, a bare list, ...)
+            raise LLMError(f"{self.endpoint.display} (GET /models) answered with something that is not a list of "
+                           'models (OpenAI-compatible servers answer {"data": [{"id": ...}, ...]}); check that the base '
+                           "URL is the API's, usually ending in /v1") from None
         return ids
 
     async def _attempt(self, gate: RateGate, model: str, messages: list[dict[str, str]],
@@ -420,7 +426,9 @@ class LLMClient:
         cached = getattr(details, "cached_tokens", None) or 0
         return text, (int(usage.prompt_tokens), int(usage.completion_tokens or 0), int(cached))
 
-    def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None) -> LLMError:
+    def _failure(self, model: str, exc: BaseException, attempts: int, asked: str | None = None,
+                 seconds: float | None = None) -> LLMError:
+        """One line for a call that failed; `seconds`: how long the call was given, when not `llm.timeout`."""
         import openai
 
         from ltm_harness._llm.transport import ReplyTooLarge
@@ -446,8 +454,8 @@ class LLMClient:
             return LLMError(self.endpoint.scrub(f"{where} answered HTTP {exc.status_code}{said}{tries}{fix}"),
                             fatal=fails_every_call(exc))
         if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError)):
-            return LLMError(f"{where} did not answer within {self.settings.timeout:g} s{tries}; "
-                            "check the server or raise llm.timeout")
+            fix = "check the server" + ("" if seconds is not None else " or raise llm.timeout")
+            return LLMError(f"{where} did not answer within {seconds or self.settings.timeout:g} s{tries}; {fix}")
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(f"{where} cannot be reached{tries}; check the base URL and that the server is running")
         if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, _MalformedResponse)):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ltm_harness._results.causes import cause_lines, group_causes
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.breakdown import breakdown_section
@@ -256,6 +257,7 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")
     parts += [f'<p class="warn">{_e(w)}</p>' for w in e.agent.warnings]
+    parts += [f'<p class="warn causes">{_e(line)}</p>' for line in cause_lines(group_causes(e.agent.results), "report")]
     head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
             '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
             '<th class="num">memory distance</th></tr>')

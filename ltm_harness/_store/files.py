@@ -24,13 +24,14 @@ from pydantic import BaseModel, ValidationError
 
 from ltm_harness._errors import DefinitionError, RunFolderError, RunFolderWriteError, option
 from ltm_harness._guard import jsonsafe
-from ltm_harness._guard.files import read_text
+from ltm_harness._guard.files import NotARegularFile, read_text
 from ltm_harness._store.formats import check_summary_format
 
 M = TypeVar("M", bound=BaseModel)
 
 
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+_NOT_READABLE = (errno.EACCES, errno.EPERM)
 
 
 def write_failure(path: Path, exc: OSError) -> RunFolderWriteError:
@@ -99,8 +100,12 @@ def read_run_json(path: Path) -> Any:
     except FileNotFoundError:
         raise RunFolderError(f"{path} is missing: the run did not finish; finish it by resuming it "
                              f"({option('resume')}), or run it again") from None
+    except NotARegularFile as exc:  # a FIFO, a device, a folder, or larger than any file this harness writes
+        raise RunFolderError(f"cannot read {path}: {exc.strerror}, so not a file this harness wrote; run the run "
+                             "again to rewrite it") from None
     except OSError as exc:
-        raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; check the file's permissions") from None
+        fix = "check the file's permissions" if exc.errno in _NOT_READABLE else "fix the cause"
+        raise RunFolderError(f"cannot read {path}: {exc.strerror or exc}; {fix}") from None
     except UnicodeDecodeError:
         raise RunFolderError(f"{path}: not a UTF-8 text file, so not a file this harness wrote; run the run again "
                              "to rewrite it") from None

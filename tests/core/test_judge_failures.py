@@ -140,6 +140,19 @@ async def test_a_judge_that_keeps_failing_leaves_f1_and_adversarial_scored_and_o
     lines = cause_lines(group_causes(results))
     assert lines == [f"{len(judged)} unscored: judge j: {url}/v1 (model j) answered HTTP 503: refused after 2 "
                      f"attempts ({len(judged)}); rescore with judge='MODEL'"]
+    from ltm_harness._report import write_report
+
+    page = write_report([out.path]).html.read_text()
+    assert f'<p class="warn causes">{len(judged)} unscored: judge j: ' in page  # the report says it too
+
+
+async def test_a_judge_without_a_key_is_one_line_before_anything(tmp_path, capsys):
+    argv = ["run", "-c", "default", "--datasets", "colours", "--limit", "1", "-a", "oracle", "--judge", "gpt-4o-mini",
+            "--results", str(tmp_path)]
+    assert await cli(argv) == 2
+    assert capsys.readouterr().err == ("error: the judge (gpt-4o-mini): no API key for https://api.openai.com/v1; set "
+                                       "OPENAI_API_KEY (or point OPENAI_BASE_URL at a local server, which needs none)\n")
+    assert not any(tmp_path.iterdir())
 
 
 class Refusing:
@@ -186,7 +199,7 @@ async def test_a_refused_judge_stops_the_run_after_one_call_and_the_run_resumes_
         err = capsys.readouterr().err
         assert judge.chats == 1  # one refusal, then no call: every later verdict would be refused the same way
         assert "error: agent oracle: the run was stopped: judge j: " in err and "answered HTTP 401" in err
-        assert "continue the run with\n  python -m ltm_harness run -c" in err and err.rstrip().endswith("--resume")
+        assert " -m ltm_harness run -c " in err.rstrip().splitlines()[-1] and err.rstrip().endswith("--resume")
         # the conversation being judged is not recorded as ended (a resume judges it again), the other not started
         assert "warning: agent oracle: 11 errored: the run was stopped: judge j:" in err
         judge.status = 200  # the key is mended: the same command with --resume finishes the run
