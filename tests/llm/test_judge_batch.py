@@ -31,7 +31,7 @@ def _fast_polls(monkeypatch):
 
 def config():
     return make_config([{"name": "locomo", "args": {"data_file": str(DATA)}}], span=4000, examples=2,
-                       llm={"prices": PRICE})
+                       llm={"prices": PRICE, "backoff_initial": 0.01})
 
 
 def verdicts(run_dir: Path) -> list[list[dict]]:
@@ -211,3 +211,24 @@ async def test_a_batch_that_could_pass_the_budget_is_not_sent_and_a_resume_with_
                               resume=True)
         assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
         assert read_spend(out.path / "spend.jsonl") == pytest.approx(judge_cost(out.path)) and judge_cost(out.path) > 0
+
+
+async def test_a_run_killed_after_creating_its_batch_but_before_keeping_its_id_finds_it_again(tmp_path, monkeypatch):
+    async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
+                                               judge_batch=True))
+        state = tmp_path / "t" / "judge-batch.json"
+        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        keys = list(json.loads(state.read_text())["pending"]["requests"])
+        # as the folder is when the kill comes between the batch's creation and its id being written
+        state.write_text(json.dumps({"tag": judge_batch._tag(keys)}))
+        server.batches.settings = BatchSettings(polls=1)
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, resume=True,
+                              judge_batch=True)
+        assert server.stats["batches_created"] == 1  # found by its tag, not submitted again
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED and not state.exists()
