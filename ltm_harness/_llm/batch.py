@@ -22,7 +22,7 @@ from ltm_harness._guard.limits import cut_words
 from ltm_harness._llm.client import ChatResult, LLMClient, cache_key
 from ltm_harness._llm.ledger import Hold
 from ltm_harness._llm.pricing import BATCH_DISCOUNT
-from ltm_harness._scoring.verdict import JudgeUnparseable
+from ltm_harness._scoring.verdict import JudgePending
 from ltm_harness._store.records import Role
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,10 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 CHAT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 ENDED = ("completed", "failed", "expired", "cancelled")
 TAG = "ltm_harness_batch"  # the metadata key naming the requests of a batch (to find it again after a kill)
-
-
-class JudgePending(JudgeUnparseable):
-    """The verdict waits for the judge's batch: the test is unscored until the batch's answers are in."""
 
 
 @dataclass(frozen=True)
@@ -105,8 +101,8 @@ class JudgeBatch:
         key = cache_key(client.endpoint, model, messages, params)
         if key in self.failed:
             raise LLMError(self.failed[key])
-        paid = key in self.paid and key not in self._claimed
-        if paid or self.read_cache:
+        paid = key in self.paid and key not in self._claimed  # the first use of an answer this run paid for
+        if key in self.paid or self.read_cache:
             hit = client.from_cache(role, model, messages, params, test=test, keep_response=True, paid=paid)
             if hit is not None:
                 if paid:

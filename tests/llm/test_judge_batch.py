@@ -232,3 +232,29 @@ async def test_a_run_killed_after_creating_its_batch_but_before_keeping_its_id_f
                               judge_batch=True)
         assert server.stats["batches_created"] == 1  # found by its tag, not submitted again
         assert sum(len(v) for v in verdicts(out.path)) == JUDGED and not state.exists()
+
+
+async def test_beam_asks_every_rubric_item_and_event_pair_of_an_answer_in_one_batch(tmp_path, monkeypatch):
+    from ltm_harness.testing import load_script
+
+    gen = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "beam_data.py")
+    gen.write_dataset(tmp_path / "beam", "100K", 2)
+    cfg = make_config([{"name": "beam", "args": {"data_dir": str(tmp_path / "beam")}}], span=32000, examples=2)
+
+    def beam_verdicts(out) -> list:
+        return [(r.example_id, r.score, r.status, [(v.score, v.raw) for v in r.verdicts]) for r in out.results("retrieval")]
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        online = await run_async(cfg, ["retrieval", "oracle"], judge="mock-judge", results=tmp_path / "online")
+        online = [(r.example_id, r.score, r.status, [(v.score, v.raw) for v in r.verdicts])
+                  for r in online.results("retrieval")]
+        sent = server.stats["model:mock-judge"]
+        batched = await run_async(cfg, ["retrieval", "oracle"], judge="mock-judge", results=tmp_path / "online",
+                                  judge_batch=True, no_cache=True, overwrite=True)  # the cached answers not used
+        # one batch: the rubric's items and the event pairs are not asked one batch after another, and a request
+        # asked twice in the run (the same answer of two agents) is sent once
+        assert server.stats["batches_created"] == 1
+        assert server.stats["model:mock-judge"] == sent  # nothing sent online
+    assert beam_verdicts(batched) == online
+    assert sum(len(v) for *_, v in beam_verdicts(batched)) > 40
