@@ -258,3 +258,15 @@ async def test_beam_asks_every_rubric_item_and_event_pair_of_an_answer_in_one_ba
         assert server.stats["model:mock-judge"] == sent  # nothing sent online
     assert beam_verdicts(batched) == online
     assert sum(len(v) for *_, v in beam_verdicts(batched)) > 40
+
+
+async def test_a_test_judged_answer_by_answer_asks_every_answer_in_the_same_batch(tmp_path, monkeypatch):
+    from .gpt_fixture import write_gpt_dataset
+
+    write_gpt_dataset(tmp_path / "ds")
+    cfg = make_config(["fictional_facts"], span=2000, examples=2, dataset_dirs=[str(tmp_path / "ds")])
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(cfg, ["oracle"], judge="mock-judge", results=tmp_path / "r", judge_batch=True)
+        assert server.stats["batches_created"] == 1 and server.stats["batch_lines"] == 2 * 2
+        assert [len(r.verdicts) for r in out.results("oracle")] == [2, 2]
