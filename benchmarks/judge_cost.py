@@ -101,8 +101,8 @@ async def main() -> None:
 
     print(f"LoCoMo, 2 generated conversations, {questions} questions, agent openai:mock, judge {JUDGE} priced as "
           f"gpt-4o-mini (${PRICE.prompt}/${PRICE.completion} per 1M tokens)")
-    print(f"online judge: {verdicts_online} verdicts, {sent_online} requests sent; our cost ${cost_online:.6f}, the run's ledger "
-          f"${ledgers[0]:.6f}, the mock's bill ${bill_online:.6f}")
+    print(f"online judge: {verdicts_online} verdicts, {sent_online} requests sent; our cost ${cost_online:.6f}, "
+          f"the run's ledger ${ledgers[0]:.6f}, the mock's bill ${bill_online:.6f}")
     print(f"batch judge:  {verdicts_batch} verdicts, {server.stats['batch_lines']} requests in "
           f"{server.stats['batches_created']} batch; our cost ${cost_batch:.6f}, the run's ledger ${ledgers[1]:.6f}, "
           f"the mock's bill ${bill_batch:.6f}: {cost_batch / cost_online:.1%} of online; verdicts equal to the "

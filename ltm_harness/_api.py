@@ -245,9 +245,13 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
 
 
 def needs_judge(cfg: RunConfig) -> None:
+    """What `judge_batch` needs, said before anything runs: a judge, and the judge cache its answers go into."""
     if not cfg.config.judge.model:
         raise ConfigError(f"{option('judge_batch')} sends the judge's requests as a batch, but there is no judge; give "
                           f"{option('judge', 'MODEL')} (or config.judge.model)")
+    if not cfg.config.llm.cache:
+        raise ConfigError(f"{option('judge_batch')} keeps the batch's answers in the judge cache, which "
+                          "config.llm.cache turns off; set llm.cache: true")
 
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:

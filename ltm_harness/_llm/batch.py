@@ -117,7 +117,8 @@ class JudgeBatch:
 def _status(batch: Any) -> BatchStatus:
     counts = getattr(batch, "request_counts", None)
     errors = getattr(batch, "errors", None)
-    said = "; ".join(str(getattr(e, "message", "") or getattr(e, "code", "")) for e in (getattr(errors, "data", None) or []))
+    said = "; ".join(str(getattr(e, "message", "") or getattr(e, "code", ""))
+                     for e in (getattr(errors, "data", None) or []))
     return BatchStatus(id=batch.id, status=batch.status, total=getattr(counts, "total", 0) or 0,
                        completed=getattr(counts, "completed", 0) or 0, failed=getattr(counts, "failed", 0) or 0,
                        output_file_id=batch.output_file_id, error_file_id=batch.error_file_id, errors=said or None)

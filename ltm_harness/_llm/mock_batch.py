@@ -143,7 +143,8 @@ class MockBatches:
             return faulted
         data = [b.json() for b in reversed(self.batches.values())]
         return web.json_response({"object": "list", "data": data, "has_more": False,
-                                  "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
 
     async def _retrieve(self, request: web.Request) -> web.StreamResponse:
         if (faulted := await self.server._fault(request)) is not None:

@@ -83,9 +83,9 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
                            read_cache: bool = True, more_batches: bool = True,
                            on_batch: OnBatch | None = None) -> RunSummary | None:
     """Finish a run's judging through the Batch API: `kept` holds the requests its last scoring kept (None: score
-    again first, collecting them: a rescore, a resumed run). A batch waited for in the folder is polled first. `more_batches=False` (a
-    rescore without --judge-batch) only collects that batch and judges the rest online. The run's new summary, or
-    None when nothing was waiting (the scoring already done stands)."""
+    again first, collecting them: a rescore, a resumed run). A batch waited for in the folder is polled first.
+    `more_batches=False` (a rescore without --judge-batch) only collects that batch and judges the rest online. The
+    run's new summary, or None when nothing was waiting (the scoring already done stands)."""
     from ltm_harness._runner.run import run_all
 
     folder = prepared.folder
@@ -131,9 +131,6 @@ def _judge_client(prepared: PreparedRun) -> LLMClient:
     llm = build_run_llm(prepared.config, prepared.folder.llm_cache, ledger=prepared.ledger)
     if not isinstance(llm.judge, LLMJudge):
         raise ConfigError("--judge-batch needs a judge: give --judge MODEL (or config.judge.model)")
-    if llm.judge.client.cache is None:
-        raise ConfigError("--judge-batch keeps the batch's answers in the judge cache, which config.llm.cache turns "
-                          "off; set llm.cache: true")
     return llm.judge.client
 
 

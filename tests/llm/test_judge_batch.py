@@ -60,7 +60,8 @@ async def test_batch_verdicts_equal_the_online_judges_at_half_the_price(tmp_path
         assert judge_cost(online.path) > 0 and judge_cost(batched.path) == pytest.approx(judge_cost(online.path) / 2)
         # our cost is the mock's own bill (its batch lines at the batch discount), and the run folder's ledger says it
         prices = PriceTable({m: Price(**p) for m, p in PRICE.items()})
-        assert server.bill.usd(prices, {"mock-judge"}) == pytest.approx(judge_cost(online.path) + judge_cost(batched.path))
+        both = judge_cost(online.path) + judge_cost(batched.path)
+        assert server.bill.usd(prices, {"mock-judge"}) == pytest.approx(both)
         assert server.bill.batch["mock-judge"].requests == JUDGED
         assert read_spend(batched.path / "spend.jsonl") == pytest.approx(judge_cost(batched.path))
         assert seen[0].status == "validating" and seen[-1].status == "completed"
@@ -242,7 +243,8 @@ async def test_beam_asks_every_rubric_item_and_event_pair_of_an_answer_in_one_ba
     cfg = make_config([{"name": "beam", "args": {"data_dir": str(tmp_path / "beam")}}], span=32000, examples=2)
 
     def beam_verdicts(out) -> list:
-        return [(r.example_id, r.score, r.status, [(v.score, v.raw) for v in r.verdicts]) for r in out.results("retrieval")]
+        return [(r.example_id, r.score, r.status, [(v.score, v.raw) for v in r.verdicts])
+                for r in out.results("retrieval")]
 
     async with MockLLMServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
