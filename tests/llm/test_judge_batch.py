@@ -272,3 +272,14 @@ async def test_a_test_judged_answer_by_answer_asks_every_answer_in_the_same_batc
         out = await run_async(cfg, ["oracle"], judge="mock-judge", results=tmp_path / "r", judge_batch=True)
         assert server.stats["batches_created"] == 1 and server.stats["batch_lines"] == 2 * 2
         assert [len(r.verdicts) for r in out.results("oracle")] == [2, 2]
+
+
+async def test_a_batch_needs_the_judge_cache_said_before_anything_runs(tmp_path):
+    from ltm_harness._errors import ConfigError
+
+    cfg = config()
+    cfg.config.llm.cache = False
+    with pytest.raises(ConfigError, match=r"^judge_batch=True keeps the batch's answers in the judge cache, which "
+                                          r"config.llm.cache turns off; set llm.cache: true$"):
+        await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
+    assert not (tmp_path / "t").exists()
