@@ -20,7 +20,7 @@ from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
 from ltm_harness._runner.config import RunConfig, Selection, load_config, resolve_config_path, select_datasets
-from ltm_harness._runner.judge_batch import OnBatch, has_pending_batch, judge_in_batches
+from ltm_harness._runner.judge_batch import OnBatch, has_pending_batch, judge_in_batches, judged_in_batches
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
 from ltm_harness._runner.preflight import check_judge, preflight
 from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
@@ -143,6 +143,9 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     index_warning = None
     try:
         mode: RunMode = Resume(retry_errored) if resume else Fresh()
+        judge_batch = judge_batch or resume and has_pending_batch(prepared.folder)  # as the run was started
+        if judge_batch:
+            judged_in_batches(prepared.folder)
         batch = JudgeBatch(read_cache=not no_cache) if judge_batch else None
         summary = await run_all(prepared, chosen, on_turn, mode=mode, batch=batch, use_cache=not no_cache)
         if not summary.errors and (batch is not None or has_pending_batch(prepared.folder)):

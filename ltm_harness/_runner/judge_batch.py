@@ -59,7 +59,15 @@ def _read(folder: RunFolder) -> JudgeBatchState | None:
 
 
 def has_pending_batch(folder: RunFolder) -> bool:
+    """Whether the run in `folder` is judged in batches and its verdicts are not all in yet."""
     return folder.judge_batch.is_file()
+
+
+def judged_in_batches(folder: RunFolder) -> None:
+    """Say in the folder, before its first turn, that the run is judged in batches: a resume judges so too (a resume
+    judging online would ask what the run left waiting, which its event logs do not hold)."""
+    if not folder.judge_batch.is_file():
+        write_model(folder.judge_batch, JudgeBatchState())
 
 
 def _tag(keys: Sequence[str]) -> str:
@@ -94,8 +102,6 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
         if kept is not None and not kept.requests or kept is None and not more_batches:
             return None
         state = JudgeBatchState()
-    elif state.pending is None:
-        kept = None  # stopped before its batch was sent (or after it was collected): score again, collecting
     summary: RunSummary | None = None  # set by the scoring that ends the loop
     client: LLMClient | None = None
 

@@ -283,3 +283,24 @@ async def test_a_batch_needs_the_judge_cache_said_before_anything_runs(tmp_path)
                                           r"config.llm.cache turns off; set llm.cache: true$"):
         await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
     assert not (tmp_path / "t").exists()
+
+
+async def test_a_batch_run_stopped_while_playing_is_resumed_judging_in_batches(tmp_path, monkeypatch):
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        turns: list[object] = []
+
+        def stop_midway(turn: object) -> None:
+            turns.append(turn)
+            if len(turns) == 12:  # some questions answered (their verdicts waiting), others not asked yet
+                task.cancel()
+
+        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
+                                               judge_batch=True, on_turn=stop_midway))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (tmp_path / "t" / "judge-batch.json").is_file() and server.stats["batches_created"] == 0
+        # resumed without --judge-batch: judged as the run was started, the waiting verdicts not asked online
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, resume=True)
+        assert server.stats["batches_created"] == 1 and server.stats["model:mock-judge"] == 0
+        assert sum(len(v) for v in verdicts(out.path)) == JUDGED
