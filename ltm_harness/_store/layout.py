@@ -6,7 +6,7 @@
         config.yml                         an imported run's config (import-goodai)
         definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
-        judge-batch.json                   a run judged in batches (--judge-batch), while verdicts wait: the batch
+        judge-batch.json                   a run judged in batches (--judge-batch) while verdicts wait, its batch
         spend.jsonl                        the ledger of spend: one line per paid LLM call (role, model, USD billed)
         report.html, report.*              the report and its tables
         aiq.json                           an AIQ run's scores
