@@ -1,6 +1,7 @@
 """A paid run rehearsed on the mock provider: LoCoMo-shaped data (2 generated conversations, never the real data) played
-by an `openai:` agent and judged by an LLM, priced as gpt-4o-mini, (1) calm, (2) under a 30% fault rate with 429
-storms and a real rate limit, (3) with a budget of half the `estimate`, then resumed to the end.
+by an `openai:` agent and judged by an LLM, priced as gpt-4o-mini, (1) calm, (2) under a real rate limit below the
+calm run's pace, (3) under a 30% fault rate (drawn; 429 storms of 5 make the share of faulted requests larger) and
+the rate limit, (4) with a budget of half the `estimate`, then resumed to the end.
 
 Prints: tests errored under the storm (want 0), requests refused by the rate limit, wall time against the calm run;
 the spend at the budget's stop (want <= the budget), and the calls paid over the stop and the resume against the
@@ -89,6 +90,16 @@ async def main(args: argparse.Namespace) -> None:
 
             server.bill = type(server.bill)()
             server.stats.clear()
+            limited, limited_wall = await play(server, data, results, "limited",
+                                               FaultSettings(rpm=args.rpm, limit_window=1.0))
+            s = server.stats
+            print(f"limit: {limited_wall:6.1f} s ({limited_wall / calm_wall:.2f}x calm) under a rate limit of "
+                  f"{args.rpm} requests/s (calm went {calm_calls / calm_wall:.0f}/s): {s['requests']} requests, "
+                  f"{s['over_limit']} over the limit ({s['over_limit'] / max(s['requests'], 1):.1%}); tests errored "
+                  f"{errored(limited)}; calls paid {billed_calls(server)}")
+
+            server.bill = type(server.bill)()
+            server.stats.clear()
             storm = FaultSettings(**STORM, rpm=args.rpm, limit_window=1.0, seed=7)
             stormy, storm_wall = await play(server, data, results, "storm", storm)
             s = server.stats
@@ -125,6 +136,6 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20, help="sessions per conversation (LoCoMo has 19 to 32)")
-    parser.add_argument("--rpm", type=int, default=40, help="the mock's rate limit: requests per second per model")
+    parser.add_argument("--rpm", type=int, default=20, help="the mock's rate limit: requests per second per model")
     parser.add_argument("--seed", type=int, default=1)
     asyncio.run(main(parser.parse_args()))

@@ -157,7 +157,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
         claim.lock.release()
         index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
     protocol = [w for a in summary.agents if a.questions is not None and (w := a.questions.warning(a.agent))]
-    return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + protocol
+    spend = prepared.ledger.notes if prepared.ledger is not None else []  # unpriced models, unbounded replies
+    return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + protocol + spend
                      + ([index_warning] if index_warning else []), claim.notes)
 
 

@@ -131,22 +131,25 @@ class Ledger:
         price = self.prices.price(model)
         if price is None:
             self._say(f"price:{model}", unpriced_note(model))
-            with self._lock:
-                if self.stopped is not None:
-                    raise self.stopped
+            self._check_stopped()
             return Hold(role, model, 0.0, priced=False)
         worst = 0.0
         if self.budget is not None:
             output = self.max_output(model, max_tokens, prompt_tokens)
             worst = (prompt_tokens * price.prompt + output * price.completion) / 1_000_000 * discount
+        self._check_stopped()
         with self._lock:
-            if self.stopped is not None:
-                raise self.stopped
             if self.budget is not None and self.spent + self.in_flight + worst > self.budget + 1e-12:
                 self.stopped = BudgetReached(self, role, model, worst)
                 raise self.stopped
             self.in_flight += worst
         return Hold(role, model, worst, priced=True)
+
+    def _check_stopped(self) -> None:
+        """Once stopped, every call is refused, each with its own copy of the first refusal."""
+        first = self.stopped
+        if first is not None:
+            raise BudgetReached(self, first.role, first.model, first.worst)
 
     def settle(self, hold: Hold, billed: float | None) -> None:
         """The call is done: its reservation becomes what it was billed (None: unpriced, not counted)."""

@@ -150,3 +150,29 @@ async def test_a_rescore_has_its_own_budget_and_leaves_the_run_as_it_was(tmp_pat
         assert out.folder.agent(AGENT).results.read_bytes() == before
         again = await rescore_async(out.path, max_cost=1.0)
     assert again.summary.agents[0].cost_usd == pytest.approx(out.summary.agents[0].cost_usd)
+
+
+async def test_import_answers_stops_at_its_budget_and_goes_on_with_resume(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from ltm_harness._api import import_answers_async
+
+    samples = json.loads(DATA.read_text(encoding="utf-8"))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"sample_id": s["sample_id"], "question_index": i, "response": "Pepper"})
+                               + "\n" for s in samples for i in range(len(s["qa"]))), encoding="utf-8")
+    bench = tmp_path / "locomo.yml"
+    bench.write_text(json.dumps({"config": {"run_name": "imp", "llm": {"prices": PRICES, "contexts": {"mock": 1000},
+                                                                        "cache": False}},
+                                 "datasets": {"args": {"memory_span": 4000, "dataset_examples": 2},
+                                              "datasets": [{"name": "locomo", "args": {"data_file": str(DATA)}}]}}),
+                     encoding="utf-8")
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        with pytest.raises(BudgetReached):
+            await import_answers_async(str(bench), answers, name="pub", results=tmp_path, judge="mock-judge",
+                                       max_cost=0.02)
+        stopped = paid(server)
+        out = await import_answers_async(str(bench), answers, name="pub", results=tmp_path, judge="mock-judge",
+                                         max_cost=1.0, resume=True)
+        assert 0 < stopped < paid(server) == 8  # the 8 judged questions, each paid once over the two parts
+    assert sum(1 for r in out.results("pub") if r.verdicts) == 8

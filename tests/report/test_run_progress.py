@@ -142,3 +142,22 @@ def test_agent_names_are_never_cut_at_80_columns():
         assert any(line.startswith(name + " ") for line in lines), name
     assert "x" * 40 in text and "x" * 15 in text  # a name longer than the column wraps, whole
     assert text.count("ETA 45s") == 4
+
+
+def test_the_runs_spend_against_its_budget_is_on_every_line_and_on_a_row_of_its_own_live():
+    from ltm_harness._llm.ledger import Ledger
+    from ltm_harness._llm.pricing import Price, PriceTable
+
+    ledger = Ledger(PriceTable({"m": Price(prompt=1.0, completion=1.0)}), budget=0.5)
+    ledger.settle(ledger.reserve("judge", "m", 10_000, 2_345), 0.012345)
+    out = io.StringIO()
+    logged = RunProgress(Console(file=out, force_terminal=False, width=200), ["oracle"], 2, clock=FakeClock(40.0),
+                         spend=ledger.describe)
+    with logged:
+        logged.on_turn(TurnProgress("oracle", "main", 1, 10, 1, 2, 1, 1.0, 0.0, 0, 0.5))
+    assert "; run spent $0.0123 of $0.5000" in out.getvalue()
+    live = io.StringIO()
+    console = Console(file=live, force_terminal=True, width=120)
+    with RunProgress(console, ["oracle"], 2, live=True, spend=ledger.describe) as progress:
+        progress.refresh()
+        assert "spent $0.0123 of $0.5000" in " ".join(str(t.fields["detail"]) for t in progress._progress.tasks)

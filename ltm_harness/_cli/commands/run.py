@@ -95,9 +95,11 @@ def main(args: argparse.Namespace) -> int:
         from ltm_harness._cli.progress import RunProgress
 
         span = max(d.memory_span for d, _ in prepared.datasets)
-        ledger = prepared.ledger
+        ledger = prepared.ledger  # the run's spend is shown when it may pay a provider
+        paid = ledger is not None and (ledger.budget is not None or bool(cfg.config.judge.model)
+                                       or any(c.uses_openai for c in agent_choices(agents)))
         progress = RunProgress(console, names, n, span,  # live on a terminal, else log lines
-                               spend=ledger.describe if ledger is not None and ledger.budget is not None else None)
+                               spend=ledger.describe if ledger is not None and paid else None)
         progress.__enter__()
 
     def on_turn(turn: TurnProgress) -> None:
