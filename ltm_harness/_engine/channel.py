@@ -31,7 +31,7 @@ from ltm_harness._guard.limits import clip, clip_text, exception_line, kind_of
 from ltm_harness._guard.redact import redact
 from ltm_harness._guard.text import sanitize
 from ltm_harness._store.eventlog import Recorder
-from ltm_harness._store.events import NOTE, TurnEvent
+from ltm_harness._store.events import NOTE, Status, TurnEvent
 from ltm_harness._store.records import FailedTry, LLMCall
 from ltm_harness._tokens import plural
 
@@ -57,9 +57,10 @@ class TurnPolicy:
 class AgentDown(Exception):
     """The agent cannot go on (failed turn after turn, or an error no retry can fix: `every_call`)."""
 
-    def __init__(self, reason: str, every_call: bool = False) -> None:
+    def __init__(self, reason: str, every_call: bool = False, status: Status = "errored") -> None:
         super().__init__(reason)
         self.every_call = every_call
+        self.status = status  # how the tests it stops are recorded
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,8 +49,9 @@ class SessionSettings:
     intro: str | None = INTRO
     incompatible: Callable[[str, str], bool] = same_group
     policy: TurnPolicy = field(default_factory=TurnPolicy)
-    # why the session must stop before its next turn (a judge or an agent met a cause that fails every call), if so
-    halt: Callable[[], str | None] | None = None
+    # why the session must stop before its next turn (a judge or an agent met a cause that fails every call), if so,
+    # and how the tests it stops are recorded: "unscored" when the judge failed (the agent is not to blame)
+    halt: Callable[[], tuple[str, Status] | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,7 @@ class Session:
                 await self._send_filler()
         except AgentDown as down:
             self.every_call_fails = down.every_call
-            self.abort(str(down))
+            self.abort(str(down), down.status)
             return
         self.ended = True
         self.log.write(SessionEnd(turns=self.scheduler.turns, pos=self.scheduler.pos, time=self.scheduler.now))
@@ -132,13 +133,14 @@ class Session:
             self.on_turn(self.progress())
 
     def _check_halt(self) -> None:
-        reason = self.settings.halt() if self.settings.halt is not None else None
-        if reason is not None:
-            raise AgentDown(reason, every_call=True)
+        halted = self.settings.halt() if self.settings.halt is not None else None
+        if halted is not None:
+            raise AgentDown(halted[0], every_call=True, status=halted[1])
 
-    def abort(self, reason: str) -> None:
-        """Stop early: every test still running or queued ends as errored with `reason`. Safe to call at any
-        await point of `run` (the run's watchdog cancels it there first)."""
+    def abort(self, reason: str, status: Status = "errored") -> None:
+        """Stop early: every test still running or queued ends with `reason`, errored (or `status`: unscored when
+        the run's judge failed, never the agent). Safe to call at any await point of `run` (the run's watchdog
+        cancels it there first)."""
         if self.ended:
             return
         self.ended = True
@@ -150,9 +152,9 @@ class Session:
         self.log.write(SessionAborted(turn=sched.turns, pos=sched.pos, time=sched.now, reason=reason))
         for run in self.running:
             run.driver.close()
-            self._finish(run, error=reason)
+            self._finish(run, error=reason, status=status)
         for test in self.queue:
-            self._end(test.id, TestOutcome(0.0, 1.0, [f"not started: {reason}"]), "errored", None, test.parts)
+            self._end(test.id, TestOutcome(0.0, 1.0, [f"not started: {reason}"]), status, None, test.parts)
         self.queue.clear()
         self.log.write(SessionEnd(turns=sched.turns, pos=sched.pos, time=sched.now))
         if self.on_turn:
@@ -322,11 +324,12 @@ class Session:
         return Heard(heard_index, text, answer.reply, now, True), answer.tokens
 
     # -- ending tests -----------------------------------------------------------------------
-    def _finish(self, run: TestRun, error: str | None = None) -> None:
+    def _finish(self, run: TestRun, error: str | None = None, status: Status = "errored") -> None:
+        """Record the end of `run`; `error`: why the session stopped it (recorded `status`, errored by default)."""
         self.scheduler.finish(run.slot)
         del self._runs[run.slot]
-        status, outcome, parts = recorded_outcome(run, error)
-        self._end(run.test.id, outcome, status, parts, run.test.parts)
+        recorded, outcome, parts = recorded_outcome(run, error)
+        self._end(run.test.id, outcome, status if error is not None else recorded, parts, run.test.parts)
 
     def _end(self, test: str, outcome: TestOutcome, status: Status, parts: list[PartEnd] | None = None,
              expected_parts: int = 0) -> None:

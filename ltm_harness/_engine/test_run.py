@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from ltm_harness._engine.program import ProgramDriver, Request, Say, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Scheduler, Slot
 from ltm_harness._scoring.bounds import score_problem
+from ltm_harness._scoring.verdict import JudgeUnparseable, not_judged
 from ltm_harness._store.events import EnvStep, PartEnd, Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,6 +90,8 @@ def recorded_outcome(run: TestRun, error: str | None = None) -> tuple[Status, Te
     driver = run.driver
     if error is not None:
         return "errored", TestOutcome(0.0, 1.0, [error]), None
+    if isinstance(driver.error, JudgeUnparseable):  # a test that needs the judge and cannot get it: never 0
+        return "unscored", TestOutcome(0.0, 1.0, [not_judged(driver.error)], unscored=True), None
     if driver.error is not None:
         return "errored", TestOutcome(0.0, 1.0, [f"the test program failed: {type(driver.error).__name__}: "
                                                  f"{driver.error}"]), None

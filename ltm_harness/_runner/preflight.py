@@ -69,8 +69,10 @@ async def check_judge(cfg: RunConfig, runtime: "LLMRuntime | None" = None) -> No
         return
     from ltm_harness._llm.check import check_model
     from ltm_harness._llm.endpoint import resolve_endpoint
+    from ltm_harness._llm.judge import load_judge_prompt
     from ltm_harness._llm.runtime import LLMRuntime
 
+    load_judge_prompt(section.judge.prompt)  # a wrong prompt is the config's error, said before any call
     who = f"the judge ({model})"
     base_url, key = section.judge.endpoint_args("judge", section.openai)
     endpoint = resolve_endpoint(who, base_url, key)

@@ -35,6 +35,7 @@ from ltm_harness._runner.config import RunConfig
 from ltm_harness._runner.modes import Fresh, RunMode, SessionIO
 from ltm_harness._runner.prepare import PreparedRun
 from ltm_harness._scoring.verdict import Judge
+from ltm_harness._store.events import Status
 from ltm_harness._store.layout import MAIN_SESSION, slug
 from ltm_harness._store.records import UsageTotals
 
@@ -80,20 +81,23 @@ def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = 
     return RunLLM(runtime, judge, test_llm)
 
 
-def stop_at_once(llm: RunLLM | None, sessions: Sequence[Session], replay: bool) -> Callable[[], str | None]:
+def stop_at_once(llm: RunLLM | None, failed: Sequence[str],
+                 replay: bool) -> Callable[[], tuple[str, Status] | None]:
     """Why an agent's sessions must stop before their next turn: the run's judge met a cause that fails every call
     (an unknown model, a refused key, an exhausted quota), or one of its sessions stopped for such a cause of the
-    agent's; None while neither happened. A re-scoring (`replay`) stops with that one line instead, changing nothing."""
+    agent's (`failed`: their reasons, as they stop); None while neither happened. The tests a judge's stop ends are unscored (a test that needs the judge and
+    cannot get it is never 0), an agent's errored. A re-scoring (`replay`) stops with that one line instead, changing
+    nothing."""
 
-    def halt() -> str | None:
+    def halt() -> tuple[str, Status] | None:
         stopped = getattr(llm.judge if llm is not None else None, "stopped", None)
         if stopped is not None:
             if replay:
                 raise LLMError(f"{stopped.reason}; nothing was re-scored")
             return (f"the run was stopped: {stopped.reason}; mend the judge's endpoint and continue with "
                     f"{option('resume')} (a run is judged by one model: another one judges the finished run with "
-                    f"rescore)")
-        return next((s.failure for s in sessions if s.every_call_fails and s.failure), None)
+                    f"rescore)"), "unscored"
+        return (failed[0], "errored") if failed else None
 
     return halt
 
@@ -205,7 +209,8 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
     started = time.perf_counter()
     sessions: list[Session] = []
     limit = asyncio.Semaphore(cfg.isolated_concurrency)
-    halt = stop_at_once(llm, sessions, mode.every_turn_recorded)
+    failed_every_call: list[str] = []  # why a session of this agent stopped for a cause that fails every call
+    halt = stop_at_once(llm, failed_every_call, mode.every_turn_recorded)
 
     Pairs = list[tuple[DatasetInterface, TestExample]]
 
@@ -222,8 +227,11 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
             override = {"intro": None, "isolated": False,
                         "start_time": dataset.conversation_start(example) or cfg.start_time}
         settings = session_settings(prepared.config, spec, session_id, halt=halt, **override)
-        await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler, on_turn=on_turn,
-                           llm=llm, deadline=deadline, watchdog=cfg.watchdog, started=sessions)
+        session = await play_session(io, [as_program(d, e) for d, e in tests], settings, tokenizer, filler,
+                                     on_turn=on_turn, llm=llm, deadline=deadline, watchdog=cfg.watchdog,
+                                     started=sessions)
+        if session.every_call_fails and session.failure:
+            failed_every_call.append(session.failure)
         return builder.results
 
     async def gated(session_id: str, chosen: Callable[[], Pairs], own: bool = False) -> list[TestResult]:

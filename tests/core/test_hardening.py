@@ -309,7 +309,8 @@ def test_a_reply_of_the_wrong_type_fails_the_turn_with_the_reason(value: str, tm
     assert code == 1 and "Traceback" not in out.out + out.err, out.err
     kind = {"5": "an int", "{'reply': 'Red'}": "a dict", "Reply.model_construct(text=5)": "a Reply whose text is an int"}[value]
     lines = [line for line in out.err.splitlines() if line.strip()]
-    assert len(lines) == 1 and f"the agent returned {kind}, not a Reply, a string or None" in lines[0], out.err
+    assert f"the agent returned {kind}, not a Reply, a string or None" in lines[0], out.err
+    assert len(lines) == 3 and lines[1].endswith("continue the run with") and lines[2].endswith("--resume")
 
 
 def test_sanitize_and_csv_cells() -> None:

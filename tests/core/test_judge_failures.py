@@ -201,7 +201,9 @@ async def test_a_refused_judge_stops_the_run_after_one_call_and_the_run_resumes_
         assert "error: agent oracle: the run was stopped: judge j: " in err and "answered HTTP 401" in err
         assert " -m ltm_harness run -c " in err.rstrip().splitlines()[-1] and err.rstrip().endswith("--resume")
         # the conversation being judged is not recorded as ended (a resume judges it again), the other not started
-        assert "warning: agent oracle: 11 errored: the run was stopped: judge j:" in err
+        assert "warning: agent oracle: 11 unscored: the run was stopped: judge j:" in err  # never 0: not errored
+        stopped = json.loads((tmp_path / "results" / "t" / "oracle" / "results.json").read_text())
+        assert {r["status"] for r in stopped} == {"unscored"}  # no F1 of 0.00 for answers the judge could not judge
         judge.status = 200  # the key is mended: the same command with --resume finishes the run
         assert await cli([*argv, "--resume"]) == 0
         results = json.loads((tmp_path / "results" / "t" / "oracle" / "results.json").read_text())
@@ -228,3 +230,66 @@ async def test_an_openai_agent_refused_stops_every_session_of_the_run_after_one_
         out = await run_async(cfg, ["openai:m"], results=tmp_path)
     assert refusing.chats == 1  # the second conversation was not played into the same refusal
     assert out.summary.errors and all(r.status == "errored" for r in out.results("openai:m"))
+
+
+async def test_a_rescore_whose_judge_is_refused_mid_way_changes_nothing(tmp_path, capsys):
+    out = await run_async(locomo("http://127.0.0.1:9"), ["oracle"], results=tmp_path)  # no judge: F1 only
+    before = (out.path / "oracle" / "results.json").read_bytes()
+    judge = JudgeEndpoint(status=401, models=["j"])  # listed, then every call refused
+    async with serve_local(judge.app()) as url:
+        cfg = out.path / "run_config.json"
+        saved = json.loads(cfg.read_text())
+        saved["config"]["judge"]["base_url"] = f"{url}/v1"
+        cfg.write_text(json.dumps(saved))
+        assert await cli(["rescore", str(out.path), "--judge", "j"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: judge j: ") and "HTTP 401" in err and "nothing was re-scored" in err
+    assert err.count("\n") == 1 and judge.chats == 1
+    assert (out.path / "oracle" / "results.json").read_bytes() == before
+
+
+async def test_import_answers_stopped_by_its_judge_never_exits_0(tmp_path, capsys):
+    judge = JudgeEndpoint(status=403, models=["j"])
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"sample_id": "synthetic-1", "question_index": 0, "response": "Pepper"}) + "\n")
+    async with serve_local(judge.app()) as url:
+        cfg = tmp_path / "locomo.yml"
+        cfg.write_text(f"config:\n  run_name: imp\n  judge:\n    base_url: {url}/v1\n"
+                       f"datasets:\n  args:\n    dataset_examples: 2\n  datasets:\n"
+                       f"    - name: locomo\n      args:\n        data_file: {LOCOMO}\n")
+        assert await cli(["import-answers", str(cfg), str(answers), "--name", "pub", "--judge", "j", "--results",
+                          str(tmp_path / "results"), "--no-report"]) == 1
+    err = capsys.readouterr().err
+    assert "error: agent pub: the run was stopped: judge j: " in err and "HTTP 403" in err and judge.chats == 1
+
+
+DIRECT = '''
+from ltm_harness import DatasetInterface, TestExample, TestOutcome
+
+
+class Direct(DatasetInterface):
+    """Asks one question and has the judge grade it in its own program, catching nothing."""
+
+    name = "direct"
+
+    def generate_examples(self, n):
+        return [TestExample(dataset_name=self.name, example_id=str(i), script=["What is two and two?"],
+                            expected_responses=["4"], is_question=[True]) for i in range(n)]
+
+    async def run(self, example, ctx):
+        reply = await ctx.ask("What is two and two?")
+        verdict = await ctx.judge.grade("What is two and two?", "4", reply)
+        return TestOutcome(verdict.score, 1.0, [verdict.reason])
+'''
+
+
+async def test_a_program_that_asks_the_judge_itself_is_unscored_when_the_judge_fails(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "direct.py").write_text(DIRECT)
+    down = JudgeEndpoint(status=500, models=["j"])
+    async with serve_local(down.app()) as url:
+        cfg = make_config(["direct"], span=1000, dataset_dirs=[str(tmp_path / "ds")], judge={"base_url": f"{url}/v1"},
+                          llm={"max_attempts": 1})
+        out = await run_async(cfg, ["oracle"], results=tmp_path / "results", judge="j", source=str(tmp_path / "x.yml"))
+    result, = out.results("oracle")
+    assert result.status == "unscored" and result.reasons[0].startswith("not judged: judge j: ")

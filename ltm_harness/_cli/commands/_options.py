@@ -205,12 +205,15 @@ def report_after_run(path: Path, console: "Console") -> None:
 
 def say_causes(output: "RunOutput", command: str = "run") -> None:
     """Each agent's errored and unscored tests grouped by cause, one warning line per kind, with what mends them
-    (ltm_harness._results.causes); an agent that stopped early gets no `--retry-errored` advice (its run is resumed)."""
+    (ltm_harness._results.causes). An agent that stopped early has its errored tests said by its error line (a resume
+    does them), so only its unscored ones are said here."""
     import sys
 
     from ltm_harness._results.causes import cause_lines, group_causes
 
     for agent in output.summary.agents:
-        stopped = agent.agent in output.summary.errors
-        for line in cause_lines(group_causes(output.results(agent.agent)), "resume" if stopped else command):
+        groups = group_causes(output.results(agent.agent))
+        if agent.agent in output.summary.errors:
+            groups = [g for g in groups if g.kind != "errored"]
+        for line in cause_lines(groups, command):
             print(f"warning: agent {agent.agent}: {redact(line)}", file=sys.stderr)

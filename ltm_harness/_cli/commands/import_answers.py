@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.commands._options import judge_batch_progress, report_after_run, say_causes
     from ltm_harness._cli.tables import print_run
+    from ltm_harness._guard.redact import redact
     from ltm_harness._interop.answers.formats import FORMAT_NAMES
     from ltm_harness._tokens import plural
 
@@ -85,4 +86,6 @@ def main(args: argparse.Namespace) -> int:
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)
-    return 0
+    for error in out.summary.errors.values():  # stopped early (a judge that fails every call): never exit 0
+        print(f"error: {redact(error)}", file=sys.stderr)
+    return 1 if out.summary.errors else 0

@@ -122,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
         else:
             folder = RunFolder.named(Path(args.results), claimed[-1]).path
             print(f"interrupted: every answered turn is kept in {folder}; resume the run with\n  "
-                  f"{resume_command(args, claimed[-1])}", file=sys.stderr)
+                  f"{redact(resume_command(args, claimed[-1]))}", file=sys.stderr)
         return INTERRUPTED
     except BudgetReached as stop:
         if progress is not None:
@@ -152,9 +152,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"warning: {line}", file=sys.stderr)
     for error in summary.errors.values():
         print(f"error: {redact(error)}", file=sys.stderr)
-    if summary.errors:
+    if any(agent.error for agent in summary.agents):  # an agent's sessions stopped early: resumable
         print(f"every answered turn is kept in {output.path}; continue the run with\n  "
-              f"{resume_command(args, output.path.name)}", file=sys.stderr)
+              f"{redact(resume_command(args, output.path.name))}", file=sys.stderr)
     return exit_status(bool(summary.errors), any_errored, args.allow_errored)
 
 
