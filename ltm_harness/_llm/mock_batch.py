@@ -11,7 +11,8 @@ at the `polls` poll of `GET /v1/batches/{id}` as `BatchSettings.end` says: `comp
 exactly as `POST /v1/chat/completions` answers its body; a line the chat endpoint refuses, such as an unknown
 model, goes to the error file with its status and error), `expired` or `cancelled` (the first `answered` share of
 the lines answered, the others in the error file as `batch_expired` / `batch_cancelled`), or `failed` (nothing
-answered, the reason in `errors`). Each line answered is on the server's bill as a batch request (`mock_bill`, at
+answered, the reason in `errors`; also at once, when a line of its file is not a request to the chat endpoint
+or a custom_id is missing or repeated, as a provider's validation fails it). Each line answered is on the server's bill as a batch request (`mock_bill`, at
 the batch discount). `stats` counts `batches_created`, `batch_lines` (lines answered),
 `batch_model:NAME`, `batch_prompt_tokens` and `batch_completion_tokens`.
 """
@@ -78,6 +79,22 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)
 
 
+def _invalid(data: bytes) -> str | None:
+    """Why an input file is not a batch of chat completions (None: it is one)."""
+    ids: set[str] = set()
+    for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            return f"line {n} is not JSON"
+        if not isinstance(entry, dict) or entry.get("url") != CHAT or not isinstance(entry.get("body"), dict):
+            return f"line {n} is not a request to {CHAT}"
+        if not isinstance(entry.get("custom_id"), str) or entry["custom_id"] in ids:
+            return f"line {n}: custom_id missing or given twice"
+        ids.add(entry["custom_id"])
+    return None if ids else "the file has no requests"
+
+
 class MockBatches:
     """The batch endpoints of one mock server (`register` adds them to its app)."""
 
@@ -136,6 +153,10 @@ class MockBatches:
                        len(self.batches), len(self.files[file_id].splitlines()))
         batch.counts["total"] = batch.lines
         self.batches[batch.id] = batch
+        problem = _invalid(self.files[file_id])
+        if problem is not None:  # as a provider's validation: the batch fails, nothing is answered
+            batch.status, batch.errors = "failed", {"object": "list", "data": [
+                {"code": "invalid_request", "message": problem, "line": None, "param": None}]}
         return web.json_response(batch.json())
 
     async def _list(self, request: web.Request) -> web.StreamResponse:
