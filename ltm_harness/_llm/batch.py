@@ -121,7 +121,8 @@ def _status(batch: Any) -> BatchStatus:
                      for e in (getattr(errors, "data", None) or []))
     return BatchStatus(id=batch.id, status=batch.status, total=getattr(counts, "total", 0) or 0,
                        completed=getattr(counts, "completed", 0) or 0, failed=getattr(counts, "failed", 0) or 0,
-                       output_file_id=batch.output_file_id, error_file_id=batch.error_file_id, errors=said or None)
+                       output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
+                       errors=cut_words(" ".join(said.split()), 300) or None)
 
 
 async def submit(client: LLMClient, requests: list[BatchRequest], tag: str) -> BatchStatus:

@@ -168,7 +168,7 @@ async def _collect(client: LLMClient, folder: RunFolder, state: JudgeBatchState,
     state = state.model_copy(update={"pending": None, "paid": paid, "failed": {**state.failed, **answers.failed}})
     write_model(folder.judge_batch, state)
     if batch.status in ("failed", "cancelled"):
-        why = f": {batch.errors}" if batch.errors else ""
+        why = f": {client.endpoint.scrub(batch.errors)}" if batch.errors else ""
         raise LLMError(f"judge batch {batch.id} {batch.status}{why} ({answers.answered} of {batch.total} requests "
                        f"answered, kept); score the rest with rescore {folder.path} --judge-batch (or without it, "
                        "online)")
