@@ -36,6 +36,7 @@ from ltm_harness._store.layout import RunFolder
 
 MAX_ROUNDS = 4  # batches per run at most; requests left after them are sent online
 POLL_FIRST, POLL_FACTOR, POLL_MAX = 1.0, 2.0, 60.0  # seconds between polls: from the first, growing, at most
+BATCH_FILE_BYTES = 256 * 1024 * 1024  # the largest batch output or error file read (a provider takes 200 MB in)
 OnBatch = Callable[[BatchStatus], None]
 
 
@@ -132,12 +133,18 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
 
 
 def _judge_client(prepared: PreparedRun) -> LLMClient:
+    """The judge's endpoint, for the Batch API: its requests are the judge's, but a batch's output file holds every
+    answer at once, so a file may be up to BATCH_FILE_BYTES (or llm.max_reply_bytes, if more)."""
     from ltm_harness._runner.run import build_run_llm
 
     llm = build_run_llm(prepared.config, prepared.folder.llm_cache, ledger=prepared.ledger)
     if not isinstance(llm.judge, LLMJudge):
         raise ConfigError("--judge-batch needs a judge: give --judge MODEL (or config.judge.model)")
-    return llm.judge.client
+    judge = llm.judge.client
+    settings = judge.settings.model_copy(update={"max_reply_bytes": max(judge.settings.max_reply_bytes,
+                                                                        BATCH_FILE_BYTES)})
+    return LLMClient(judge.endpoint, settings, judge.limits, judge.prices, prepared.config.config.tokenizer,
+                     judge.cache, judge.ledger)
 
 
 async def _submit(client: LLMClient, folder: RunFolder, state: JudgeBatchState, kept: JudgeBatch,

@@ -304,3 +304,12 @@ async def test_a_batch_run_stopped_while_playing_is_resumed_judging_in_batches(t
         out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path, resume=True)
         assert server.stats["batches_created"] == 1 and server.stats["model:mock-judge"] == 0
         assert sum(len(v) for v in verdicts(out.path)) == JUDGED
+
+
+async def test_a_batch_output_file_larger_than_one_reply_is_read(tmp_path, monkeypatch):
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        cfg = config()
+        cfg.config.llm.max_reply_bytes = 1024  # one verdict fits; the batch's 8 answers (a few KB) do not
+        out = await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
+        assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
