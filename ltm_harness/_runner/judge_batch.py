@@ -9,6 +9,9 @@ the run is scored again from its event logs (a re-scoring, no agent called), whi
 that asks again (a reply it could not read, a verdict that needs a second call) leaves new requests: they go into
 the next batch, up to `MAX_ROUNDS` batches, after which the few left are sent online.
 
+The scoring that collects a rescore's first batch is dry (`Rescore(dry=True)`): the run's outputs stay as they were
+until a batch has answered, so a rescore whose batch is not sent (the budget) or fails changes nothing.
+
 The batch being waited for is kept in the run folder (`judge-batch.json`, written whole before the wait, with the
 tag its requests are known by before the batch is created), so a run killed while waiting is resumed (`run --resume`
 or `rescore`) by polling the same batch: the same requests are never submitted twice. A batch that fails or is
@@ -106,8 +109,9 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
     summary: RunSummary | None = None  # set by the scoring that ends the loop
     client: LLMClient | None = None
 
-    async def score(batch: JudgeBatch | None) -> RunSummary:
-        return await run_all(prepared, agents, mode=Rescore(), batch=batch, use_cache=read_cache)
+    async def score(state: JudgeBatchState, online: bool, dry: bool = False) -> tuple[JudgeBatch, RunSummary]:
+        batch = JudgeBatch(dict(state.paid), dict(state.failed), read_cache, online=online)
+        return batch, await run_all(prepared, agents, mode=Rescore(dry), batch=batch, use_cache=read_cache)
 
     try:
         while True:
@@ -117,8 +121,11 @@ async def judge_in_batches(prepared: PreparedRun, agents: Sequence[str], kept: J
                 kept = None
             if kept is None:
                 last = state.rounds >= MAX_ROUNDS or not more_batches
-                kept = JudgeBatch(dict(state.paid), dict(state.failed), read_cache, online=last)
-                summary = await score(kept)
+                # the first scoring of a rescore only collects: the run stays as it was until a batch has answered
+                dry = not last and not state.paid and not state.failed
+                kept, summary = await score(state, last, dry)
+                if dry and not kept.requests:  # nothing to send after all: this scoring is the one kept
+                    kept, summary = await score(state, last)
             if kept.online or not kept.requests:
                 break
             client = client or _judge_client(prepared)

@@ -339,7 +339,8 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,
                          agents=[r.summary for r in runs] + kept, errors=errors)
-    write_run_summary(prepared.folder, summary)
+    if mode.keeps_outputs:
+        write_run_summary(prepared.folder, summary)
     return summary
 
 

@@ -313,3 +313,17 @@ async def test_a_batch_output_file_larger_than_one_reply_is_read(tmp_path, monke
         cfg.config.llm.max_reply_bytes = 1024  # one verdict fits; the batch's 8 answers (a few KB) do not
         out = await run_async(cfg, ["openai:mock"], judge="mock-judge", results=tmp_path, judge_batch=True)
         assert server.stats["batches_created"] == 1 and sum(len(v) for v in verdicts(out.path)) == JUDGED
+
+
+async def test_a_rescore_whose_batch_is_not_sent_leaves_the_run_as_it_was(tmp_path, monkeypatch):
+    from ltm_harness._llm.ledger import BudgetReached
+
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out = await run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path)
+        files = {p: p.read_bytes() for p in (out.path / "summary.json", out.path / "openai_mock" / "results.json",
+                                             out.path / "openai_mock" / "summary.json")}
+        with pytest.raises(BudgetReached):  # every verdict asked again, in a batch that could pass the budget
+            await rescore_async(out.path, judge_batch=True, no_cache=True, max_cost=0.001)
+        assert server.stats["batches_created"] == 0
+        assert {p: p.read_bytes() for p in files} == files and not (out.path / "openai_mock.rescoring").exists()
