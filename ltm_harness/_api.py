@@ -20,10 +20,12 @@ from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
 from ltm_harness._runner.config import RunConfig, Selection, load_config, resolve_config_path, select_datasets
+from ltm_harness._runner.judge_batch import OnBatch, has_pending_batch, judge_in_batches, judged_in_batches
 from ltm_harness._runner.modes import Fresh, Rescore, Resume, RunMode
 from ltm_harness._runner.preflight import check_judge, preflight
 from ltm_harness._runner.prepare import RESULTS_ROOT, PreparedRun, prepare
 from ltm_harness._engine.progress import OnTurn
+from ltm_harness._llm.batch import JudgeBatch
 from ltm_harness._runner.run import run_all
 from ltm_harness._store.eventlog import read_events
 from ltm_harness._store.events import Event
@@ -90,7 +92,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
                     judge: str | None = None, reference_prompts: str | Path | None = None,
                     on_turn: OnTurn | None = None,
                     on_prepared: Callable[[PreparedRun, Claim], None] | None = None,
-                    source: str | None = None) -> RunOutput:
+                    source: str | None = None, judge_batch: bool = False, no_cache: bool = False,
+                    on_judge_batch: OnBatch | None = None) -> RunOutput:
     """Run a benchmark config against agents (specs such as "retrieval", "openai:gpt-4o-mini@8k"; default: the
     config's `agents`). `datasets` plays only these of the config's datasets, `exclude` leaves these out (names as a
     list or as "a,b"), `limit` plays at most that many examples of each; the selection is saved with the run, and
@@ -101,7 +104,10 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     `reference_prompts` (a LongMemEval or BEAM checkout) judges the config's longmemeval (beam) datasets with the
     reference's own prompt texts, read from it (nothing in it is run). `on_turn` is called after every turn with a `TurnProgress`. `on_prepared` is called with the prepared run and
     its claim on the folder (with what was said about it) before any agent is called; `source` names where a config
-    given as an object came from (its folder is where relative `dataset_dirs` start)."""
+    given as an object came from (its folder is where relative `dataset_dirs` start). `judge_batch` sends the
+    judge's requests through the provider's Batch API once every agent has finished (half the price; the run waits
+    for the batch, `on_judge_batch` hearing its progress; see docs/paid-runs.md); `no_cache` makes every judge
+    request again instead of answering it from the judge cache."""
     if (resume or retry_errored) and overwrite:
         kept = "retry_errored" if retry_errored else "resume"
         raise ConfigError(f"{option(kept)} and {option('overwrite')} exclude each other ({option(kept)} keeps the run"
@@ -118,6 +124,8 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     if reference_prompts is not None:
         use_reference_prompts(cfg, reference_prompts)
     select_datasets(cfg, selection, source)  # a name the config does not list is said before any folder is touched
+    if judge_batch:
+        needs_judge(cfg)
     chosen = list(agents or cfg.config.agents)
     check_agents(chosen)  # a wrong agent is said before any folder is touched
     checked = await preflight(cfg, chosen)  # and one that cannot answer at all (nothing listening, no key)
@@ -135,7 +143,16 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
     index_warning = None
     try:
         mode: RunMode = Resume(retry_errored) if resume else Fresh()
-        summary = await run_all(prepared, chosen, on_turn, mode=mode)
+        judge_batch = judge_batch or resume and has_pending_batch(prepared.folder)  # as the run was started
+        if judge_batch:
+            judged_in_batches(prepared.folder)
+        batch = JudgeBatch(read_cache=not no_cache) if judge_batch else None
+        summary = await run_all(prepared, chosen, on_turn, mode=mode, batch=batch, use_cache=not no_cache)
+        if not summary.errors and (batch is not None or has_pending_batch(prepared.folder)):
+            summary = await judge_in_batches(prepared, [a.agent for a in summary.agents],
+                                             None if resume else batch,  # resumed: agents kept had verdicts pending
+                                             read_cache=not no_cache, more_batches=judge_batch,
+                                             on_batch=on_judge_batch) or summary
     finally:
         claim.lock.release()
         index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
@@ -188,11 +205,14 @@ def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | No
 async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge: bool = False,
                         reference_prompts: str | Path | None = None, on_turn: OnTurn | None = None,
                         config: str | Path | None = None, dataset_dirs: Sequence[str | Path] = (),
-                        max_cost: float | None = None) -> RunOutput:
+                        max_cost: float | None = None, judge_batch: bool = False, no_cache: bool = False,
+                        on_judge_batch: OnBatch | None = None) -> RunOutput:
     """Score a finished run again from its event logs, without calling its agents: by the datasets' rules, or with
     the LLM judge `judge` (default: the run's own judge, unless `no_judge`); `reference_prompts` as for `run`.
     `max_cost`: the most (USD) the re-scoring may spend on the judge; reaching it raises `BudgetReached` and leaves
     the run as it was (the verdicts paid for stay in the judge's cache, so a re-scoring with more pays nothing twice).
+    The judge's answers come from the judge cache (`no_cache`: asked again); `judge_batch` as for `run`, and a judge
+    batch the run was waiting for when it was stopped is collected first in any case (never submitted again).
 
     Dataset code is never taken from the run folder (its saved `dataset_dirs` and file specs are ignored): it comes
     from the built-ins, installed packages, the user's `config` (its `dataset_dirs` and specs) and `dataset_dirs`;
@@ -211,15 +231,31 @@ async def rescore_async(path: str | Path, *, judge: str | None = None, no_judge:
         cfg.config.judge.model = judge
     if reference_prompts is not None:
         use_reference_prompts(cfg, reference_prompts)
+    if judge_batch:
+        needs_judge(cfg)
     agents = output.agents
     if not agents:
         raise RunFolderError(f"{folder.path}: no agent finished in this run, so there is nothing to re-score")
     await check_judge(cfg)  # a judge that cannot answer is said now, before the folder is touched
     with folder.lock():
         prepared = prepare(cfg, folder.path.parent, str(folder.run_config), existing_only=True, folder=folder)
-        summary = await run_all(prepared, agents, on_turn, mode=Rescore())
+        waiting = judge_batch or has_pending_batch(folder)
+        summary = await judge_in_batches(prepared, agents, None, read_cache=not no_cache, more_batches=judge_batch,
+                                         on_batch=on_judge_batch) if waiting else None
+        if summary is None:
+            summary = await run_all(prepared, agents, on_turn, mode=Rescore(), use_cache=not no_cache)
     index_warning = refresh_index(folder.path.parent)
     return RunOutput(folder.path, summary, [index_warning] if index_warning else [], notes=[code_from])
+
+
+def needs_judge(cfg: RunConfig) -> None:
+    """What `judge_batch` needs, said before anything runs: a judge, and the judge cache its answers go into."""
+    if not cfg.config.judge.model:
+        raise ConfigError(f"{option('judge_batch')} sends the judge's requests as a batch, but there is no judge; give "
+                          f"{option('judge', 'MODEL')} (or config.judge.model)")
+    if not cfg.config.llm.cache:
+        raise ConfigError(f"{option('judge_batch')} keeps the batch's answers in the judge cache, which "
+                          "config.llm.cache turns off; set llm.cache: true")
 
 
 def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
@@ -268,7 +304,8 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
                                examples: int | None = None, judge: str | None = None, limit: int | None = None,
                                resume: bool = False, overwrite: bool = False, on_turn: OnTurn | None = None,
                                on_claimed: Callable[[str], None] | None = None,
-                               max_cost: float | None = None) -> ImportOutput:
+                               max_cost: float | None = None, judge_batch: bool = False, no_cache: bool = False,
+                               on_judge_batch: OnBatch | None = None) -> ImportOutput:
     """Import another tool's published answers to a benchmark (`locomo`, `longmemeval`, a LongMemEval config such as
     `longmemeval-s`, or a config naming one of them) as a run of its own, agent `name`: the benchmark is played through
     the engine with an agent answering each question from the file, and scored by the reference's rules (and `judge`
@@ -295,7 +332,8 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
         plan.on_prepared(run, claim)
 
     out = await run_async(cfg, [(name, plan.make_agent)], results=results, judge=judge, limit=limit, resume=resume,
-                          overwrite=overwrite, on_turn=on_turn, on_prepared=prepared, source=source)
+                          overwrite=overwrite, on_turn=on_turn, on_prepared=prepared, source=source,
+                          judge_batch=judge_batch, no_cache=no_cache, on_judge_batch=on_judge_batch)
     match = plan.report()
     write_match_report(RunFolder(out.path), name, match)
     return ImportOutput(out.path, out.summary, out.warnings, out.notes, match=match)

@@ -15,7 +15,7 @@ from ltm_harness._authoring.unanswered import mark_not_answered
 from ltm_harness._engine.program import Heard, TestContext, TestOutcome, TestProgram
 from ltm_harness._engine.scheduler import Pause
 from ltm_harness._scoring.headline import GOODAI, Headline, HeadlineResult
-from ltm_harness._scoring.verdict import Judge, JudgeUnparseable, not_judged
+from ltm_harness._scoring.verdict import Judge, JudgePending, JudgeUnparseable, JudgeVerdict, not_judged
 from ltm_harness._tokens import plural
 
 CallbackResult = tuple[float, float, list[str], bool]
@@ -151,8 +151,15 @@ class DatasetInterface:
 
         Every verdict (model, prompt hash, raw reply) is kept with the score. An unparseable verdict
         raises JudgeUnparseable, which leaves the test unscored."""
-        verdicts = [await judge.grade(q, str(e), r, context=context)
-                    for q, r, e in zip(questions, responses, expected_answers)]
+        verdicts: list[JudgeVerdict] = []
+        pending: JudgePending | None = None
+        for q, r, e in zip(questions, responses, expected_answers):
+            try:
+                verdicts.append(await judge.grade(q, str(e), r, context=context))
+            except JudgePending as exc:  # kept for the judge's batch: the other answers are asked too, for the same one
+                pending = exc
+        if pending is not None:
+            raise pending
         reasons = [f"judge {v.model}: {v.score:g} ({v.reason})" for v in verdicts]
         if len(responses) < len(expected_answers):
             missed = len(expected_answers) - len(responses)

@@ -1,4 +1,5 @@
-"""A disk cache of LLM responses (judge and generation), keyed by model, messages and parameters.
+"""A disk cache of LLM responses (judge and generation), keyed by endpoint, model, messages and parameters
+(`client.cache_key`). Agents' calls are never cached: they are what is tested.
 
 One small JSON file per response, under `<dir>/<first two hex>/<hash>.json`, written atomically
 (temporary file + rename), so concurrent runs and a killed process never leave a torn entry. A hit
@@ -19,6 +20,7 @@ class CacheEntry(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     usage_counted: bool = False
+    batch: str | None = None  # the judge batch that answered it (priced at the batch discount)
 
 
 class LLMCache:
@@ -40,12 +42,13 @@ class LLMCache:
         self.hits += 1
         return entry
 
-    def put(self, key: str, text: str, prompt_tokens: int, completion_tokens: int, usage_counted: bool) -> None:
+    def put(self, key: str, text: str, prompt_tokens: int, completion_tokens: int, usage_counted: bool,
+            batch: str | None = None) -> None:
         """Keep a response. The cache only saves calls: a write that fails (a full disk, a read-only folder) leaves
         no entry, not even a temporary file, and the run goes on."""
         path = self._path(key)
         data = CacheEntry(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          usage_counted=usage_counted).model_dump_json()
+                          usage_counted=usage_counted, batch=batch).model_dump_json(exclude_none=True)
         tmp: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

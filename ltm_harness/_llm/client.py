@@ -27,7 +27,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_before_delay
@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._llm.cache import LLMCache
     from ltm_harness._llm.ledger import Ledger
 
+T = TypeVar("T")
 LISTING_TIMEOUT = 30.0  # seconds the model list (GET /models, the check before the first turn) is waited for, at most
 MESSAGE_OVERHEAD = 3  # tokens per chat message beyond its content (role and separators)
 REPLY_PRIMING = 3  # tokens that prime the assistant's reply
@@ -115,6 +116,27 @@ class ChatResult:
 def request_hash(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
     blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def cache_key(endpoint: Endpoint, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    """The disk cache's key of a request: the endpoint (its URL as shown, never a key), the model and the full
+    request, so two endpoints serving a model of the same name never answer for each other. It is also the request's
+    `custom_id` in a judge batch."""
+    blob = json.dumps({"endpoint": endpoint.display, "model": model, "messages": messages, "params": params},
+                      sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+def chat_params(temperature: float | None, max_tokens: int | None, json_mode: bool) -> dict[str, Any]:
+    """The request's parameters besides the model and the messages."""
+    params: dict[str, Any] = {}
+    if temperature is not None:
+        params["temperature"] = temperature
+    if max_tokens is not None:
+        params["max_tokens"] = max_tokens
+    if json_mode:
+        params["response_format"] = {"type": "json_object"}
+    return params
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -248,33 +270,23 @@ class LLMClient:
         json_mode: bool = False,
         test: str | None = None,
         use_cache: bool = False,
+        refresh_cache: bool = False,
         keep_response: bool = False,
         prompt_tokens: int | None = None,
     ) -> ChatResult:
         """One chat completion, retried as the module docstring says. `use_cache` answers from (and fills)
-        the disk cache; `keep_response` stores the reply text in the record (for replay); `prompt_tokens`: the
-        prompt's count when the caller knows it (else it is counted, only when a budget needs it)."""
-        params: dict[str, Any] = {}
-        if temperature is not None:
-            params["temperature"] = temperature
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        if json_mode:
-            params["response_format"] = {"type": "json_object"}
+        the disk cache; `refresh_cache` only fills it (`--no-cache`: the call is made, its answer kept for later);
+        `keep_response` stores the reply text in the record (for replay); `prompt_tokens`: the prompt's count when
+        the caller knows it (else it is counted, only when a budget needs it)."""
+        params = chat_params(temperature, max_tokens, json_mode)
         key = request_hash(model, messages, params)
-        if use_cache and self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test, request_hash=key,
-                               prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens,
-                               usage_counted=hit.usage_counted, latency_ms=0.0, cached=True,
-                               cost_usd=self.prices.cost(model, hit.prompt_tokens, hit.completion_tokens),
-                               response=hit.text if keep_response else None)
-                return ChatResult(hit.text, call)
+        if use_cache:
+            cached = self.from_cache(role, model, messages, params, test=test, keep_response=keep_response)
+            if cached is not None:
+                return cached
         attempts = 0
         started = time.perf_counter()
-        retrying = AsyncRetrying(stop=self._stop(), wait=self._wait, retry=retry_if_exception(is_retryable),
-                                 reraise=True)
+        retrying = self._retrying()
         gate = self.limits.gate(self.endpoint, model)
         async with self.limits.pool(role, self.endpoint):
             hold = None
@@ -308,9 +320,43 @@ class LLMClient:
                        latency_ms=round(latency, 1), retries=attempts - 1, cost_usd=cost,
                        cached_tokens=cached_tokens or None, billed_usd=billed if billed != cost else None,
                        response=text if keep_response else None)
-        if use_cache and self.cache is not None:
-            self.cache.put(key, text, prompt_tokens, completion_tokens, counted)
+        if self.cache is not None and (use_cache or refresh_cache):
+            self.cache.put(cache_key(self.endpoint, model, messages, params), text, prompt_tokens, completion_tokens,
+                           counted)
         return ChatResult(text, call)
+
+    def from_cache(self, role: Role, model: str, messages: list[dict[str, str]], params: dict[str, Any], *,
+                   test: str | None = None, keep_response: bool = False, paid: bool = False) -> ChatResult | None:
+        """The disk cache's answer to this request (None: it has none). The call is recorded as a cache hit (nothing
+        paid now), unless `paid`: an answer a judge batch of this run paid for, counted at its price then."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(cache_key(self.endpoint, model, messages, params))
+        if hit is None:
+            return None
+        cost = (self.prices.batch_cost if hit.batch else self.prices.cost)(model, hit.prompt_tokens,
+                                                                           hit.completion_tokens)
+        call = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test,
+                       request_hash=request_hash(model, messages, params), prompt_tokens=hit.prompt_tokens,
+                       completion_tokens=hit.completion_tokens, usage_counted=hit.usage_counted, latency_ms=0.0,
+                       cached=not paid, cost_usd=cost, response=hit.text if keep_response else None)
+        return ChatResult(hit.text, call)
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(stop=self._stop(), wait=self._wait, retry=retry_if_exception(is_retryable), reraise=True)
+
+    async def request(self, asked: str, op: "Callable[[AsyncOpenAI], Awaitable[T]]") -> T:
+        """One request other than a chat completion (the Batch API's: `op` given the SDK), retried as a chat call is;
+        a failure is one LLMError naming `asked` (e.g. "POST /files")."""
+        attempts = 0
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    attempts += 1
+                    result = await asyncio.wait_for(op(self._client()), timeout=self.settings.timeout + 5)
+        except Exception as exc:
+            raise self._failure("", exc, attempts, asked) from None
+        return result
 
     async def listed_models(self, limit: int = 10_000, want: str | None = None) -> "ListedModels | None":
         """The models the endpoint lists (`GET /models`: at most `limit` kept, every one counted in `total`, and

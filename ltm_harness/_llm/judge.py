@@ -9,7 +9,8 @@
 * A dataset may hand its own prompt to `grade` (one per kind of question), still with the run's judge model,
   client, cache and recording; the prompt may cap the reply's tokens and fix the temperature.
 * Judge calls go through the run's LLM client (retries, the judge's own concurrency pool) and its
-  disk cache, so re-scoring the same answers costs nothing and gives the same verdicts.
+  disk cache (keyed by endpoint, model and the full request), so re-scoring the same answers costs nothing and gives
+  the same verdicts; with a `JudgeBatch` (`--judge-batch`) they are kept for the provider's Batch API instead.
 * A call that fails after every retry raises `JudgeUnavailable` naming the cause: only the judge's part is unscored,
   a rule's score stays. A cause that fails every call (`fatal`: an unknown model, a refused key, an exhausted quota)
   is kept in `stopped`: no later call is made, each raises it again, and the run stops (ltm_harness._engine.session).
@@ -28,7 +29,8 @@ from ltm_harness._errors import ConfigError, DefinitionError, LLMError
 from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
-from ltm_harness._llm.client import ChatResult, LLMClient
+from ltm_harness._llm.batch import JudgeBatch
+from ltm_harness._llm.client import ChatResult, LLMClient, chat_params
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.not_answered import NOT_ANSWERED
@@ -99,12 +101,13 @@ class LLMJudge:
     """A `Judge` (ltm_harness._scoring.verdict) backed by a chat model."""
 
     def __init__(self, client: LLMClient, model: str, prompt: JudgePrompt, temperature: float | None = 0.0,
-                 use_cache: bool = True) -> None:
+                 use_cache: bool = True, batch: JudgeBatch | None = None) -> None:
         self.client = client
         self.model = model
         self.prompt = prompt
         self.temperature = temperature
-        self.use_cache = use_cache
+        self.use_cache = use_cache  # False (--no-cache): every request is made; its answer still refreshes the cache
+        self.batch = batch  # judged through the Batch API (`ltm_harness._llm.batch`)
         self.stopped: JudgeUnavailable | None = None  # a cause that fails every call, once one was met
 
     async def grade(self, question: str, expected: str, response: str, *, context: str = "",
@@ -153,9 +156,14 @@ class LLMJudge:
             raise JudgeUnavailable(self.stopped.reason, fatal=True)
         temperature = self.temperature if prompt.temperature is None else prompt.temperature
         try:
+            if self.batch is not None:  # answered from the cache, or kept for the next batch (JudgePending)
+                kept = self.batch.answer(self.client, "judge", self.model, messages,
+                                         chat_params(temperature, prompt.max_tokens, False), test)
+                if kept is not None:
+                    return kept
             return await self.client.chat("judge", self.model, messages, temperature=temperature,
                                           max_tokens=prompt.max_tokens, test=test, use_cache=self.use_cache,
-                                          keep_response=True)
+                                          refresh_cache=True, keep_response=True)
         except LLMError as exc:
             failed = JudgeUnavailable(f"judge {self.model}: {exc}", fatal=exc.fatal)
             if exc.fatal and self.stopped is None:

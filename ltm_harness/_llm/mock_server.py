@@ -1,7 +1,8 @@
 """An OpenAI-compatible mock server (aiohttp) for offline demos and tests: `python -m ltm_harness mock-llm`.
 
-Endpoints: `POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models`, and for tests `GET /mock/stats`,
-`GET /mock/bill` (its own bill: `mock_bill`) and `POST /mock/faults` (replace the fault settings of a running server).
+Endpoints: `POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models`, the Batch API (`mock_batch`: files,
+batches), and for tests `GET /mock/stats`, `GET /mock/bill` (its own bill: `mock_bill`), `POST /mock/faults` (replace
+the fault settings of a running server) and `POST /mock/batch` (how its batches end).
 
 Behaviour is chosen by the model name, and is deterministic:
 
@@ -51,11 +52,13 @@ import math
 import random
 import struct
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from ltm_harness._llm.mock_batch import BatchSettings, MockBatches
 from ltm_harness._llm.mock_bill import Bill
 from ltm_harness._llm.mock_judge import judge_reply, yes_no_reply
 from ltm_harness._llm.mock_limits import PromptCache, RateLimits
@@ -130,10 +133,28 @@ MODELS = ["mock", "mock-retrieval", "mock-tools", "mock-memory", "mock-fixed", "
 EMBEDDING_MODELS = ["mock-embed"]
 
 
+@dataclass
+class Answer:
+    """A chat completion the mock made: its head (id, model), message, usage, finish reason, and the prompt tokens its
+    prompt cache served."""
+
+    head: dict[str, Any]
+    message: dict[str, Any]
+    usage: dict[str, Any]
+    finish: str
+    cached: int = 0
+
+    def completion(self) -> dict[str, Any]:
+        return {**self.head, "object": "chat.completion", "usage": self.usage,
+                "choices": [{"index": 0, "message": self.message, "finish_reason": self.finish}]}
+
+
 # -- the server --------------------------------------------------------------------------------------
 class MockLLMServer:
-    def __init__(self, faults: FaultSettings | None = None, tokenizer: str = "cl100k_base") -> None:
+    def __init__(self, faults: FaultSettings | None = None, tokenizer: str = "cl100k_base",
+                 batch: BatchSettings | None = None) -> None:
         self.faults = faults or FaultSettings()
+        self.batches = MockBatches(self, batch)
         self._rng = random.Random(f"mock-llm:{self.faults.seed}")
         self._script = list(self.faults.script)
         self._storm = 0  # 429s still due in the current storm
@@ -166,6 +187,7 @@ class MockLLMServer:
         app.router.add_get("/mock/stats", self._stats)
         app.router.add_get("/mock/bill", self._bill)
         app.router.add_post("/mock/faults", self._set_faults)
+        self.batches.register(app)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -326,27 +348,56 @@ class MockLLMServer:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        outcome, headers = request.get(OUTCOME, "ok"), request.get(HEADERS, {})
+        answer = self.answer(body, outcome)
+        if isinstance(answer, tuple):
+            return web.json_response(answer[1], status=answer[0], headers=headers)
+        model, usage = answer.head["model"], answer.usage
+        if body.get("stream") is True:
+            wanted = (body.get("stream_options") or {}).get("include_usage") is True
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                                   **headers})
+            await response.prepare(request)
+            events = list(stream_events(answer.head, answer.message, usage if wanted else None))
+            for event in events[:len(events) // 2] if outcome == "cut" else events:
+                await response.write(event)
+            if outcome == "cut":
+                return self._cut(request, response)
+            await response.write_eof()
+            self.bill.add(model, usage["prompt_tokens"], usage["completion_tokens"], answer.cached)
+            return response
+        data = json.dumps(answer.completion()).encode("utf-8")
+        if outcome == "cut":
+            response = web.StreamResponse(headers={"Content-Type": "application/json", **headers})
+            response.content_length = len(data)
+            await response.prepare(request)
+            await response.write(data[:len(data) // 2])
+            return self._cut(request, response)
+        self.bill.add(model, usage["prompt_tokens"], usage["completion_tokens"], answer.cached)
+        return web.Response(body=data, content_type="application/json", headers=headers)
+
+    def answer(self, body: dict[str, Any], outcome: str = "ok") -> "Answer | tuple[int, dict[str, Any]]":
+        """The answer to a chat-completions request body (`outcome`: a content filter or a refusal drawn for it), or
+        (an HTTP status, its error body). Served by /v1/chat/completions and, line by line, by the batch endpoints
+        (`mock_batch`); the caller bills it."""
         model = str(body.get("model", ""))
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            return web.json_response({"error": {"message": "messages must be a non-empty list"}}, status=400)
-        outcome, headers = request.get(OUTCOME, "ok"), request.get(HEADERS, {})
+            return 400, {"error": {"message": "messages must be a non-empty list"}}
         calls = tool_calls(model, body, self.stats["requests"])
         text = "" if calls else after_tools(model, messages) or reply_for(model, messages)
         if text is None:
-            return web.json_response({"error": {"message": f"The model `{model}` does not exist (mock models: "
-                                                           f"{', '.join(MODELS)})", "type": "invalid_request_error"}},
-                                     status=404, headers=headers)
+            return 404, {"error": {"message": f"The model `{model}` does not exist (mock models: {', '.join(MODELS)})",
+                                   "type": "invalid_request_error", "code": "model_not_found"}}
         texts = [_text(m) for m in messages]
         prompt_tokens = sum(self._count_cached(t) + 3 for t in texts) + 3
         window = self.faults.contexts.get(model, self.faults.context)
         if window is not None and prompt_tokens > window:
             self.stats["context_length_exceeded"] += 1
-            return web.json_response({"error": {
+            return 400, {"error": {
                 "message": f"This model's maximum context length is {window} tokens. However, your messages resulted "
                            f"in {prompt_tokens} tokens. Please reduce the length of the messages.",
-                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}},
-                status=400, headers=headers)
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
         if not calls:
             text = structured_reply(text, body.get("response_format"))  # structured output, as asked
         finish = "tool_calls" if calls else "stop"
@@ -375,29 +426,7 @@ class MockLLMServer:
         if cached:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
         head = {"id": f"chatcmpl-mock-{self.stats['requests']}", "created": 0, "model": model}
-        if body.get("stream") is True:
-            wanted = (body.get("stream_options") or {}).get("include_usage") is True
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                                   **headers})
-            await response.prepare(request)
-            events = list(stream_events(head, message, usage if wanted else None))
-            for event in events[:len(events) // 2] if outcome == "cut" else events:
-                await response.write(event)
-            if outcome == "cut":
-                return self._cut(request, response)
-            await response.write_eof()
-            self.bill.add(model, prompt_tokens, completion_tokens, cached)
-            return response
-        data = json.dumps({**head, "object": "chat.completion", "usage": usage,
-                           "choices": [{"index": 0, "message": message, "finish_reason": finish}]}).encode("utf-8")
-        if outcome == "cut":
-            response = web.StreamResponse(headers={"Content-Type": "application/json", **headers})
-            response.content_length = len(data)
-            await response.prepare(request)
-            await response.write(data[:len(data) // 2])
-            return self._cut(request, response)
-        self.bill.add(model, prompt_tokens, completion_tokens, cached)
-        return web.Response(body=data, content_type="application/json", headers=headers)
+        return Answer(head, message, usage, finish, cached)
 
     @staticmethod
     def _cut(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

@@ -4,7 +4,8 @@ The built-in table holds list prices of common OpenAI models (2025), with the di
 (a prompt prefix the provider has seen recently) where the provider gives one; a config's `llm.prices` adds or
 overrides models. A model matches its exact name, else the longest table entry it starts with
 (`gpt-4o-mini-2024-07-18` is priced as `gpt-4o-mini`). Models of the shipped mock server cost 0.
-A model with no price gives cost None: it is reported as unpriced, never silently free.
+A model with no price gives cost None: it is reported as unpriced, never silently free. A request answered through
+the provider's Batch API (a judge batch) costs `BATCH_DISCOUNT` of its list price, input and output.
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ class PriceTable:
         if p is None:
             return None
         return round((prompt_tokens * p.prompt + completion_tokens * p.completion) / 1_000_000, 10)
+
+    def batch_cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The cost of a request answered through the Batch API (None: the model has no price)."""
+        full = self.cost(model, prompt_tokens, completion_tokens)
+        return None if full is None else round(full * BATCH_DISCOUNT, 10)
 
     def cost_cached(self, model: str, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float | None:
         """The cost when `cached_tokens` of the prompt tokens are billed at the cached-input price (None: the model

@@ -13,7 +13,8 @@ the agent's outputs are committed:
   up to the first of them and goes on live from there (`SessionRecord`), so the errored tests are done again
   as if they had never failed; sessions without one are replayed whole.
 * `Rescore`: every session is played again from its log with no agent at all, into a new folder that replaces
-  the old outputs only once it is complete; only the scoring (rules, or a new judge) is new.
+  the old outputs only once it is complete; only the scoring (rules, or a new judge) is new. A dry one replaces
+  nothing: it is played to collect what a judge judging in batches asks.
 """
 
 from __future__ import annotations
@@ -74,8 +75,11 @@ class AgentPlan:
                                      f"{self.mode.verb}")
 
     def commit(self) -> None:
-        if self.out != self.folder:  # a complete re-scoring replaces the old outputs
-            self.out.swap_in(self.folder)
+        if self.out != self.folder:  # a complete re-scoring replaces the old outputs (a dry one leaves them)
+            if self.mode.keeps_outputs:
+                self.out.swap_in(self.folder)
+            else:
+                self.out.clear()
 
     def abandon(self) -> None:
         if self.out != self.folder:  # a failed re-scoring leaves the run as it was
@@ -87,6 +91,7 @@ class RunMode(ABC):
     verb: str  # what cannot be done when the record does not fit ("resumed", "re-scored")
     every_turn_recorded = False
     keeps_wall_time = False  # the agent did not run now: its summary keeps the recorded wall time
+    keeps_outputs = True  # False: a dry re-scoring, made only to see what its judge asks; nothing of it is kept
 
     @abstractmethod
     def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan | AgentOutputs:
@@ -151,6 +156,9 @@ class Rescore(RunMode):
     name, verb = "rescore", "re-scored"
     every_turn_recorded = True
     keeps_wall_time = True
+
+    def __init__(self, dry: bool = False) -> None:
+        self.keeps_outputs = not dry  # dry: the run's outputs stay as they were (a judge batch's requests collected)
 
     def agent(self, folder: AgentFolder, main_session: bool) -> AgentPlan:
         records = {sid: SessionRecord(path) for sid, path in folder.session_logs().items()}

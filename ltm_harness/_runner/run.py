@@ -20,6 +20,7 @@ from ltm_harness._engine.session import Session, SessionSettings, SessionStats
 from ltm_harness._engine.session_llm import SessionLLM, TestLLM
 from ltm_harness._tokens import Tokenizer, get_tokenizer
 from ltm_harness._errors import AgentError, ConfigError, LLMError, LTMError, RunFolderWriteError, option
+from ltm_harness._llm.batch import JudgeBatch
 from ltm_harness._llm.endpoint import resolve_endpoint
 from ltm_harness._llm.judge import LLMJudge, load_judge_prompt
 from ltm_harness._llm.ledger import BudgetReached, Ledger
@@ -59,9 +60,10 @@ class RunLLM:
 
 
 def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = None,
-                  ledger: Ledger | None = None) -> RunLLM:
+                  ledger: Ledger | None = None, batch: JudgeBatch | None = None, use_cache: bool = True) -> RunLLM:
     """The run's LLM runtime, judge (config.judge or --judge) and test LLM, checked before anything runs; `ledger`:
-    the run folder's ledger of spend (its budget, config.max_cost)."""
+    the run folder's ledger of spend (its budget, config.max_cost); `batch`: the judge's requests are kept for the
+    Batch API; `use_cache=False` (--no-cache): the judge answers nothing from the cache."""
     cfg = config.config
     runtime = LLMRuntime(cfg.llm, Path(cfg.llm.cache_dir) if cfg.llm.cache_dir else cache_dir, cfg.tokenizer, ledger)
     judge: Judge | None = None
@@ -70,7 +72,7 @@ def build_run_llm(config: RunConfig, cache_dir: Path, judge_model: str | None = 
         base_url, key = cfg.judge.endpoint_args("judge", cfg.openai)
         endpoint = resolve_endpoint(f"the judge ({model})", base_url, key)
         judge = LLMJudge(runtime.client(endpoint), model, load_judge_prompt(cfg.judge.prompt), cfg.judge.temperature,
-                         use_cache=cfg.llm.cache)
+                         use_cache=cfg.llm.cache and use_cache, batch=batch)
     test_llm = None
     if cfg.test_llm.model:
         base_url, key = cfg.test_llm.endpoint_args("test_llm", cfg.openai)
@@ -296,8 +298,10 @@ async def run_agent(prepared: PreparedRun, spec: str, make: Callable[[], Agent],
 
 
 async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: OnTurn | None = None,
-                  judge_model: str | None = None, mode: RunMode | None = None) -> RunSummary:
-    """Every agent's sessions, concurrently; one agent failing does not lose the others' results."""
+                  judge_model: str | None = None, mode: RunMode | None = None, batch: JudgeBatch | None = None,
+                  use_cache: bool = True) -> RunSummary:
+    """Every agent's sessions, concurrently; one agent failing does not lose the others' results. `batch` and
+    `use_cache`: the judge's, as `build_run_llm` says."""
     mode = mode or Fresh()
     choices = agent_choices(agents)
     cfg = prepared.config.config
@@ -305,7 +309,7 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
         single = next(c.name for c in choices if c.single)
         raise ConfigError(f"agent {single!r} was given as an instance, which holds one conversation; give its class "
                           "(or a function making one) for an isolated run (a fresh agent per test)")
-    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model, prepared.ledger)
+    llm = build_run_llm(prepared.config, prepared.folder.llm_cache, judge_model, prepared.ledger, batch, use_cache)
     replay = mode.every_turn_recorded
     deadline = None if replay or cfg.watchdog is None else asyncio.get_running_loop().time() + cfg.watchdog
     try:
@@ -339,7 +343,8 @@ async def run_all(prepared: PreparedRun, agents: Sequence[AgentLike], on_turn: O
     summary = RunSummary(run_name=cfg.run_name, seed=cfg.seed, isolated=cfg.isolated,
                          judge=llm.judge.model if llm.judge else None,
                          agents=[r.summary for r in runs] + kept, errors=errors)
-    write_run_summary(prepared.folder, summary)
+    if mode.keeps_outputs:
+        write_run_summary(prepared.folder, summary)
     return summary
 
 

@@ -46,6 +46,12 @@ class JudgeUnavailable(JudgeUnparseable):
         self.fatal = fatal
 
 
+class JudgePending(JudgeUnavailable):
+    """The verdict waits for the judge's batch (`--judge-batch`): its request was kept, not sent, and the run is
+    scored again once the batch has answered. A scorer that asks several verdicts of one answer asks them all before
+    giving up (each is kept), so that one batch holds them."""
+
+
 NOT_JUDGED = "not judged: "  # how a reason line that says why the judge gave no verdict starts (ltm_harness._results.causes)
 
 

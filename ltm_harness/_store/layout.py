@@ -6,6 +6,7 @@
         config.yml                         an imported run's config (import-goodai)
         definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
+        judge-batch.json                   a run judged in batches (--judge-batch) while verdicts wait, its batch
         spend.jsonl                        the ledger of spend: one line per paid LLM call (role, model, USD billed)
         report.html, report.*              the report and its tables
         aiq.json                           an AIQ run's scores
@@ -51,6 +52,7 @@ MANIFEST = "manifest.json"
 DEFINITION_SUFFIX = ".def.json"
 COMPRESSED_SUFFIX = ".zst"  # <id>.def.json.zst: a definition too big to keep as plain JSON (a benchmark's haystack)
 SUMMARY = "summary.json"
+JUDGE_BATCH = "judge-batch.json"
 SPEND = "spend.jsonl"  # the run's ledger of spend (ltm_harness._llm.ledger)
 RESULTS = "results.json"
 EVENTS = "events.jsonl"
@@ -258,6 +260,7 @@ class RunFolder(_Folder):
     run_config = _File(RUN_CONFIG)
     imported_config = _File(IMPORTED_CONFIG)
     summary = _File(SUMMARY)
+    judge_batch = _File(JUDGE_BATCH)
     spend = _File(SPEND)
     report = _File(REPORT)
     aiq_report = _File(AIQ_REPORT)
@@ -302,7 +305,7 @@ class RunFolder(_Folder):
             self._clear()
 
     def _clear(self) -> None:
-        for path in (self.summary, self.run_config, self.aiq_report, self.spend):
+        for path in (self.summary, self.run_config, self.aiq_report, self.judge_batch, self.spend):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
             report.unlink()

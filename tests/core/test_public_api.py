@@ -79,4 +79,5 @@ def test_what_on_turn_hears_and_what_run_takes_are_pinned() -> None:
     assert ltm_harness.TurnProgress.__dataclass_params__.frozen  # type: ignore[attr-defined]
     assert list(inspect.signature(ltm_harness.run_async).parameters) == [
         "config", "agents", "datasets", "exclude", "limit", "results", "run_name", "resume", "overwrite",
-        "retry_errored", "judge", "reference_prompts", "on_turn", "on_prepared", "source"]
+        "retry_errored", "judge", "reference_prompts", "on_turn", "on_prepared", "source", "judge_batch", "no_cache",
+        "on_judge_batch"]

@@ -330,3 +330,21 @@ async def test_publisher_scores_outside_0_1_are_shown_invalid_never_averaged(tmp
         kept.model_copy(update={"theirs": [t.model_copy(update={"f1": 1e308}) for t in kept.theirs]}).model_dump_json())
     page = write_report([out.path]).html.read_text()
     assert "7 scores of the publisher's are not a number in [0, 1]" in page and "their F1 vs" not in page
+async def test_imported_answers_judged_through_the_batch_api_get_the_online_verdicts(tmp_path, monkeypatch):
+    from ltm_harness._llm.mock_server import MockLLMServer
+    from ltm_harness._runner import judge_batch
+
+    monkeypatch.setattr(judge_batch, "POLL_FIRST", 0.01)
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lme_lines(False)))
+    async with MockLLMServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        online = await import_answers_async("longmemeval", path, name="p", data_file=LME, examples=len(QUESTIONS),
+                                            results=tmp_path / "online", judge="mock-judge")
+        batched = await import_answers_async("longmemeval", path, name="p", data_file=LME, examples=len(QUESTIONS),
+                                             results=tmp_path / "batch", judge="mock-judge", judge_batch=True)
+        assert server.stats["model:mock-judge"] == server.stats["batch_lines"] == len(QUESTIONS)
+        assert server.stats["batches_created"] == 1
+    assert [(r.score, r.status, r.verdicts) for r in batched.results("p")] == \
+        [(r.score, r.status, r.verdicts) for r in online.results("p")]
+    assert batched.match.matched == online.match.matched == len(QUESTIONS)

@@ -183,3 +183,35 @@ async def test_mock_memory_json_mode_through_the_server(mock_llm):
     status, body = await post(mock_llm.url, "mock-memory", [{"role": "user", "content": MEM0_STYLE}])
     assert status == 200 and len(json.loads(body["choices"][0]["message"]["content"])["memory"]) == 2
     assert mock_llm.stats["model:mock-memory"] == 1
+
+
+async def test_the_batch_api_with_the_real_client_polls_lists_cancels_and_validates():
+    from openai import AsyncOpenAI
+
+    from ltm_harness._llm.mock_batch import BatchSettings
+
+    line = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "mock-echo", "messages": [{"role": "user", "content": "hello there"}]}}
+    async with MockLLMServer(batch=BatchSettings(polls=2)) as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="x", max_retries=0)
+        uploaded = await client.files.create(file=("b.jsonl", json.dumps(line).encode()), purpose="batch")
+        batch = await client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                            completion_window="24h", metadata={"tag": "t1"})
+        assert batch.status == "validating" and batch.request_counts.total == 1
+        assert (await client.batches.retrieve(batch.id)).status == "in_progress"
+        done = await client.batches.retrieve(batch.id)
+        assert done.status == "completed" and done.request_counts.completed == 1 and done.error_file_id is None
+        out = json.loads((await client.files.content(done.output_file_id)).content)
+        assert out["custom_id"] == "a" and out["response"]["body"]["choices"][0]["message"]["content"] == "hello there"
+        assert server.bill.batch["mock-echo"].requests == 1 and not server.bill.online
+        second = await client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                             completion_window="24h")
+        assert (await client.batches.cancel(second.id)).status == "cancelling"
+        assert (await client.batches.retrieve(second.id)).status == "cancelled"
+        assert [b.id for b in (await client.batches.list()).data] == [second.id, batch.id]  # newest first
+        twice = await client.files.create(file=("c.jsonl", (json.dumps(line) + "\n" + json.dumps(line)).encode()),
+                                          purpose="batch")
+        failed = await client.batches.create(input_file_id=twice.id, endpoint="/v1/chat/completions",
+                                             completion_window="24h")
+        assert failed.status == "failed" and "custom_id missing or given twice" in failed.errors.data[0].message
+        await client.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ltm_harness._guard.redact import redact
 from ltm_harness._errors import ConfigError
@@ -14,6 +14,7 @@ from ltm_harness._errors import ConfigError
 if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
     from rich.console import Console
 
+    from ltm_harness._llm.batch import BatchStatus
     from ltm_harness._api import RunOutput
 
     from ltm_harness._runner.config import RunConfig, Selection
@@ -41,6 +42,27 @@ def add_results_arguments(p: argparse.ArgumentParser, where: str, option: str = 
     again.add_argument("--overwrite", action="store_true",
                        help=f"discard the results in {where} and run again"
                             + (" (test definitions are reused)" if definitions else ""))
+
+
+def add_judge_cost_arguments(p: argparse.ArgumentParser) -> None:
+    """--judge-batch and --no-cache: how the judge's requests are paid for (run, rescore, import-answers)."""
+    p.add_argument("--judge-batch", action="store_true",
+                   help="send the judge's requests through the provider's Batch API once the agents have finished (half "
+                        "the price; the command waits for the batch, and a stopped one resumes by polling the same "
+                        "batch); see docs/paid-runs.md")
+    p.add_argument("--no-cache", action="store_true",
+                   help="make every judge request again instead of answering it from the judge cache (the new answers "
+                        "replace the cached ones)")
+
+
+def judge_batch_progress(console: "Console") -> "Callable[[BatchStatus], None]":
+    """What the commands say of a judge batch after each poll: `judge batch batch_abc: 120/199 done (in_progress)`."""
+    from rich.markup import escape
+
+    def said(status: "BatchStatus") -> None:
+        console.print(escape(status.line()), soft_wrap=True)
+
+    return said
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:

@@ -25,6 +25,8 @@ DESCRIPTION = ("Play BENCHMARK (locomo, longmemeval, or a config playing one, su
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ltm_harness._cli.commands._options import add_judge_cost_arguments
+
     p.add_argument("benchmark", metavar="BENCHMARK", help="locomo, longmemeval (longmemeval-s), longmemeval-m, "
                                                           "longmemeval-oracle, memoryagentbench (mab), or a config "
                                                           "file playing one of them")
@@ -41,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="at most N examples (as run's --limit)")
     p.add_argument("--judge", metavar="MODEL", help="also judge the answers with this LLM (config.judge for its endpoint)")
     p.add_argument("--no-report", action="store_true", help="do not write the run's HTML report")
+    add_judge_cost_arguments(p)
     p.add_argument("--max-cost", type=float, metavar="USD",
                    help="stop before the judge's calls could cost more than USD in all (the run stops resumable)")
 
@@ -50,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import import_answers
-    from ltm_harness._cli.commands._options import max_cost, report_after_run, say_causes
+    from ltm_harness._cli.commands._options import judge_batch_progress, max_cost, report_after_run, say_causes
     from ltm_harness._cli.exit_codes import INTERRUPTED
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
@@ -65,7 +68,9 @@ def main(args: argparse.Namespace) -> int:
                              run_name=args.run_name, data_file=args.data_file, examples=args.examples,
                              limit=args.limit, judge=args.judge, resume=args.resume, overwrite=args.overwrite,
                              on_claimed=claimed.append,
-                             max_cost=None if args.max_cost is None else max_cost(args.max_cost))
+                             max_cost=None if args.max_cost is None else max_cost(args.max_cost),
+                             judge_batch=args.judge_batch, no_cache=args.no_cache,
+                             on_judge_batch=judge_batch_progress(console))
     except BudgetReached as stop:
         print(f"{stop}; go on with the same command, a higher --max-cost and --resume (nothing is paid twice)",
               file=sys.stderr)
@@ -126,6 +131,6 @@ def resume_command(args: argparse.Namespace, run_name: str) -> str:
             words += [flag, str(value)]
     if args.results != "results":
         words += ["--results", args.results]
-    if args.no_report:
-        words.append("--no-report")
+    words += [flag for flag, on in (("--no-report", args.no_report), ("--judge-batch", args.judge_batch),
+                                    ("--no-cache", args.no_cache)) if on]
     return command_line([*words, "--resume"])

@@ -16,9 +16,12 @@ DESCRIPTION = ("Replay a finished run from its event logs: the agents' recorded 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ltm_harness._cli.commands._options import add_judge_cost_arguments
+
     p.add_argument("run", metavar="RUN", help="a run folder, or the name of a run under --results")
     p.add_argument("--judge", metavar="MODEL", help="judge model (default: the run's config.judge.model)")
     p.add_argument("--no-judge", action="store_true", help="score by rules only, even if the run had a judge")
+    add_judge_cost_arguments(p)
     p.add_argument("--reference-prompts", metavar="PATH",
                    help="a LongMemEval (BEAM) checkout: judge the run's longmemeval (beam) datasets with the "
                         "reference's own prompt texts (parsed, never run)")
@@ -38,24 +41,26 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._api import rescore_async
-    from ltm_harness._cli.commands._options import max_cost, say_causes
+    from ltm_harness._cli.commands._options import judge_batch_progress, max_cost, say_causes
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
     from ltm_harness._errors import LTMError
     from ltm_harness._guard.redact import redact
     from ltm_harness._report import resolve_run
 
+    console = Console(width=None if sys.stdout.isatty() else 120)
     try:
         output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
                                            no_judge=args.no_judge, reference_prompts=args.reference_prompts,
                                            config=args.config, dataset_dirs=args.dataset_dir,
-                                           max_cost=None if args.max_cost is None else max_cost(args.max_cost)))
+                                           max_cost=None if args.max_cost is None else max_cost(args.max_cost),
+                                           judge_batch=args.judge_batch, no_cache=args.no_cache,
+                                           on_judge_batch=judge_batch_progress(console)))
     except BudgetReached as stop:
         print(f"{stop}; the run is left as it was, and the verdicts paid for are cached: rescore again with a higher "
               "--max-cost to go on (nothing is paid twice)", file=sys.stderr)
         return 1
     summary = output.summary
-    console = Console(width=None if sys.stdout.isatty() else 120)
     for note in output.notes:  # where dataset code came from
         console.print(escape(note), soft_wrap=True)
     print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None,

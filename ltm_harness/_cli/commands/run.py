@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from ltm_harness._cli.commands._options import (add_config_arguments, add_max_cost_argument, add_results_arguments,
-                                               configure, report_after_run, say_causes, selection_of)
+from ltm_harness._cli.commands._options import (add_config_arguments, add_judge_cost_arguments, add_max_cost_argument,
+                                               add_results_arguments, configure, judge_batch_progress,
+                                               report_after_run, say_causes, selection_of)
 from ltm_harness._guard.redact import redact
 from ltm_harness._cli.exit_codes import AGENT_FAILED, INTERRUPTED, add_allow_errored_argument, describe, exit_status
 
@@ -30,6 +31,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--quiet", action="store_true", help="print only the final tables")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report (results/<run>/report.html)")
     run.add_argument("--judge", metavar="MODEL", help="score with this LLM judge where datasets use one (config.judge for its endpoint)")
+    add_judge_cost_arguments(run)
     run.add_argument("--reference-prompts", metavar="PATH",
                      help="a LongMemEval checkout: its longmemeval datasets are judged with the reference's own prompt "
                           "texts, read from src/evaluation/evaluate_qa.py there; or a BEAM checkout, for the beam "
@@ -109,7 +111,8 @@ def main(args: argparse.Namespace) -> int:
                                        results=args.results, resume=args.resume, overwrite=args.overwrite,
                                        retry_errored=args.retry_errored, reference_prompts=args.reference_prompts,
                                        on_turn=None if args.quiet else on_turn, on_prepared=prepared_now,
-                                       source=source))
+                                       source=source, judge_batch=args.judge_batch, no_cache=args.no_cache,
+                                       on_judge_batch=judge_batch_progress(console)))
     except KeyboardInterrupt:
         if progress is not None:
             progress.__exit__(None, None, None)
@@ -179,5 +182,7 @@ def resume_command(args: argparse.Namespace, run_name: str, higher: float | None
     if budget is not None:
         words += ["--max-cost", f"{budget:g}"]
     words += [flag for flag, on in (("--quiet", args.quiet), ("--no-report", args.no_report),
-                                    ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored)) if on]
+                                    ("--retry-errored", args.retry_errored), ("--allow-errored", args.allow_errored),
+                                    ("--judge-batch", getattr(args, "judge_batch", False)),
+                                    ("--no-cache", getattr(args, "no_cache", False))) if on]
     return command_line([*words, "--resume"])

@@ -18,7 +18,8 @@ from ltm_harness._interop.beam.probing import BeamQuestion
 from ltm_harness._interop.beam.reference_prompts import QUESTION_SLOT, ReferencePrompts
 from ltm_harness._interop.beam.scoring import Variant, align, answer_lines, order_score, rubric_score, rule_verdict
 from ltm_harness._scoring.judge_prompt import JudgePrompt
-from ltm_harness._scoring.verdict import Judge, JudgeUnavailable, JudgeUnparseable, JudgeVerdict, not_judged
+from ltm_harness._scoring.verdict import (Judge, JudgePending, JudgeUnavailable, JudgeUnparseable, JudgeVerdict,
+                                          not_judged)
 
 ORDER_REASON = "event order:"  # the reason line summary_metrics reads F1 and tau_norm from
 RULE_REASON = "rule:"
@@ -59,9 +60,13 @@ async def _judged(q: BeamQuestion, response: str, judge: Judge, variant: Variant
     prompt = prompts.rubric if prompts else RUBRIC
     verdicts: list[JudgeVerdict] = []
     scores: list[float] = []
+    pending: JudgePending | None = None
     for item in q.rubric:
         try:
             verdict = await judge.grade(question, item, response, prompt=prompt)
+        except JudgePending as exc:  # kept for the judge's batch: the other items are asked too, for the same batch
+            pending = exc
+            continue
         except JudgeUnavailable:
             raise
         except JudgeUnparseable as exc:
@@ -69,6 +74,8 @@ async def _judged(q: BeamQuestion, response: str, judge: Judge, variant: Variant
                                           f"({exc.reason})"], verdicts)
         verdicts.append(verdict)
         scores.append(verdict.score)
+    if pending is not None:
+        raise pending
     score = rubric_score(scores, variant)
     items = ", ".join(f"{s:g}" for s in scores)
     arithmetic = "int() of each item, as the published code" if variant == "reference" else "1 / 0.5 / 0"
@@ -81,9 +88,14 @@ async def _order(q: BeamQuestion, response: str, judge: Judge, variant: Variant,
     verdicts: list[JudgeVerdict] = []
     unread: list[str] = []
 
+    pending: list[JudgePending] = []
+
     async def matches(event: str, line: str) -> bool:
         try:
             return await same_event(_Recording(judge, verdicts), question, event, line, prompt)
+        except JudgePending as exc:  # kept for the judge's batch: every pair the alignment may need is asked
+            pending.append(exc)
+            return False
         except JudgeUnavailable:
             raise
         except JudgeUnparseable as exc:
@@ -91,6 +103,8 @@ async def _order(q: BeamQuestion, response: str, judge: Judge, variant: Variant,
             return False
 
     aligned = await align(q.rubric, answer_lines(response, variant), matches)
+    if pending:
+        raise pending[0]
     if unread and variant == "ours":
         return Graded(None, "judge", [f"unscored: the judge's word on whether two events are the same could not be "
                                       f"read ({unread[0]})"], verdicts)
