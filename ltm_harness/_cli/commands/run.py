@@ -34,8 +34,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     add_judge_cost_arguments(run)
     run.add_argument("--reference-prompts", metavar="PATH",
                      help="a LongMemEval checkout: its longmemeval datasets are judged with the reference's own prompt "
-                          "texts, read from src/evaluation/evaluate_qa.py there; or a BEAM checkout, for the beam "
-                          "datasets (src/prompts.py, src/evaluation/compute_metrics.py); parsed, never run")
+                          "texts, read from src/evaluation/evaluate_qa.py there; a BEAM checkout, for the beam "
+                          "datasets (src/prompts.py, src/evaluation/compute_metrics.py); or a MemoryAgentBench "
+                          "checkout, for the memoryagentbench datasets (utils/templates.py, the LongMemEval judge "
+                          "prompts); parsed, never run")
     run.add_argument("--retry-errored", action="store_true",
                      help="do the errored tests of the run in results/<run-name>/ again (given as when it started): each "
                           "session with one is replayed from its event log up to its first failed turn or errored "
