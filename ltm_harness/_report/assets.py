@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
+from ltm_harness._report import conversation_view
+
 _SCORE_COLOURS = "\n".join(
     f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11))  # s0 red .. s10 green
 
@@ -154,6 +156,8 @@ JS = r"""
     }));
   }
 
+  /*BENCHMARK VIEW*/
+
   function detail(t) {
     const rows = t.questions.map((q, i) => h("tr", null, h("td", { class: "num" }, i + 1), h("td", null, h("pre", { class: "text" }, q)),
       h("td", null, h("pre", { class: "text agent-reply" }, i < t.responses.length ? t.responses[i] : "–"))));
@@ -177,7 +181,8 @@ JS = r"""
         t.gaps.map((g) => h("tr", null, h("td", { class: "num" }, g.line), h("td", { class: "num" }, fmt(g.target)), h("td", { class: "num" }, fmt(g.achieved)),
           h("td", { class: "num" }, g.target ? (100 * (g.achieved - g.target) / g.target).toFixed(1) + "%" : "–")))));
     }
-    parts.push(h("h4", null, "Conversation: this test's lines, the rest collapsed"), conversation(t.conv));
+    if (t.hist) parts.push(benchmarkView(t));
+    else parts.push(h("h4", null, "Conversation: this test's lines, the rest collapsed"), conversation(t.conv));
     return h("div", { class: "detail" }, parts);
   }
 
@@ -299,10 +304,15 @@ JS = r"""
 })();
 """
 
+JS = JS.replace("  /*BENCHMARK VIEW*/\n", conversation_view.JS)
+CSS += conversation_view.CSS
 
-def content_security_policy(js: str, css: str) -> str:
-    """A policy that allows no request at all and runs only this script and style (by their hashes)."""
+
+def content_security_policy(js: str, css: str, own_files: bool = False) -> str:
+    """A policy that allows no request at all and runs only this script and style (by their hashes); with
+    `own_files`, scripts beside the page too (the history files it loads when a reader opens a history)."""
     def digest(text: str) -> str:
         return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
-    return f"default-src 'none'; script-src {digest(js)}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"
+    scripts = f"{digest(js)} 'self'" if own_files else digest(js)
+    return f"default-src 'none'; script-src {scripts}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"

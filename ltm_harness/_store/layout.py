@@ -7,6 +7,7 @@
         definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
         report.html, report.*              the report and its tables
+        report.history/                    the histories of benchmark conversations the report shows (loaded on demand)
         aiq.json                           an AIQ run's scores
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
@@ -56,6 +57,7 @@ IMPORTED_DIR = "imported"  # <run>/imported/<agent>.json: how an imported answer
 STATE_DIR = "state"  # <agent>/state/<session>/: an adapter's own memory files (Agent.state_dir)
 WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
+HISTORY_SUFFIX = ".history"  # <stem>.history/ beside a report: its conversations' histories, loaded when opened
 AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
 LLM_CACHE = ".llm-cache"  # beside the run folders
@@ -137,6 +139,11 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     if definitions.exists():
         inside(definitions, path)
     return path
+
+
+def report_history(html: Path) -> Path:
+    """The folder beside a report page holding its conversations' histories (`report.history/`)."""
+    return html.with_suffix(HISTORY_SUFFIX)
 
 
 def compressed(path: Path) -> Path:
@@ -266,7 +273,10 @@ class RunFolder(_Folder):
         for path in (self.summary, self.run_config, self.aiq_report):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
-            report.unlink()
+            if report.is_dir() and not report.is_symlink():  # report.history/
+                shutil.rmtree(report)
+            else:
+                report.unlink()
         for agent in self.agent_folders():
             agent.clear()
         for child in self.path.glob(f"*{RESCORING}") if self.path.is_dir() else []:
