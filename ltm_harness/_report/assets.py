@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from ltm_harness._report import conversation_view
+from ltm_harness._report import conversation_view, lazy
 
 _SCORE_COLOURS = "\n".join(
     f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11))  # s0 red .. s10 green
@@ -195,9 +195,18 @@ JS = r"""
       this.query = "";
       this.status = "all";
       this.tests = null;
+      this.body = null;
+    }
+    ready(then) {  // the agent's tests: from the page at once, or from a file beside it (a big run's), then `then`
+      const inline = this.tests === null ? data("data-" + this.key) : null;
+      if (inline) this.tests = inline.tests;
+      if (this.tests !== null) return true;
+      if (!this.loading) this.loading = agentTests(this.key).then((d) => { this.tests = d.tests; },
+        (err) => { this.root.replaceChildren(h("p", { class: "err" }, err.message)); throw err; });
+      this.loading.then(then, () => {});
+      return false;
     }
     build() {  // the controls are made once, so typing in the filter box keeps its focus and caret
-      this.tests = data("data-" + this.key).tests;
       this.search = h("input", { type: "search", placeholder: "filter tests (dataset/id)",
         oninput: () => { this.query = this.search.value; this.page = 0; this.render(); } });
       this.select = h("select", { onchange: () => { this.status = this.select.value; this.page = 0; this.render(); } },
@@ -213,7 +222,8 @@ JS = r"""
       return this.status === "all" || t.status === this.status;
     }
     render() {
-      if (this.tests === null) this.build();
+      if (!this.ready(() => this.render())) return;
+      if (!this.body) this.build();
       const shown = this.tests.filter((t) => this.matches(t));
       const pages = Math.max(1, Math.ceil(shown.length / PAGE));
       this.page = Math.min(this.page, pages - 1);
@@ -236,7 +246,8 @@ JS = r"""
       this.render();
     }
     show(id) {
-      if (this.tests === null) this.build();
+      if (!this.ready(() => this.show(id))) return;
+      if (!this.body) this.build();
       this.query = this.search.value = id;
       this.status = this.select.value = "all";
       this.page = 0;
@@ -304,7 +315,7 @@ JS = r"""
 })();
 """
 
-JS = JS.replace("  /*BENCHMARK VIEW*/\n", conversation_view.JS)
+JS = JS.replace("  /*BENCHMARK VIEW*/\n", lazy.JS + conversation_view.JS)
 CSS += conversation_view.CSS
 
 

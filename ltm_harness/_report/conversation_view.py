@@ -3,9 +3,8 @@ benchmark marks, the question, the reply, and for an independent question the po
 
 A benchmark's history (LoCoMo's conversation, a LongMemEval haystack, a BEAM chat) is long and the same for every
 question of it, and often for every agent. So it is never copied into the page nor per question: each conversation's
-history is written once, named by a hash of its content, as small script files beside the page
-(`<stem>.history/<hash>.<part>.js`, PART lines each), and the page loads a part only when a reader opens the history
-(a `<script>` element: it works from a page opened as a local file, where fetch() is refused). The page itself holds
+history is written once, named by a hash of its content, as parts beside the page (lazy.py:
+`<stem>.parts/<hash>.<part>.js`, PART lines each), loaded only when a reader opens the history. The page itself holds
 per conversation only an outline (its sessions, with dates and line ranges), and per question the few lines it needs.
 """
 
@@ -22,12 +21,12 @@ from ltm_harness._authoring.definitions import read_definition
 from ltm_harness._errors import LTMError
 from ltm_harness._report.conversation import SessionLog, Turn
 from ltm_harness._results.models import TestResult
-from ltm_harness._store.files import write_text
-from ltm_harness._store.layout import report_history
+from ltm_harness._report.lazy import LazyParts
 
 MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 PART = 1000  # history lines per file
 MAX_EVIDENCE = 12  # evidence lines quoted with a question (all of them are marked in the history)
+QUOTE = 240  # characters of an evidence line quoted with its question
 
 
 def clip(text: str) -> str:
@@ -43,24 +42,41 @@ class _History:
 
 
 @dataclass
-class Histories:
-    """The histories of one page's conversations: an outline each for the page, their lines as files beside it."""
+class _Lines:
+    """A test's lines in a session's log, as the questions of its results are looked up."""
 
-    folder: str  # the folder's name, beside the page: `<stem>.history`
-    outlines: dict[str, dict[str, Any]] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)  # file name -> its text
+    said: list[Turn]  # the script's lines, in order
+    questions: list[Turn]
+    number: dict[int, int]  # a question's turn number -> its place among the questions
+    by_text: dict[str, list[Turn]]
+    observed: bool  # the test has history the agent only took in
+
+
+@dataclass
+class Histories:
+    """The histories of one page's conversations: an outline each in the page, their lines as parts beside it."""
+
+    parts: LazyParts
     needs: dict[tuple[Path, str], tuple[tuple[int, ...], ...] | None] = field(default_factory=dict)  # per test
     _of: dict[int, _History | None] = field(default_factory=dict)  # id(SessionLog) -> its history
-
-    @classmethod
-    def beside(cls, html: Path) -> "Histories":
-        return cls(report_history(html).name)
+    _lines: dict[tuple[int, str], _Lines] = field(default_factory=dict)
 
     def of(self, log: SessionLog) -> _History | None:
         """The history of one session's log (its observed lines), registered once; None when it has none."""
         if id(log) not in self._of:
             self._of[id(log)] = self._register(log)
         return self._of[id(log)]
+
+    def lines(self, log: SessionLog, uid: str) -> _Lines:
+        if (id(log), uid) not in self._lines:
+            said = [t for t in log.own(uid) if t.kind == "test"]
+            questions = [t for t in said if t.question]
+            by_text: dict[str, list[Turn]] = {}
+            for t in questions:
+                by_text.setdefault(t.user, []).append(t)
+            self._lines[id(log), uid] = _Lines(said, questions, {t.i: n for n, t in enumerate(questions)}, by_text,
+                                               any(t.observed for t in said))
+        return self._lines[id(log), uid]
 
     def _register(self, log: SessionLog) -> _History | None:
         lines: list[list[Any]] = []
@@ -80,36 +96,12 @@ class Histories:
             return None
         text = json.dumps(lines, ensure_ascii=False, separators=(",", ":"))
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        if key not in self.outlines:
+        if key not in self.parts.outlines:
             parts = math.ceil(len(lines) / PART)
-            self.outlines[key] = {"lines": len(lines), "tokens": tokens, "parts": parts, "sessions": sessions}
+            self.parts.outlines[key] = {"lines": len(lines), "tokens": tokens, "per": PART, "sessions": sessions}
             for p in range(parts):
-                chunk = json.dumps(lines[p * PART:(p + 1) * PART], ensure_ascii=False, separators=(",", ":"))
-                self.files[f"{key}.{p}.js"] = f'ltmHistory("{key}",{p},{chunk});\n'
+                self.parts.add(f"h:{key}.{p}", lines[p * PART:(p + 1) * PART], f"{key}.{p}")
         return _History(key, line_of)
-
-    def block(self) -> dict[str, Any]:
-        """What the page holds: where the files are and each conversation's outline."""
-        return {"dir": self.folder, "part": PART, "outlines": self.outlines}
-
-    def write(self, html: Path) -> list[Path]:
-        """The files beside `html` (those of an earlier report there that this one does not use are removed)."""
-        folder = report_history(html)
-        if not self.files and not folder.is_dir():
-            return []
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, text in self.files.items():
-            path = folder / name
-            if not path.is_file() or path.stat().st_size != len(text.encode("utf-8")):  # named by content
-                write_text(path, text)
-            written.append(path)
-        for old in folder.glob("*.js"):
-            if old.name not in self.files:
-                old.unlink()
-        if not self.files and not any(folder.iterdir()):
-            folder.rmdir()
-        return written
 
 
 def _needs(histories: Histories, definitions: Path, uid: str) -> tuple[tuple[int, ...], ...] | None:
@@ -125,7 +117,9 @@ def _needs(histories: Histories, definitions: Path, uid: str) -> tuple[tuple[int
 
 
 def _line(t: Turn, line: int | None) -> list[Any]:
-    return [line, t.i, t.time, t.role, clip(t.user)]
+    """An evidence line as quoted with its question: its start (the whole line is in the history, one click away)."""
+    text = t.user if len(t.user) <= QUOTE else t.user[:QUOTE].rsplit(" ", 1)[0] + " …"
+    return [line, t.i, t.time, t.role, text]
 
 
 def benchmark_view(r: TestResult, log: SessionLog, histories: Histories, definitions: Path,
@@ -135,34 +129,31 @@ def benchmark_view(r: TestResult, log: SessionLog, histories: Histories, definit
     questions with the same text are told apart by order)."""
     history = histories.of(log)
     uid = f"{r.dataset}/{r.group or r.example_id}"
-    own = log.own(uid)
-    if history is None or not any(t.observed for t in own):
+    if history is None:
         return None
-    said = [t for t in own if t.kind == "test"]  # the script's lines, in order
-    questions = [t for t in said if t.question]
+    test = histories.lines(log, uid)
+    if not test.observed:
+        return None
+    said, questions = test.said, test.questions
     if r.group is None:
         mine = questions
     else:
-        mine = [next((t for t in questions if t.user == text and t.i not in taken), None) for text in r.questions[:1]]
-        if mine == [None] and r.gaps and r.gaps[0].line < len(said):
+        mine = [t for t in test.by_text.get(r.questions[0], []) if t.i not in taken][:1] if r.questions else []
+        if not mine and r.gaps and r.gaps[0].line < len(said):
             mine = [said[r.gaps[0].line]]
-        mine = [t for t in mine if t is not None]
         taken.update(t.i for t in mine)
     needs = _needs(histories, definitions, uid)
     asked = []
     for t in mine:
-        lines: list[int] = []
-        n = questions.index(t)
-        if needs is not None and n < len(needs) and len(said) >= max(needs[n], default=-1) + 1:
-            lines = sorted(history.line_of[said[s].i] for s in needs[n] if said[s].i in history.line_of)
-        evidence = [_line(said[s], history.line_of.get(said[s].i)) for s in (needs[n] if needs and n < len(needs) else ())
-                    if s < len(said)][:MAX_EVIDENCE]
+        n = test.number.get(t.i, -1)
+        needed = [s for s in (needs[n] if needs is not None and 0 <= n < len(needs) else ()) if s < len(said)]
+        marks = sorted(history.line_of[said[s].i] for s in needed if said[s].i in history.line_of)
         point = log.asked_after(t) if t.went_back is not None else None
         asked.append({
-            "turn": t.i, "time": t.time, "pos": t.pos, "q": clip(t.user), "reply": clip(t.reply), "back": t.went_back,
+            "turn": t.i, "time": t.time, "pos": t.pos, "back": t.went_back,
             "from": None if point is None else {"turn": point.i, "time": point.time, "question": point.question,
                                                 "line": history.line_of.get(point.i)},
-            "marks": lines, "ev": evidence})
+            "marks": marks, "ev": [_line(said[s], history.line_of.get(said[s].i)) for s in needed[:MAX_EVIDENCE]]})
     return {"hist": history.key, "asked": asked}
 
 
@@ -192,39 +183,12 @@ li.hline .badge.fr { background: #ffe2b3; }
 JS = r"""
   // -- a benchmark test's history and questions (ltm_harness/_report/conversation_view.py) --
   const HIST_PAGE = 200;
-  const histParts = new Map();
-  const histWaiting = new Map();
   const when = (time) => String(time).replace("T", " ").replace("Z", "");
-  window.ltmHistory = (key, part, lines) => {
-    const id = key + "." + part;
-    histParts.set(id, lines);
-    const w = histWaiting.get(id);
-    if (w) { histWaiting.delete(id); w.resolve(lines); }
-  };
-  function loadPart(key, part) {
-    const id = key + "." + part;
-    if (histParts.has(id)) return Promise.resolve(histParts.get(id));
-    if (!histWaiting.has(id)) {
-      const w = {};
-      w.promise = new Promise((resolve, reject) => { w.resolve = resolve; w.reject = reject; });
-      histWaiting.set(id, w);
-      const info = data("report-history");
-      if (!info || !/^[0-9a-f]{16}$/.test(key) || !Number.isInteger(part)) w.reject(new Error("no history for this test"));
-      else {
-        const s = document.createElement("script");
-        s.src = encodeURIComponent(info.dir) + "/" + key + "." + part + ".js";
-        s.onerror = () => { histWaiting.delete(id);
-          w.reject(new Error(`the history file ${info.dir}/${key}.${part}.js could not be loaded (it is kept beside the page)`)); };
-        document.head.append(s);
-      }
-    }
-    return histWaiting.get(id).promise;
-  }
   async function histLines(key, from, to) {  // lines [from, to) of a history
-    const part = data("report-history").part;
+    const part = data("report-lazy").outlines[key].per;
     const out = [];
     for (let p = Math.floor(from / part); p * part < to; p++) {
-      const lines = await loadPart(key, p);
+      const lines = await loadPart(`h:${key}.${p}`, `${key}.${p}.js`);
       out.push(...lines.slice(Math.max(0, from - p * part), Math.max(0, to - p * part)));
     }
     return out;
@@ -233,7 +197,7 @@ JS = r"""
   class HistoryView {
     constructor(t) {
       this.key = t.hist;
-      this.outline = data("report-history").outlines[t.hist];
+      this.outline = data("report-lazy").outlines[t.hist];
       this.evidence = new Set(t.asked.flatMap((a) => a.marks));
       this.from = new Set(t.asked.filter((a) => a.from && a.from.line !== null).map((a) => a.from.line));
       this.sessions = null;
@@ -301,7 +265,7 @@ JS = r"""
   }
 
   function benchmarkView(t) {
-    const history = data("report-history") && data("report-history").outlines[t.hist] ? new HistoryView(t) : null;
+    const history = data("report-lazy") && data("report-lazy").outlines[t.hist] ? new HistoryView(t) : null;
     const jump = (line, label) => line === null || !history ? label :
       h("a", { href: "#", class: "jump", onclick: (ev) => { ev.preventDefault(); history.reveal(line); } }, label);
     const asked = t.asked.map((a, n) => {
@@ -312,8 +276,8 @@ JS = r"""
       const more = a.marks.length - a.ev.length;
       return h("div", { class: "asked" },
         h("div", { class: "head" }, h("span", { class: "role" }, "question"), ` · turn ${fmt(a.turn)} · ${when(a.time)} · at ${fmt(a.pos)} tokens`),
-        h("pre", { class: "text" }, a.q),
-        h("div", { class: "reply" }, h("div", { class: "who" }, "agent's answer"), h("pre", { class: "text agent-reply" }, a.reply)),
+        h("pre", { class: "text" }, n < t.questions.length ? t.questions[n] : "–"),
+        h("div", { class: "reply" }, h("div", { class: "who" }, "agent's answer"), h("pre", { class: "text agent-reply" }, n < t.responses.length ? t.responses[n] : "–")),
         n < t.expected.length ? h("div", { class: "expected" }, h("div", { class: "who" }, "expected"), h("pre", { class: "text" }, t.expected[n])) : null,
         point,
         h("div", { class: "evidence" }, a.ev.length ? [`The benchmark's evidence (${fmt(a.marks.length || a.ev.length)} line${(a.marks.length || a.ev.length) === 1 ? "" : "s"}):`,

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.conversation_view import MAX_TEXT, Histories, benchmark_view, clip as _clip  # noqa: F401
+from ltm_harness._report.lazy import INLINE_TESTS_BYTES, LazyParts
 from ltm_harness._report.breakdown import breakdown_section
 from ltm_harness._report.html import esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.load import RunData
@@ -239,7 +240,8 @@ def _failed_tries(n: int) -> str:
     return f" · {_num(n)} failed {'try' if n == 1 else 'tries'} of turns, asked again or failed"
 
 
-def _agent_section(e: Entry, row: Any, open_: bool, histories: Histories | None = None) -> str:
+def _agent_section(e: Entry, row: Any, open_: bool, tests: str) -> str:
+    """An agent's section; `tests`: the block of its tests' details (empty when they are a file beside the page)."""
     s = e.agent.summary
     judged = e.run.summary.judge is not None
     if all(d.quoted(judged).spec.goodai for d in s.datasets):
@@ -291,16 +293,29 @@ def _agent_section(e: Entry, row: Any, open_: bool, histories: Histories | None 
     parts.append(f'<h3>Tests</h3><div class="browser" data-agent="{e.key}">'
                  '<noscript>The per-test details need JavaScript; the tables next to this file hold every '
                  "test's score.</noscript></div>")
-    parts.append(_json_block(f"data-{e.key}", agent_payload(e, histories)))
+    parts.append(tests)
     parts.append("</details>")
     return "".join(parts)
 
 
+def _tests_blocks(entries: Sequence[Entry], parts: LazyParts | None) -> list[str]:
+    """Each agent's tests' details: in the page, or (all of them past INLINE_TESTS_BYTES) files beside it."""
+    histories = Histories(parts) if parts is not None else None
+    payloads = [agent_payload(e, histories) for e in entries]
+    blocks = [_json_block(f"data-{e.key}", payload) for e, payload in zip(entries, payloads)]
+    if parts is None or sum(len(b) for b in blocks) <= INLINE_TESTS_BYTES:
+        return blocks
+    for e, payload in zip(entries, payloads):
+        parts.add_tests(e.key, payload)
+    return ["" for _ in entries]
+
+
 def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
                found: Sequence[Difference] = (), stats: Statistics | None = None,
-               histories: Histories | None = None) -> str:
+               parts: LazyParts | None = None) -> str:
     """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it;
-    `histories`: where benchmark conversations' histories go (files beside the page, Histories.write)."""
+    `parts`: what the page loads when a reader opens it (benchmark histories, a big run's tests), written beside it
+    by the caller (LazyParts.write); without, everything is in the page but the histories."""
     css = CSS + colour_css(e.slot for e in entries)
     nav = ['<a href="#summary">agents</a>']
     breakdown = breakdown_section(entries)
@@ -315,9 +330,11 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
     if usage:
         nav.append('<a href="#usage">LLM calls and cost</a>')
     nav += ['<a href="#tests">tests</a>', '<a href="#agents">per agent</a>']
-    agents = "".join(_agent_section(e, row, len(entries) == 1, histories) for e, row in zip(entries, tables.agents))
-    history = _json_block("report-history", histories.block()) if histories is not None and histories.files else ""
-    csp = content_security_policy(JS, css, own_files=bool(history))
+    tests = _tests_blocks(entries, parts)
+    agents = "".join(_agent_section(e, row, len(entries) == 1, block)
+                     for e, row, block in zip(entries, tables.agents, tests))
+    lazy = _json_block("report-lazy", parts.block()) if parts is not None and parts.files else ""
+    csp = content_security_policy(JS, css, own_files=bool(lazy))
     matrix = ('<section id="tests"><h2>Tests</h2><p class="note">Each test\'s normalised score per agent '
               "(unscored and errored tests are named). Click a score for the test's questions, replies, reasons "
               'and conversation.</p><div id="matrix"><noscript>This table needs JavaScript.</noscript></div>'
@@ -329,5 +346,5 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
             f"{summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{statistics}{imported}{_charts(entries, tables)}{usage}{matrix}"
-            f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>{history}'
+            f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>{lazy}'
             f"</main><script>{JS}</script></body></html>\n")

@@ -7,7 +7,7 @@
         definitions/manifest.json          the tests, and <dataset>/<id>.def.json for each (.def.json.zst: a big one)
         summary.json                       the run's summary
         report.html, report.*              the report and its tables
-        report.history/                    the histories of benchmark conversations the report shows (loaded on demand)
+        report.parts/                      what the report loads when opened (benchmark histories, a big run's tests)
         aiq.json                           an AIQ run's scores
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
@@ -57,7 +57,7 @@ IMPORTED_DIR = "imported"  # <run>/imported/<agent>.json: how an imported answer
 STATE_DIR = "state"  # <agent>/state/<session>/: an adapter's own memory files (Agent.state_dir)
 WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
-HISTORY_SUFFIX = ".history"  # <stem>.history/ beside a report: its conversations' histories, loaded when opened
+PARTS_SUFFIX = ".parts"  # <stem>.parts/ beside a report: what the page loads when a reader opens it
 AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
 LLM_CACHE = ".llm-cache"  # beside the run folders
@@ -141,9 +141,9 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     return path
 
 
-def report_history(html: Path) -> Path:
-    """The folder beside a report page holding its conversations' histories (`report.history/`)."""
-    return html.with_suffix(HISTORY_SUFFIX)
+def report_parts(html: Path) -> Path:
+    """The folder beside a report page holding the parts it loads on demand (`report.parts/`)."""
+    return html.with_suffix(PARTS_SUFFIX)
 
 
 def compressed(path: Path) -> Path:
@@ -273,7 +273,7 @@ class RunFolder(_Folder):
         for path in (self.summary, self.run_config, self.aiq_report):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
-            if report.is_dir() and not report.is_symlink():  # report.history/
+            if report.is_dir() and not report.is_symlink():  # report.parts/
                 shutil.rmtree(report)
             else:
                 report.unlink()
