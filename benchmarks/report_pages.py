@@ -7,12 +7,13 @@ Two runs on generated data of the benchmarks' shapes (never the real data), in a
 * BEAM-100K: 20 chats of the 100K shape (benchmarks/beam_data.py, 10 batches of 10 turns of `--beam-words`-word
   messages: about 100k tokens a chat, 20 questions each), the same 4 agents.
 
-For each report: the page's bytes (all that is loaded when it opens), the history files' count and bytes (loaded
-only when a reader opens a question's history), the time to write the report; and in headless Chromium (Debian's
+For each report: the page's bytes (all that is loaded when it opens), the count and bytes of its parts loaded on
+demand (ltm_harness/_report/lazy.py: the histories, loaded when a reader opens one; the agents' tests' details, in files
+of their own past 1 MB, loaded when a reader opens an agent), the time to write the report; and in headless Chromium (Debian's
 chromium and chromedriver, driven by selenium), from the Performance API: first paint, first contentful paint,
 DOMContentLoaded end (the page's script has set up the tables: interactive) and the load event; then the time to open
-the first agent's first question and, with one click on its evidence, its history at that line (the first history
-file loaded on demand).
+the first agent's first question (its agent's tests' file loaded first when the page holds them in files) and, with
+one click on its evidence, its history at that line (a history file loaded on demand).
 
     python benchmarks/report_pages.py [--beam-words 190] [--agents oracle,null,retrieval,recent:2000] [--keep DIR]
 
@@ -40,7 +41,7 @@ from locomo_protocol import conversation  # noqa: E402
 from report_size import browser  # noqa: E402
 
 from ltm_harness._report import write_report  # noqa: E402
-from ltm_harness._store.layout import report_history  # noqa: E402
+from ltm_harness._store.layout import report_parts  # noqa: E402
 from ltm_harness.testing import make_config, run_config  # noqa: E402
 
 PAINT = """const nav = performance.getEntriesByType('navigation')[0];
@@ -62,27 +63,36 @@ def beam_folder(folder: Path, chats: int, words: int) -> Path:
     return folder
 
 
+def wait_for(driver: Any, css: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + 30
+    while not (found := driver.find_elements(By.CSS_SELECTOR, css)):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"nothing shown for {css}")
+        time.sleep(0.005)
+    return found[0]
+
+
 def measure_page(driver: Any, page: Path) -> dict[str, float]:
     from selenium.webdriver.common.by import By
 
     driver.get(page.resolve().as_uri())
-    while driver.execute_script("return document.readyState") != "complete":
+    deadline = time.monotonic() + 5  # complete, and painted (the paint entries come a frame later)
+    while driver.execute_script("return document.readyState !== 'complete' || "
+                                "!performance.getEntriesByType('paint').length") and time.monotonic() < deadline:
         time.sleep(0.01)
     numbers = {k: round(v, 1) for k, v in driver.execute_script(PAINT).items() if v is not None}
     started = time.perf_counter()
     driver.execute_script("document.getElementById('a0').open = true")
-    driver.find_element(By.CSS_SELECTOR, "#a0 tr.test").click()
-    driver.find_element(By.CSS_SELECTOR, "#a0 .asked")
+    wait_for(driver, "#a0 tr.test").click()
+    wait_for(driver, "#a0 .asked")
     numbers["open_question_ms"] = round(1000 * (time.perf_counter() - started), 1)
     links = driver.find_elements(By.CSS_SELECTOR, "#a0 .asked .evidence a.jump")
     if links:
         started = time.perf_counter()
         links[0].click()
-        deadline = time.monotonic() + 30
-        while not driver.find_elements(By.CSS_SELECTOR, "#a0 li.hline.focus"):
-            if time.monotonic() > deadline:
-                raise SystemExit("the history never opened at the evidence line")
-            time.sleep(0.005)
+        wait_for(driver, "#a0 li.hline.focus")
         numbers["open_history_at_evidence_ms"] = round(1000 * (time.perf_counter() - started), 1)
     problems = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     if problems:
@@ -94,9 +104,12 @@ def report(folder: Path, driver: Any) -> dict[str, Any]:
     started = time.perf_counter()
     files = write_report([folder])
     written = time.perf_counter() - started
-    history = [p for p in report_history(files.html).glob("*.js")]
+    parts = list(report_parts(files.html).glob("*.js"))
+    tests = [p for p in parts if p.name.startswith("tests-")]
+    history = [p for p in parts if p not in tests]
     out: dict[str, Any] = {"page_bytes": files.html.stat().st_size, "history_files": len(history),
-                           "history_bytes": sum(p.stat().st_size for p in history), "write_s": round(written, 2),
+                           "history_bytes": sum(p.stat().st_size for p in history), "tests_files": len(tests),
+                           "tests_bytes": sum(p.stat().st_size for p in tests), "write_s": round(written, 2),
                            "event_log_bytes": sum(p.stat().st_size for p in folder.rglob("*.jsonl"))}
     if driver is not None:
         out.update(measure_page(driver, files.html))
@@ -139,7 +152,8 @@ def main() -> None:
         for name, numbers in runs.items():
             page, interactive = numbers["page_bytes"], numbers.get("interactive")
             print(f"{name}: page {page / 1e6:.2f} MB ({'under' if page < 3e6 else 'OVER'} 3 MB), "
-                  f"{numbers['history_files']} history files {numbers['history_bytes'] / 1e6:.2f} MB loaded on demand; "
+                  f"loaded on demand: {numbers['history_files']} history files {numbers['history_bytes'] / 1e6:.2f} MB, "
+                  f"{numbers['tests_files']} files of tests' details {numbers['tests_bytes'] / 1e6:.2f} MB; "
                   + ("" if interactive is None else
                      f"first paint {numbers.get('first_paint', float('nan')):.0f} ms, interactive {interactive:.0f} ms "
                      f"({'under' if interactive < 1000 else 'OVER'} 1 s)"))

@@ -505,3 +505,20 @@ def test_a_missing_history_file_is_said_in_the_page(driver: Any, real_results: P
     error = _wait_for(driver, "#a0 details.session p.err")[0]
     assert "could not be loaded" in error.text and "report.parts/" in error.text
     assert "Her name is Pepper." in driver.find_element("css selector", "#a0 .asked .evidence").text
+
+
+def test_a_big_run_s_tests_load_from_their_files_when_a_score_is_clicked(driver: Any, real_results: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    folder = tmp_path / "locomo"
+    shutil.copytree(real_results / "locomo", folder)
+    monkeypatch.setattr("ltm_harness._report.page.INLINE_TESTS_BYTES", 0)  # as a run too big for one page
+    page = write_report([folder], tmp_path / "big.html").html
+    _load(driver, page)
+    assert driver.execute_script("return document.getElementById('data-a1')") is None
+    column = [th.get_attribute("title") for th in driver.find_elements("css selector", "#matrix table.matrix tr:first-child th")].index("null")
+    driver.find_element("css selector", f"#matrix table.matrix tr:nth-child(2) td:nth-child({column + 1}) a").click()
+    asked = _wait_for(driver, "#a1 tr.detail-row .asked")[0]
+    assert "What is the name of Ada's cat?" in asked.text
+    loaded = driver.execute_script("return [...document.scripts].map(s => s.src).filter(Boolean)")
+    assert len(loaded) == 1 and "/big.parts/tests-a1-" in loaded[0]  # only that agent's tests
+    assert _problems(driver) == []
