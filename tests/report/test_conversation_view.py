@@ -117,3 +117,29 @@ def test_clearing_a_run_folder_removes_its_report_parts(locomo: Path):
     assert report_parts(files.html).is_dir()
     RunFolder(locomo).clear()
     assert not report_parts(files.html).exists() and not files.html.exists()
+
+
+async def test_a_question_asked_in_sequence_was_asked_after_the_one_before(tmp_path: Path):
+    from ltm_harness._agents.base import Agent, AgentMessage, Reply
+    from ltm_harness._api import run_async
+    from ltm_harness.testing import make_config
+
+    from .conftest import LOCOMO_DATA
+
+    class Diary(Agent):
+        """Takes history in, and has no way back: its questions are asked in sequence."""
+
+        async def reply(self, message: AgentMessage, oracle_hint: str | None = None) -> Reply:
+            return Reply(text="Not mentioned in the conversation.")
+
+        async def observe(self, message: AgentMessage) -> None:
+            return None
+
+    cfg = make_config([{"name": "locomo", "args": {"data_file": str(LOCOMO_DATA)}}], span=4000, examples=1)
+    out = await run_async(cfg, [("diary", Diary)], results=tmp_path)
+    tests = {t["id"]: t for t in _tests(write_report([out.path]).html.read_text())}
+    first, second = tests["locomo/synthetic-1.q0"]["asked"][0], tests["locomo/synthetic-1.q1"]["asked"][0]
+    assert first["back"] is False and first["from"] == {"turn": 5, "time": "2023-06-27T10:37:20Z", "question": False,
+                                                         "line": 5}
+    assert second["back"] is False and second["from"]["turn"] == 6 and second["from"]["question"] is True
+    assert second["from"]["line"] is None  # a question is not history: said, not linked
