@@ -181,8 +181,8 @@ JS = r"""
         t.gaps.map((g) => h("tr", null, h("td", { class: "num" }, g.line), h("td", { class: "num" }, fmt(g.target)), h("td", { class: "num" }, fmt(g.achieved)),
           h("td", { class: "num" }, g.target ? (100 * (g.achieved - g.target) / g.target).toFixed(1) + "%" : "–")))));
     }
-    if (t.hist) parts.push(benchmarkView(t));
-    else parts.push(h("h4", null, "Conversation: this test's lines, the rest collapsed"), conversation(t.conv));
+    if (t.hist) return h("div", { class: "detail" }, benchmarkDetail(t, parts));
+    parts.push(h("h4", null, "Conversation: this test's lines, the rest collapsed"), conversation(t.conv));
     return h("div", { class: "detail" }, parts);
   }
 

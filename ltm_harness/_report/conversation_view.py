@@ -289,4 +289,10 @@ JS = r"""
     return [h("h4", null, "Question, answer and the history it was asked from"), asked,
       history ? history.root : h("p", { class: "note" }, "The history is not in this page.")];
   }
+
+  function benchmarkDetail(t, parts) {  // the summary line, the question, why it scored so (reasons on), its history
+    const [head, asked, history] = benchmarkView(t);
+    const from = parts.findIndex((p) => p.tagName === "H4" && p.textContent === "Reasons");
+    return [parts[0], head, asked, ...(from < 0 ? [] : parts.slice(from)), history];
+  }
 """

@@ -434,6 +434,22 @@ def _load(driver: Any, page: Path) -> None:
         time.sleep(0.05)
 
 
+def docs_shot(driver: Any, name: str, css: str | None = None) -> None:
+    """With $LTM_DOCS_SCREENSHOTS set (docs/img, for docs/reports.md): a small picture of the window, at the element
+    `css` when given (else the page's top), scaled to 3/4."""
+    where = os.environ.get("LTM_DOCS_SCREENSHOTS")
+    if not where:
+        return
+    driver.execute_script("for (const n of document.querySelectorAll('nav')) n.style.position = 'static';")  # not sticky
+    top = 0 if css is None else driver.execute_script(
+        f"const e = document.querySelector({json.dumps(css)}); return e.getBoundingClientRect().top + window.scrollY - 8;")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                             "clip": {"x": 0, "y": top, "width": VIEWPORT, "height": 760,
+                                                                      "scale": 0.75}})
+    Path(where).mkdir(parents=True, exist_ok=True)
+    (Path(where) / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
 def _look(driver: Any, name: str) -> None:
     """What every page must be: no console error or warning, every chart with its legend in sight, nothing wider
     than the window; then its screenshot is kept."""
@@ -467,6 +483,7 @@ def _wait_for(driver: Any, css: str) -> list[Any]:
                                         ("study", "study/report.html"), ("index", "index.html")])
 def test_every_page_of_real_runs_reads_well_at_1280_px(driver: Any, real_results: Path, name: str, page: str):
     _load(driver, real_results / page)
+    docs_shot(driver, name)
     if name.endswith("report") or name == "compare":
         _open_first_test(driver)  # and a test's view fits too
         _wait_for(driver, "#a0 tr.detail-row .detail")
@@ -493,6 +510,7 @@ def test_a_locomo_question_shows_its_evidence_line_and_the_history_it_was_asked_
     assert len(loaded) == 1 and "/report.parts/" in loaded[0]  # one file of the conversation, on demand
     assert _problems(driver) == []
     _shoot(driver, artefacts() / "locomo-question.png")
+    docs_shot(driver, "locomo-question", "#a0 tr.test.open")
 
 
 def test_a_missing_history_file_is_said_in_the_page(driver: Any, real_results: Path, tmp_path: Path):
