@@ -96,7 +96,8 @@ class Beam(DatasetInterface):
     # decides only clear abstentions: the numbers then name themselves "rule-decided" and count the decided ones.
     headline = Headline(metrics=[Metric(name="average of the ten abilities", by="ability", order=ABILITY_ORDER),
                                  Metric(name="score", per="ability", order=ABILITY_ORDER)],
-                        unjudged="rule-decided", question="question", conversation="chat")
+                        unjudged="rule-decided", question="question", conversation="chat",
+                        judge="gpt-4.1-mini")  # the reference's gpt_llm (src/llm.py)
     requires_user_data = True  # fetched on first use (or given): never shipped
     scoring_args = frozenset({"scoring", "reference_prompts"})
 

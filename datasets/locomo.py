@@ -86,7 +86,8 @@ class LoCoMo(DatasetInterface):
     headline = Headline(metrics=[Metric(name="F1"), Metric(name="F1", per="category", order=list(CATEGORY_NAMES.values())),
                                  Metric(name="J (judge, categories 1-4)", of="verdict",
                                         unless={"category": [CATEGORY_NAMES[5]]})],
-                        question="question", conversation="conversation")
+                        question="question", conversation="conversation",
+                        judge="gpt-4o-mini")  # the J of mem0's evaluation (the vendors' published numbers)
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"judge"})
 

@@ -79,7 +79,8 @@ class LongMemEval(DatasetInterface):
                                  Metric(name="task-averaged accuracy", by="type", order=list(QUESTION_TYPES)),
                                  Metric(name="abstention accuracy", where={"abstention": "yes"}),
                                  Metric(name="accuracy", per="type", order=list(QUESTION_TYPES))],
-                        unjudged="rule-decided", question="question", conversation="haystack")
+                        unjudged="rule-decided", question="question", conversation="haystack",
+                        judge="gpt-4o-2024-08-06")  # the reference's evaluate_qa.py
     requires_user_data = True  # its data file is fetched on first use (or given): never shipped
     scoring_args = frozenset({"reference_prompts"})
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from rich.console import Console
 from rich.table import Column
@@ -88,6 +88,12 @@ def duration(seconds: float) -> str:
     m, s = divmod(rest, 60)
     return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s" if m else f"{s}s"
 
+
+
+def progress_span(datasets: Iterable[Any]) -> int | None:
+    """The memory span the progress compares the conversation with: the largest of the datasets that use one (a
+    benchmark in reference mode ignores it: no "(40.2x span 4k)" there); None when none does."""
+    return max((d.memory_span for d in datasets if "memory_span" not in d.ignored_settings()), default=None)
 
 
 def describe(p: AgentProgress, span: int | None, scores: bool = True) -> str:

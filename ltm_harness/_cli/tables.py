@@ -4,18 +4,22 @@ belong, and agents compared on the tests scored for all of them."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+import re
+from pathlib import Path
+from typing import Collection, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ltm_harness._report.labels import DATA_PREFIX, by_label, metric_text, split_metrics, unscored_note
+from ltm_harness._report.labels import DATA_PREFIX, by_label, count_text, metric_text, split_metrics, unscored_note
 from ltm_harness._report.tables import (AgentRow, BreakdownRow, DatasetRow, HeadlineRow, MetricRow, Quoted,
                                         benchmark_text, breakdown_rows, common_benchmark, headline_rows, ltm_caution,
                                         metric_rows)
+from ltm_harness._guard.limits import cut_words
 from ltm_harness._results.headline import DatasetHeadline, count_word, played_text
+from ltm_harness._results.marks import is_imported, kinds_in, legend_lines, mark_text, marks_of, rank_key
 from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary, RunSummary, TestResult
 from ltm_harness._tokens import plural
 
@@ -39,7 +43,9 @@ def _goodai(summary: AgentSummary, judged: bool) -> bool:
     return all(d.quoted(judged).spec.goodai for d in summary.datasets)
 
 
-def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
+def agent_table(summary: AgentSummary, judged: bool = False, judge: str | None = None, imported: bool = False) -> Table:
+    """An agent's numbers per dataset, each with its protocol marks (`judge`: the run's judge model; `imported`: its
+    answers came from a file), and what was played, the cost and the calls under them."""
     table = Table(title=f"agent {escape(summary.agent)}", title_justify="left")
     gaps = any(d.quoted(judged).spec.goodai for d in summary.datasets)
     named = not _goodai(summary, judged)  # a benchmark quoted by its own names: the metric's name beside its value
@@ -55,6 +61,8 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
         lead = quoted.values[0] if quoted.values else None
         word = count_word(quoted.spec, quoted.judged)
         value = "-" if lead is None else _cell(lead.value, lead.scored, lead.tests, word)
+        shown = mark_text(marks_of(summary, judge, imported, d.dataset))
+        value += f" {escape(shown)}" if shown and lead is not None else ""
         row = [escape(d.dataset)] + ([escape(lead.name if lead else "score"), value] if named else [value]) + [str(d.tests)]
         if gaps:
             row += [_gap(d.target_gap), _gap(d.achieved_gap)] if quoted.spec.goodai else ["", ""]
@@ -72,6 +80,7 @@ def agent_table(summary: AgentSummary, judged: bool = False) -> Table:
                      f"conversation {summary.conversation_tokens:,} tokens   wall {summary.wall_seconds:.2f} s"
                      + _llm_line(summary))
     table.caption_justify = "left"
+    _legend(table, [mark_text(marks_of(summary, judge, imported))])
     return table
 
 
@@ -95,7 +104,7 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
             for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
-        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or []).items()]
+        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or [], quoted.spec).items()]
         out += tables
         note = unscored_note(d, judged)
         if tables and note:
@@ -149,11 +158,16 @@ def _llm_line(summary: AgentSummary) -> str:
     return text + partial
 
 
-def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None) -> Table:
+def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]] | None = None,
+                     imported: Collection[str] = (), width: int | None = None) -> Table:
     """Agents side by side, each dataset by its headline numbers; with `results` (agent -> its results), over the
-    tests scored for every agent (saying how many), else each over its own."""
+    tests scored for every agent (saying how many), else each over its own. An agent with a protocol mark comes
+    after those without (`imported`: the agents whose answers came from a file)."""
     judged = run.judge is not None
-    quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged) for a in run.agents]
+    agents = sorted(run.agents, key=lambda a: rank_key(marks_of(a, run.judge, a.agent in imported)))
+    run = run.model_copy(update={"agents": agents})
+    quoted = [Quoted(run.run_name, a.agent, a.agent, a, (results or {}).get(a.agent, []), judged, run.judge,
+                     a.agent in imported) for a in run.agents]
     rows = headline_rows(quoted)
     metrics = [m for a in run.agents for m in metric_rows(run.run_name, a.agent, a.agent, a)]
     breakdown = [b for a in run.agents for b in breakdown_rows(run.run_name, a.agent, a.agent, a)]
@@ -161,7 +175,8 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
     table = Table(title=f"run {escape(run.run_name)}: {title}", title_justify="left")
     table.add_column("dataset")
     for a in run.agents:
-        table.add_column(escape(a.agent), justify="right")
+        header, wide = _header(a.agent, _column_room(len(run.agents), width))
+        table.add_column(header, justify="right", min_width=wide)
     columns = [a.agent for a in run.agents]
     for name in sorted({d.dataset for a in run.agents for d in a.datasets}):
         _dataset_rows(table, name, columns, rows, metrics, breakdown)
@@ -175,6 +190,7 @@ def comparison_table(run: RunSummary, results: Mapping[str, Sequence[TestResult]
                                                             else f"{a.ltm_score_memory_distance:,.0f}" for a in run.agents])
         _caution(table, [(a.agent, a.benchmark_score / a.max_benchmark_score if a.max_benchmark_score else 0.0,
                           a.ltm_score) for a in run.agents])
+    _legend(table, [r.marks for r in rows])
     return table
 
 
@@ -195,7 +211,8 @@ def _dataset_rows(table: Table, dataset: str, columns: list[str], rows: Sequence
         found = [cells.get((c, metric)) for c in columns]
         label = (dataset if mine and mine[0].goodai and metric == "score" else f"{dataset} · {metric}") if i == 0 \
             else f"  {metric}"
-        table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word) for r in found])
+        table.add_row(escape(label), *["-" if r is None else _cell(r.value, r.scored, r.tests, word)
+                                       + (f" {escape(r.marks)}" if r.marks and i == 0 else "") for r in found])
         if i == 0 and over == "common":
             counts = [own.get((c, metric)) for c in columns]
             if any(o is not None and o.scored < o.tests for o in counts):
@@ -237,16 +254,17 @@ def _caution(table: Table, agents: list[tuple[str, float, float]]) -> None:
 
 
 def print_run(run: RunSummary, console: Console | None = None,
-              results: Mapping[str, Sequence[TestResult]] | None = None) -> None:
+              results: Mapping[str, Sequence[TestResult]] | None = None, folder: Path | None = None) -> None:
     """Each agent's tables, then, with several agents, the comparison (`results`, agent -> its results: over the tests
-    scored for every agent)."""
+    scored for every agent; `folder`: the run's, where imported agents are known)."""
     console = console or Console()
+    imported = {a.agent for a in run.agents if folder is not None and is_imported(folder, a.agent)}
     for agent in run.agents:
-        console.print(agent_table(agent, run.judge is not None))
+        console.print(agent_table(agent, run.judge is not None, run.judge, agent.agent in imported))
         for part in breakdown_tables(agent, run.judge is not None):
             console.print(part)
     if len(run.agents) > 1:
-        console.print(comparison_table(run, results))
+        console.print(comparison_table(run, results, imported, console.width))
     for line in data_lines(run.agents):
         console.print(Text(line))
 
@@ -258,28 +276,32 @@ def data_lines(agents: Sequence[AgentSummary]) -> list[str]:
         for d in a.datasets:
             _, data = split_metrics(d.metrics)
             if data and d.dataset not in out:
-                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {metric_text(v)}" for k, v in data.items())
+                counts = ", ".join(f"{k.removeprefix(DATA_PREFIX)} {count_text(v)}" for k, v in data.items())
                 out[d.dataset] = f"{d.dataset} · known errors in its data file (mended or left out): {counts}"
     return list(out.values())
 
 
 def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow], marks: dict[str, str] | None = None,
                  plain: bool = False, breakdown: list[BreakdownRow] | None = None,
-                 metrics: list[MetricRow] | None = None, headline: list[HeadlineRow] | None = None) -> Table:
+                 metrics: list[MetricRow] | None = None, headline: list[HeadlineRow] | None = None,
+                 width: int | None = None) -> Table:
     """The table of a report or comparison: a row per dataset by its headline numbers, over the tests scored for
     every agent (under it its other headline numbers and its own metrics), a column per agent (labelled as in the
     page), then, for the GoodAI benchmark's datasets, the benchmark score and the LTM score, and, when anything was
     priced, the cost. `marks`: a note per label (how its run differs from the first); `plain`: ASCII lines, for a
-    pipe or a file."""
+    pipe or a file; `width`: the console's, which the agents' columns share (their names wrapped, never mid-word)."""
     from rich import box
 
     marks = marks or {}
     names = sorted({d.dataset for d in datasets})
     table = Table(title=escape(title), title_justify="left", box=box.ASCII if plain else box.HEAVY_HEAD)
     table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
+    order = sorted(agents, key=lambda a: bool(a.marks))  # a marked agent never before one without (results/marks.py)
+    agents = order
     for a in agents:
         mark = marks.get(a.label)
-        table.add_column(escape(a.label) + (f" ({escape(mark)})" if mark else ""), justify="right", overflow="fold")
+        header, wide = _header(a.label, _column_room(len(agents), width))
+        table.add_column(header + (f" ({escape(mark)})" if mark else ""), justify="right", min_width=wide)
     for name in names:
         _dataset_rows(table, name, [a.label for a in agents], headline or _plain_rows(datasets, name), metrics or [],
                       breakdown or [])
@@ -294,7 +316,49 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
         table.add_row("cost", *[f"${a.total_cost_usd:.4f}" for a in agents])
     if goodai:
         _caution(table, [(a.label, a.benchmark_share, a.ltm_score) for a in agents])
+    _legend(table, [a.marks for a in agents] + [r.marks for r in headline or []])
     return table
+
+
+MAX_HEADER = 40  # an agent's label longer than this is cut (at a word boundary) in a column's header
+
+
+def _column_room(agents: int, width: int | None) -> int:
+    """How wide an agent's column can be so that the table fits `width` (the dataset's column and the borders
+    first); MAX_HEADER when the width is not known."""
+    if width is None:
+        return MAX_HEADER
+    return max(8, min(MAX_HEADER, (width - 26 - 3 * (agents + 1)) // max(agents, 1)))
+
+
+def _wrap_name(label: str, room: int) -> list[str]:
+    """A name in lines of at most `room` characters, broken at spaces or after a separator (-, :, @, /, _, .) and
+    never inside a word; a part still wider than `room` is cut where the limit falls, with "..."."""
+    lines, line = [], ""
+    for word in label.split():
+        for k, part in enumerate(re.findall(r"[^-:@/_.]+[-:@/_.]*|[-:@/_.]+", word)):
+            glue = " " if line and k == 0 else ""
+            if line and len(line) + len(glue) + len(part) > room:
+                lines.append(line)
+                line, glue = "", ""
+            line += glue + part
+    lines.append(line)
+    return [cut_words(x, room) for x in lines if x] or [label]
+
+
+def _header(label: str, room: int = MAX_HEADER) -> tuple[str, int]:
+    """An agent's column header, and the column's width: its label wrapped to `room` (`_wrap_name`)."""
+    lines = _wrap_name(label, room)
+    return escape("\n".join(lines)), max(len(line) for line in lines)
+
+
+def _legend(table: Table, marks: Sequence[str]) -> None:
+    """The legend of the protocol marks in the table, under it (after any caption)."""
+    lines = legend_lines(kinds_in(marks))
+    if lines:
+        caption = "\n".join(escape(line) for line in lines)
+        table.caption = f"{table.caption}\n{caption}" if table.caption else caption
+        table.caption_justify = "left"
 
 
 def _plain_rows(datasets: Sequence[DatasetRow], name: str) -> list[HeadlineRow]:

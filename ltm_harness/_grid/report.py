@@ -23,7 +23,9 @@ from ltm_harness._grid.results import (ALL, POOLED_X, CellRow, LabelScoreRow, Me
 from ltm_harness._report.assets import CSS
 from ltm_harness._report.colours import colour_css, folder_slots, slot_colour, variants
 from ltm_harness._report.curves import MAX_POINTS
+from ltm_harness._report.html import marks_legend, protocol_marks
 from ltm_harness._report.labels import metric_text
+from ltm_harness._results.marks import LEGEND, Mark, kinds_in
 from ltm_harness._report.svg_score import Curve, Series, score_panel, span_chart
 from ltm_harness._grid.stats import study_statistics
 from ltm_harness._report.stats_section import statistics_section, write_statistics_tables
@@ -86,10 +88,16 @@ def _score_table(rows: Sequence[ScoreRow], labels: list[str]) -> str:
     body = []
     for label in labels:
         by_span = {r.span: r for r in rows if r.dataset == ALL and _label(r.agent, r.config) == label}
-        cells = "".join(f'<td class="num">{by_span[s].mean:.2f}{_interval(by_span[s])} (n={by_span[s].seeds})</td>'
+        cells = "".join(f'<td class="num">{by_span[s].mean:.2f}{_marks(by_span[s].marks)}{_interval(by_span[s])} '
+                        f'(n={by_span[s].seeds})</td>'
                         if s in by_span else '<td class="num">–</td>' for s in spans)
         body.append(f"<tr><td>{_e(label)}</td>{cells}</tr>")
     return f'<div class="scroll"><table>{head}{"".join(body)}</table></div>'
+
+
+def _marks(text: str) -> str:
+    """A row's protocol marks (ltm_harness/_results/marks.py) beside its number, each explained when hovered."""
+    return protocol_marks([Mark(k, LEGEND[k]) for k in kinds_in([text])])
 
 
 def _breakdown_section(rows: Sequence[LabelScoreRow], metrics: Sequence[MetricMeanRow], lines: list[_Line]) -> str:
@@ -161,7 +169,7 @@ def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, lines: list[_Line])
               for line in lines]
     name = x.label.split(' (')[0]
     return score_panel(f"score against {name}, pooled over the study", series, x.label,
-                       draw_points=len(mine) <= MAX_POINTS, empty=f"no {name} was measured")
+                       draw_points=len(mine) <= MAX_POINTS, empty=f"no {name} was measured", legend=True)
 
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],
@@ -196,6 +204,7 @@ def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellR
             f'<header><h1>{_e(title)}</h1><p class="meta">{plural(len(cells), "cell")}: {_e(state)}</p></header><main>'
             f'<section id="scores"><h2>Score against span</h2><p class="legend">{legend}</p>'
             f"{_score_table(rows, [line.label for line in lines])}"
+            f"{marks_legend(kinds_in(r.marks for r in rows))}"
             f'<div class="charts">{overall}</div><h3>Per dataset</h3><div class="charts">{per_dataset}</div>{note}</section>'
             f"{_breakdown_section(by_label, metrics, lines)}{statistics}"
             f'<section id="pooled"><h2>Pooled over the study</h2><div class="charts">{pooled}</div></section>'

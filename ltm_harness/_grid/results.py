@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from ltm_harness._grid.index import StudyIndex
+from ltm_harness._results.marks import KINDS, LEGEND, Kind, Mark, mark_text, marks_of
 from ltm_harness._results.models import RunSummary, TestResult
 from ltm_harness._results.outputs import read_results, read_run_summary
 from ltm_harness._store.layout import StudyFolder
@@ -105,6 +106,7 @@ class ScoreRow(BaseModel):
     level: float
     scores: list[float]  # per seed, in seed order
     seed_list: list[int]
+    marks: str = ""  # protocol marks of any seed's cell, "[seq, unscored]" (ltm_harness/_results/marks.py)
 
 
 class LabelScoreRow(BaseModel):
@@ -199,6 +201,7 @@ def score_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[ScoreRow
     per_dataset: dict[tuple[str, str | None, str, int], dict[int, float]] = {}
     overall: dict[tuple[str, str | None, int], dict[int, list[float]]] = {}
     names: dict[str, str] = {}  # dataset -> the name of its leading number
+    marked: dict[tuple[str, str | None, str, int], set[Kind]] = {}  # the protocol marks of any seed's cell
     for cell in cells:
         spans = _spans(cell)
         for summary in cell.summary.agents:
@@ -208,15 +211,22 @@ def score_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[ScoreRow
                 if span is None or not values or values[0].value is None:
                     continue  # nothing scored in this cell: no number, never 0
                 names.setdefault(d.dataset, values[0].name)
-                per_dataset.setdefault((cell.agent, cell.config, d.dataset, span), {})[cell.seed] = values[0].value
                 cell_span = cell.span if cell.span is not None else max(spans.values())
+                kinds = {m.kind for m in marks_of(summary, cell.summary.judge, dataset=d.dataset)}
+                marked.setdefault((cell.agent, cell.config, d.dataset, span), set()).update(kinds)
+                marked.setdefault((cell.agent, cell.config, ALL, cell_span), set()).update(kinds)
+                per_dataset.setdefault((cell.agent, cell.config, d.dataset, span), {})[cell.seed] = values[0].value
                 overall.setdefault((cell.agent, cell.config, cell_span), {}).setdefault(cell.seed, []).append(
                     values[0].value)
-    rows = [ScoreRow(agent=agent, config=config, dataset=ALL, span=span,
+    def marks(key: tuple[str, str | None, str, int]) -> str:
+        kinds = marked.get(key, set())
+        return mark_text([Mark(k, LEGEND[k]) for k in KINDS if k in kinds])
+
+    rows = [ScoreRow(agent=agent, config=config, dataset=ALL, span=span, marks=marks((agent, config, ALL, span)),
                      **_over_seeds({s: statistics.fmean(v) for s, v in seeds.items()}, level))
             for (agent, config, span), seeds in overall.items()]
     rows += [ScoreRow(agent=agent, config=config, dataset=dataset, span=span, metric=names[dataset],
-                      **_over_seeds(by_seed, level))
+                      marks=marks((agent, config, dataset, span)), **_over_seeds(by_seed, level))
              for (agent, config, dataset, span), by_seed in per_dataset.items()]
     order = _agent_order(cells)
     rows.sort(key=lambda r: (order.get(r.agent, 0), r.config or "", r.dataset != ALL, r.dataset, r.span))

@@ -43,6 +43,7 @@ table.grid td.num { white-space: normal; min-width: 4em; }
 table.grid th.who { min-width: 5.5em; max-width: 11em; }
 .std { color: #555; font-size: 12px; white-space: nowrap; }
 table.matrix th { max-width: 10em; overflow-wrap: break-word; }
+.pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px; cursor: help; white-space: nowrap; }
 .badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
 .charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
@@ -162,7 +163,7 @@ JS = r"""
     const rows = t.questions.map((q, i) => h("tr", null, h("td", { class: "num" }, i + 1), h("td", null, h("pre", { class: "text" }, q)),
       h("td", null, h("pre", { class: "text agent-reply" }, i < t.responses.length ? t.responses[i] : "–"))));
     const parts = [
-      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)}) · memory span ${fmt(t.span)} tokens · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
+      h("p", { class: "meta" }, `status ${t.status} · score ${+Number(t.score).toFixed(3)} of ${+Number(t.max).toFixed(3)} (${score2(t.norm)})${t.span == null ? "" : ` · memory span ${fmt(t.span)} tokens`} · turns ${fmt(t.turns[0])}–${fmt(t.turns[1])} · ${fmt(t.tokens)} tokens`),
       h("h4", null, "Questions and the agent's replies"),
       rows.length ? h("table", null, h("tr", null, h("th", null, "#"), h("th", null, "question"), h("th", null, "agent's reply")), rows) : h("p", { class: "note" }, "none"),
       h("h4", null, "Expected"), listOf(t.expected),
@@ -203,7 +204,9 @@ JS = r"""
       if (this.tests !== null) return true;
       if (!this.loading) this.loading = agentTests(this.key).then((d) => { this.tests = d.tests; },
         (err) => { this.root.replaceChildren(h("p", { class: "err" }, err.message)); throw err; });
-      this.loading.then(then, () => {});
+      // once loaded, one render: a test to show (a click in the grid) wins over the section's own first render
+      if (!this.pending || then.show) this.pending = then;
+      this.loading.then(() => { const next = this.pending; this.pending = null; if (next) next(); }, () => {});
       return false;
     }
     build() {  // the controls are made once, so typing in the filter box keeps its focus and caret
@@ -246,7 +249,7 @@ JS = r"""
       this.render();
     }
     show(id) {
-      if (!this.ready(() => this.show(id))) return;
+      if (!this.ready(Object.assign(() => this.show(id), { show: true }))) return;
       if (!this.body) this.build();
       this.query = this.search.value = id;
       this.status = this.select.value = "all";

@@ -13,8 +13,10 @@ from typing import Sequence
 from ltm_harness._report.colours import slot_colour
 from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
 from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
-from ltm_harness._report.labels import by_label, metric_text, split_metrics, unscored_note
-from ltm_harness._report.svg_score import Series, score_panel
+from ltm_harness._report.labels import (by_label, count_text, in_order, label_order, metric_text, split_metrics,
+                                        unscored_note)
+from ltm_harness._report.svg_score import Series, score_panel, x_range
+from ltm_harness._report.summary import agent_legend
 from ltm_harness._report.tables import Entry, entry_quoted, headline_rows
 from ltm_harness._results.models import DatasetSummary, LabelSummary
 from ltm_harness._tokens import plural
@@ -45,7 +47,8 @@ def _dataset(entries: Sequence[Entry], name: str) -> list[DatasetSummary | None]
 def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | None], by: str) -> str:
     """A row per value of label `by` (tests, mean memory distance, each agent's mean score), then the whole dataset."""
     per_entry = [{b.value: b for b in (d.breakdown or []) if b.label == by} if d else {} for d in summaries]
-    values = list(dict.fromkeys(v for found in per_entry for v in found))
+    spec = next((d.quoted(e.run.summary.judge is not None).spec for e, d in zip(entries, summaries) if d), None)
+    values = in_order((v for found in per_entry for v in found), label_order(spec, by))
     head = (f'<tr><th>{_e(by)}</th><th class="num">tests</th><th class="num">memory distance</th>'
             + "".join(_who(e) for e in entries) + "</tr>")
     rows = []
@@ -117,7 +120,7 @@ def _data_table(data: Sequence[dict[str, float]]) -> str:
     """The data file's counts: the same for every agent on the same tests (else each distinct count, joined by " / ")."""
     names = list(dict.fromkeys(name for m in data for name in m))
     rows = "".join(f'<tr><td>{_e(name)}</td><td class="num">'
-                   f'{_e(" / ".join(dict.fromkeys(metric_text(m[name]) for m in data if name in m)))}</td></tr>'
+                   f'{_e(" / ".join(dict.fromkeys(count_text(m[name]) for m in data if name in m)))}</td></tr>'
                    for name in names)
     return (f'<div class="scroll"><table class="metrics data-errors"><tr><th>known error</th><th class="num">count</th>'
             f"</tr>{rows}</table></div>")
@@ -130,17 +133,20 @@ def _panels(entries: Sequence[Entry], name: str, by: str, values: list[str]) -> 
     every = [p for per_value in points.values() for p in per_value]
     quantity: Quantity = MEMORY_DISTANCE if has_values(every, MEMORY_DISTANCE) else GAP
     panels, bare = [], []
+    made = {value: [Series(e.label, slot_colour(e.slot), xy(p, quantity, name), e.variant)
+                    for e, p in zip(entries, points[value])] for value in values}
+    bounds = x_range([s for series in made.values() for s in series])  # one x range for every panel: comparable
     for value in values:
-        series = [Series(e.label, slot_colour(e.slot), xy(p, quantity, name)) for e, p in zip(entries, points[value])]
+        series = made[value]
         if not any(s.points for s in series):
             bare.append(value)
             continue
         panels.append(score_panel(f"{name} · {by} {value}", series,
                                   quantity.axis.replace(" (tokens, log scale)", " (tokens)"), width=300, height=210,
-                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS))
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, bounds=bounds))
     note = (f'<p class="note">No panel for {_e(", ".join(bare))}: no question of it was scored with a '
             f"{_e(quantity.name)}.</p>") if bare else ""
-    return f'<div class="charts panels">{"".join(panels)}</div>{note}'
+    return f'{agent_legend(entries)}<div class="charts panels">{"".join(panels)}</div>{note}'
 
 
 def _one_dataset(entries: Sequence[Entry], name: str) -> str:
@@ -154,8 +160,9 @@ def _one_dataset(entries: Sequence[Entry], name: str) -> str:
     parts += [f'<p class="warn">{_e("every agent" if len(who) == len(entries) > 1 else ", ".join(who))}: {_e(note)}</p>'
               for note, who in notes.items()]
     labels: dict[str, list[str]] = {}
-    for d in summaries:
-        for by, found in by_label((d.breakdown or []) if d else []).items():
+    for e, d in zip(entries, summaries):
+        spec = d.quoted(e.run.summary.judge is not None).spec if d else None
+        for by, found in by_label((d.breakdown or []) if d else [], spec).items():
             labels.setdefault(by, [])
             labels[by] += [b.value for b in found if b.value not in labels[by]]
     for by in labels:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from html import escape
+from typing import Iterable, Sequence
+
+from ltm_harness._results.marks import KINDS, LEGEND, Kind, Mark
 
 
 def esc(value: object) -> str:
@@ -27,3 +30,19 @@ def breakable(text: str) -> str:
     for sep in ("·", ":", "/", "_", "@", "-"):
         out = out.replace(sep, sep + "<wbr>")
     return out
+
+
+def protocol_marks(marks: Sequence[Mark]) -> str:
+    """An agent's protocol marks beside its number (ltm_harness/_results/marks.py), each saying for this agent what it
+    means when hovered; "" for none."""
+    return "".join(f'<sup class="pmark" title="{esc(m.detail)}">{esc(m.kind)}</sup>' for m in marks)
+
+
+def marks_legend(kinds: Iterable[Kind]) -> str:
+    """The legend of the protocol marks shown on a page ("" when none is)."""
+    shown = set(kinds)
+    if not shown:
+        return ""
+    return ('<p class="note legend-marks">Protocol marks: '
+            + "; ".join(f'<sup class="pmark">{k}</sup> {esc(LEGEND[k])}' for k in KINDS if k in shown)
+            + ". An agent with a mark is listed after the agents without one.</p>")

@@ -16,8 +16,11 @@ from ltm_harness._interop.answers.formats import FORMAT_NAMES
 from ltm_harness._interop.answers.matching import MatchReport
 from ltm_harness._interop.answers.run import read_match_report
 from ltm_harness._report.html import breakable, esc as _e
+from ltm_harness._report.labels import in_order
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import TestResult
+from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
+from ltm_harness._stats.verdict_pairs import verdict_pair
 from ltm_harness._store.layout import RunFolder
 from ltm_harness._tokens import plural
 
@@ -45,26 +48,44 @@ def _judged(r: TestResult) -> float | None:
     return r.verdicts[0].score if r.verdicts else None
 
 
-def comparisons(report: MatchReport, results: Sequence[TestResult]) -> list[Comparison]:
+def _label_of(results: Sequence[TestResult]) -> str | None:
+    """The label the benchmark breaks its questions down by (LoCoMo's category, LongMemEval's type), if any."""
+    return next((k for r in results for k in (r.labels or {}) if k != "abstention"), None)
+
+
+def _compare(what: str, pairs: Sequence[tuple[float, float]]) -> Comparison:
+    return Comparison(what, len(pairs), statistics.fmean(a for a, _ in pairs), statistics.fmean(b for _, b in pairs),
+                      sum(abs(a - b) > DIFFERS for a, b in pairs))
+
+
+def comparisons(report: MatchReport, results: Sequence[TestResult], order: Sequence[str] = ()) -> list[Comparison]:
+    """Their numbers beside ours on the questions both scored: overall, then per value of the benchmark's label (its
+    categories, in `order` first: the benchmark's own), each such row named "... · <value>"."""
     by_id = {r.example_id: r for r in results if r.status != "unscored"}
+    label = _label_of(results)
     out: list[Comparison] = []
-    f1 = [(t.f1, _ours(by_id[t.result_id])) for t in report.theirs if t.f1 is not None and t.result_id in by_id]
+
+    def add(what: str, pairs: Sequence[tuple[str, float, float]]) -> None:
+        out.append(_compare(what, [(a, b) for _, a, b in pairs]))
+        if label is None:
+            return
+        values = {rid: (by_id[rid].labels or {}).get(label) for rid, _, _ in pairs}
+        for value in in_order((v for v in values.values() if v is not None), order):
+            out.append(_compare(f"  · {value}", [(a, b) for rid, a, b in pairs if values[rid] == value]))
+
+    f1 = [(t.result_id, t.f1, _ours(by_id[t.result_id])) for t in report.theirs if t.f1 is not None and t.result_id in by_id]
     if f1:
-        out.append(Comparison("their F1 vs the reference rules (our score)", len(f1), statistics.fmean(a for a, _ in f1),
-                              statistics.fmean(b for _, b in f1), sum(abs(a - b) > DIFFERS for a, b in f1)))
+        add("their F1 vs the reference rules (our score)", f1)
     judged = [t for t in report.theirs if t.judge is not None and t.result_id in by_id]
     if judged:
         models = sorted({t.judge_model for t in judged if t.judge_model})
         name = f"their judge ({', '.join(models)})" if models else "their judge"
         if report.file_format.startswith("longmemeval"):  # ours is the rule's or our judge's verdict on the question
-            pairs = [(t.judge or 0.0, _ours(by_id[t.result_id])) for t in judged]
-            out.append(Comparison(f"{name} vs our scores", len(pairs), statistics.fmean(a for a, _ in pairs),
-                                  statistics.fmean(b for _, b in pairs), sum(abs(a - b) > DIFFERS for a, b in pairs)))
+            add(f"{name} vs our scores", [(t.result_id, t.judge or 0.0, _ours(by_id[t.result_id])) for t in judged])
         else:
-            ours = [(t.judge or 0.0, v) for t in judged if (v := _judged(by_id[t.result_id])) is not None]
+            ours = [(t.result_id, t.judge or 0.0, v) for t in judged if (v := _judged(by_id[t.result_id])) is not None]
             if ours:
-                out.append(Comparison(f"{name} vs our judge (J)", len(ours), statistics.fmean(a for a, _ in ours),
-                                      statistics.fmean(b for _, b in ours), sum(abs(a - b) > DIFFERS for a, b in ours)))
+                add(f"{name} vs our judge (J)", ours)
             else:
                 share = statistics.fmean(t.judge or 0.0 for t in judged)
                 out.append(Comparison(f"{name} (ours: not judged; run or rescore with --judge)", len(judged), share,
@@ -72,18 +93,40 @@ def comparisons(report: MatchReport, results: Sequence[TestResult]) -> list[Comp
     return out
 
 
+def _unanswered_by_label(results: Sequence[TestResult], order: Sequence[str]) -> str:
+    """The questions the file has no answer for, per value of the benchmark's label ("adversarial 446"), or ""."""
+    missing = [r for r in results if r.status == "unscored" and NOT_ANSWERED_REASON in r.reasons]
+    label = _label_of(results)
+    if not missing or label is None:
+        return ""
+    counts: dict[str, int] = {}
+    for r in missing:
+        value = (r.labels or {}).get(label, "?")
+        counts[value] = counts.get(value, 0) + 1
+    return (f" Not answered in the file, by {_e(label)}: "
+            + ", ".join(f"{_e(v)} {counts[v]:,}" for v in in_order(counts, order)) + ".")
+
+
+def _order(e: Entry) -> list[str]:
+    """The benchmark's own order of its label values (its headline's), for the agent's datasets."""
+    judged = e.run.summary.judge is not None
+    return [v for d in e.agent.summary.datasets for m in d.quoted(judged).spec.metrics if m.per or m.by
+            for v in m.order]
+
+
 def _block(e: Entry, report: MatchReport) -> str:
     counts = (f"{plural(report.answers, 'answer')} in {_e(report.file)} "
               f"({_e(FORMAT_NAMES.get(report.file_format, report.file_format))}) for {plural(report.questions, 'question')} "
               f"of the run: <b>{report.matched}</b> matched, {report.unmatched} unmatched, {report.duplicated} duplicated; "
-              f"{plural(report.unanswered, 'question')} without an answer (unscored).")
+              f"{plural(report.unanswered, 'question')} without an answer (unscored)."
+              f"{_unanswered_by_label(e.agent.results, _order(e))}")
     parts = [f"<h3>{breakable(e.label)}</h3><p>{counts}</p>"]
     listed = [("unmatched", report.unmatched_list), ("duplicated", report.duplicated_list)]
     for what, lines in listed:
         if lines:
             items = "".join(f"<li>{_e(line)}</li>" for line in lines)
             parts.append(f"<details><summary>{what} ({len(lines)} listed)</summary><ul>{items}</ul></details>")
-    rows = comparisons(report, e.agent.results)
+    rows = comparisons(report, e.agent.results, _order(e))
     if rows:
         body = "".join(
             f'<tr><td>{_e(c.what)}</td><td class="num">{c.questions}</td><td class="num">{c.theirs:.3f}</td>'
@@ -97,14 +140,45 @@ def _block(e: Entry, report: MatchReport) -> str:
 
 def imported_section(entries: Sequence[Entry]) -> str:
     """The page's "Imported answers" section ("" when no agent of the page was imported)."""
-    blocks = []
+    blocks, reports = [], []
     for e in entries:
         report = read_match_report(RunFolder(e.run.folder), e.agent.spec)
         if report is not None:
             blocks.append(_block(e, report))
+            reports.append((e, report))
     if not blocks:
         return ""
+    blocks.append(_publisher_pairs(reports))
     return ('<section id="imported"><h2>Imported answers</h2><p class="note">Answers published by another tool, '
             "played here through the same engine and scored by the same rules. Their own per-question scores, kept "
             f"from the file, are compared with ours on the same questions (a question disagrees when the two differ by "
             f"more than {DIFFERS}).</p>" + "".join(blocks) + "</section>")
+
+
+def _their_verdicts(report: MatchReport) -> dict[str, bool]:
+    """The publisher's own judge's verdicts (result id -> judged right), as kept from the file."""
+    return {t.result_id: t.judge >= 1.0 for t in report.theirs if t.judge is not None}
+
+
+def _publisher_pairs(reports: Sequence[tuple[Entry, MatchReport]]) -> str:
+    """Two imported publishers compared on their own judges' verdicts (their J), on the questions both judged: each
+    one's share judged right, the questions only one got right, the exact McNemar test ("" with fewer than two)."""
+    rows = []
+    for i, (ea, ra) in enumerate(reports):
+        for eb, rb in reports[i + 1:]:
+            pair = verdict_pair(_their_verdicts(ra), _their_verdicts(rb))
+            if pair is None:
+                continue
+            rows.append(f'<tr><td>{breakable(ea.label)}</td><td>{breakable(eb.label)}</td>'
+                        f'<td class="num">{pair.questions:,}</td><td class="num">{pair.right_a:.3f}</td>'
+                        f'<td class="num">{pair.right_b:.3f}</td><td class="num">{pair.only_a:,}</td>'
+                        f'<td class="num">{pair.only_b:,}</td><td class="num">{pair.p:.3g}</td></tr>')
+    if not rows:
+        return ""
+    return ('<h3>Publishers compared on their own judges\' verdicts</h3><p class="note">Their J, as each file gives it '
+            "(their judge, their prompt; not ours), on the questions both judged; only A / only B: questions one "
+            "judged right and the other wrong; p: the exact McNemar test on those.</p>"
+            '<div class="scroll"><table class="grid"><thead><tr><th>A (theirs)</th><th>B (theirs)</th>'
+            '<th class="num">questions</th><th class="num">A\'s J</th><th class="num">B\'s J</th>'
+            '<th class="num">only A</th><th class="num">only B</th><th class="num">p</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')

@@ -19,7 +19,9 @@ from ltm_harness._errors import LTMError
 from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.assets import content_security_policy
 from ltm_harness._report.colours import colour_css, folder_slots
+from ltm_harness._report.html import marks_legend, protocol_marks
 from ltm_harness._report.index_rows import AgentCell, KnownRows, RowRecord, signature
+from ltm_harness._results.marks import KINDS, Mark, is_imported, marks_of, rank_key
 from ltm_harness._results.models import AgentSummary, RunSummary
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
@@ -35,6 +37,7 @@ class AgentScore:
     max_score: int
     slot: int = 0  # its colour on the index page: by name, one per name (colours.page_slots)
     metric: str | None = None  # a benchmark's leading number's name (F1, accuracy): score is that number, or -1 (none)
+    marks: list[Mark] = field(default_factory=list)  # its protocol marks (ltm_harness/_results/marks.py)
 
 
 @dataclass
@@ -71,7 +74,8 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind,
                             note=cut_words(f"{folder.summary} cannot be read: {exc}", MAX_REASON))
-        agents = [_agent_score(a, summary.judge is not None) for a in summary.agents]
+        agents = sorted((_agent_score(a, summary.judge, is_imported(folder.path, a.agent)) for a in summary.agents),
+                        key=lambda a: rank_key(a.marks))  # a marked agent after those without
         note = "; ".join(f"{agent} did not finish" for agent in summary.errors)
         return IndexRow(summary.run_name, link, "finished", _when(folder.summary), kind, agents, summary.judge,
                         cut_words(note, MAX_REASON))
@@ -83,14 +87,14 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
 
 def _record(row: IndexRow) -> RowRecord:
     return RowRecord(name=row.name, link=row.link, state=row.state, when=row.when, kind=row.kind, judge=row.judge,
-                     note=row.note, agents=[AgentCell(name=a.name, score=a.score, max_score=a.max_score, metric=a.metric)
-                                            for a in row.agents])
+                     note=row.note, agents=[AgentCell(name=a.name, score=a.score, max_score=a.max_score, metric=a.metric,
+                                                      marks=[(m.kind, m.detail) for m in a.marks]) for a in row.agents])
 
 
 def _from_record(r: RowRecord) -> IndexRow:
-    return IndexRow(r.name, r.link, r.state, r.when, r.kind, [AgentScore(a.name, a.score, a.max_score, metric=a.metric)
-                                                                       for a in r.agents],
-                    r.judge, r.note)
+    agents = [AgentScore(a.name, a.score, a.max_score, metric=a.metric,
+                         marks=[Mark(kind, detail) for kind, detail in a.marks if kind in KINDS]) for a in r.agents]
+    return IndexRow(r.name, r.link, r.state, r.when, r.kind, agents, r.judge, r.note)
 
 
 def index_rows(root: Path, known: KnownRows | None = None) -> list[IndexRow]:
@@ -134,14 +138,15 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _agent_score(a: AgentSummary, judged: bool) -> AgentScore:
+def _agent_score(a: AgentSummary, judge: str | None, imported: bool) -> AgentScore:
     """The GoodAI benchmark score of an agent of its datasets; of a benchmark quoted by its own number (a run of one
-    such dataset), that number by name (-1: nothing scored)."""
-    quoted = [d.quoted(judged) for d in a.datasets]
+    such dataset), that number by name (-1: nothing scored); with its protocol marks either way."""
+    quoted = [d.quoted(judge is not None) for d in a.datasets]
+    marks = marks_of(a, judge, imported)
     if len(quoted) == 1 and not quoted[0].spec.goodai and quoted[0].values:
         lead = quoted[0].values[0]
-        return AgentScore(a.agent, -1.0 if lead.value is None else lead.value, 1, metric=lead.name)
-    return AgentScore(a.agent, a.benchmark_score, a.scored_datasets)
+        return AgentScore(a.agent, -1.0 if lead.value is None else lead.value, 1, metric=lead.name, marks=marks)
+    return AgentScore(a.agent, a.benchmark_score, a.scored_datasets, marks=marks)
 
 
 def _score_class(share: float) -> str:
@@ -154,14 +159,14 @@ def _run_row(r: IndexRow) -> str:
             (f'{_e(a.metric)} ' + ('–' if a.score < 0 else f'<b class="{_score_class(a.score)}">{a.score:.2f}</b>'))
             if a.metric else
             f'<b class="{_score_class(a.score / a.max_score if a.max_score else 0.0)}">{a.score:.2f}</b>/{a.max_score}')
-        + '</span>'
+        + f'{protocol_marks(a.marks)}</span>'
         for a in r.agents) or '<span class="note">–</span>'
     best = max((a.score / a.max_score for a in r.agents if a.max_score), default=-1.0)
     text = " ".join([r.name, r.state, r.kind, r.judge or "", r.note, *(a.name for a in r.agents)]).lower()
     note = f'<div class="note">{_e(r.note)}</div>' if r.note else ""
     return (f'<tr data-text="{_e(text)}" data-state="{_e(r.state)}">'
             f'<td data-v="{r.when:.0f}" class="date">{_e(_date(r.when))}</td>'
-            f'<td data-v="{_e(r.name.lower())}"><a href="{_e(r.link)}">{_e(r.name)}</a>{note}</td>'
+            f'<td data-v="{_e(r.name.lower())}" class="run"><a href="{_e(r.link)}">{_e(r.name)}</a>{note}</td>'
             f'<td data-v="{_e(r.state)}"><span class="state {_e(r.state)}">{_e(r.state)}</span></td>'
             f'<td data-v="{_e(r.kind)}">{_e(r.kind)}</td>'
             f'<td data-v="{best:.4f}">{agents}</td>'
@@ -197,6 +202,8 @@ th { background: #f6f7f9; cursor: pointer; user-select: none; white-space: nowra
 th[aria-sort=ascending]::after { content: " ▲"; } th[aria-sort=descending]::after { content: " ▼"; }
 td.date { white-space: nowrap; font-variant-numeric: tabular-nums; }
 td .note, td a { overflow-wrap: anywhere; }
+td.run a { white-space: nowrap; overflow-wrap: normal; }
+.pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px; cursor: help; }
 .agent { display: inline-block; margin: 0 12px 2px 0; white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }
 .agent b { padding: 0 3px; border-radius: 3px; }
@@ -261,7 +268,7 @@ def build_index(root: Path) -> str:
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no runs yet"
     table = ('<table class="list"><thead><tr><th data-sort="num" aria-sort="descending">date</th><th>run</th>'
              '<th>state</th><th>kind</th><th data-sort="num">agents and benchmark scores</th><th>judge</th></tr></thead>'
-             f"<tbody>{body}</tbody></table>")
+             f"<tbody>{body}</tbody></table>{marks_legend(m.kind for r in rows for a in r.agents for m in a.marks)}")
     controls = ('<div class="controls"><input id="filter" type="search" placeholder="filter: run, agent, judge, state">'
                 '<select id="state"><option value="all">every state</option><option value="finished">finished</option>'
                 '<option value="unfinished">unfinished</option><option value="damaged">damaged</option></select>'

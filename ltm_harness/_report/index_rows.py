@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ltm_harness._store.layout import RunFolder
 
-ROWS_FORMAT = 1
+ROWS_FORMAT = 2  # 2: an agent's protocol marks
 MAX_INDEX_BYTES = 64 * 2**20  # a bigger index.html is not read back (its rows are made afresh)
 _OPEN = '<script type="application/json" id="ltm-index-rows">'
 _CLOSE = "</script>"
@@ -38,6 +38,7 @@ class AgentCell(_Strict):
     score: float
     max_score: int
     metric: str | None = None  # a benchmark's leading number's name (F1, accuracy), as the index's AgentScore
+    marks: list[tuple[str, str]] = []  # its protocol marks, (kind, detail), as the index's AgentScore
 
 
 class RowRecord(_Strict):

@@ -30,8 +30,8 @@ from ltm_harness._report.curves import (GAP, MAX_POINTS, MEMORY_DISTANCE, QUANTI
 from ltm_harness._report.labels import by_label
 from ltm_harness._report.svg import Bar, bar_chart, money
 from ltm_harness._report.svg_cost import cost_chart
-from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel
-from ltm_harness._report.summary import header, summary_table, swatch, swatch_class
+from ltm_harness._report.svg_score import MIN_BIN, Series, score_panel, x_range
+from ltm_harness._report.summary import agent_legend, header, summary_table, swatch, swatch_class
 from ltm_harness._report.tables import (COST_ROLES, Entry, Tables, benchmark_text, sorted_results,
                                         sort_key_of_test)
 from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
@@ -54,9 +54,11 @@ def _expected(value: Any) -> str:
 
 # -- per-test data ----------------------------------------------------------------------------------
 def payload_of_test(r: TestResult, session: SessionLog | None, histories: Histories | None = None,
-                    definitions: Path | None = None, taken: set[int] | None = None) -> dict[str, Any]:
+                    definitions: Path | None = None, taken: set[int] | None = None, spans: bool = True) -> dict[str, Any]:
     """One test's details; a benchmark's test (history the agent only took in) shows its history and questions
-    (conversation_view), any other its own lines with what came between collapsed."""
+    (conversation_view), any other its own lines with what came between collapsed. `spans`: its dataset is the GoodAI
+    benchmark's, where the memory span and the information gaps (target, achieved, error) mean something (a benchmark
+    asked question by question: left out)."""
     uid = f"{r.dataset}/{r.example_id}"
     view = None
     if session is not None and histories is not None and definitions is not None:
@@ -67,13 +69,13 @@ def payload_of_test(r: TestResult, session: SessionLog | None, histories: Histor
             item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
     return {
         "id": uid, "status": r.status, "score": r.score, "max": r.max_score, "norm": r.normalized,
-        "span": r.memory_span, "target": r.target_gap, "achieved": r.achieved_gap,
+        "span": r.memory_span if spans else None, "target": r.target_gap, "achieved": r.achieved_gap,
         "turns": [r.start_turn, r.end_turn], "tokens": r.tokens,
         "questions": [_clip(q) for q in r.questions], "responses": [_clip(x) for x in r.responses],
         "expected": [_clip(_expected(x)) for x in r.expected], "reasons": [_clip(x) for x in r.reasons],
         "verdicts": [{"question": _clip(v.question), "score": v.score, "reason": _clip(v.reason), "model": v.model,
                       "prompt_hash": v.prompt_hash, "raw": _clip(v.raw), "cached": v.cached} for v in r.verdicts],
-        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps],
+        "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps] if spans else [],
         "conv": conv, **(view or {}),
     }
 
@@ -83,12 +85,15 @@ def agent_payload(entry: Entry, histories: Histories | None = None) -> dict[str,
     for session in entry.agent.sessions:
         for uid in session.tests():
             by_test.setdefault(uid, session)
+    judged = entry.run.summary.judge is not None
+    goodai = {d.dataset for d in entry.agent.summary.datasets if d.quoted(judged).spec.goodai}
     definitions = RunFolder(entry.run.folder).definitions
     taken: dict[str, set[int]] = {}  # per test, the question turns shown for its results so far
     tests = []
     for r in sorted_results(entry):
         uid = f"{r.dataset}/{r.group or r.example_id}"  # a result scoring one question of a test: that test's log
-        tests.append(payload_of_test(r, by_test.get(uid), histories, definitions, taken.setdefault(uid, set())))
+        tests.append(payload_of_test(r, by_test.get(uid), histories, definitions, taken.setdefault(uid, set()),
+                                     r.dataset in goodai))
     return {"label": entry.label, "tests": tests}
 
 
@@ -96,7 +101,7 @@ def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
     """Every test id with each agent's normalised score and status (null where the agent has no such test)."""
     per_agent = [{f"{r.dataset}/{r.example_id}": r for r in e.agent.results} for e in entries]
     ids = sorted({uid for results in per_agent for uid in results},
-                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, -1, ""))
+                 key=lambda uid: sort_key_of_test(*uid.split("/", 1)) if "/" in uid else (uid, (), ""))
     tests = []
     for uid in ids:
         found = [results.get(uid) for results in per_agent]
@@ -117,11 +122,6 @@ def _problems(runs: Sequence[RunData]) -> str:
     return f'<section id="problems"><h2>Problems</h2>{"".join(items)}</section>' if items else ""
 
 
-def _legend(entries: Sequence[Entry]) -> str:
-    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
-                                           for e in entries) + "</p>"
-
-
 def _series(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]], quantity: Quantity,
             dataset: str | None = None) -> tuple[list[Series], bool]:
     """Series for a score panel (of one dataset, or of all), and whether every test's point is drawn (not beyond
@@ -134,13 +134,14 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
             datasets: Sequence[str]) -> str:
     """The pooled panel of every test, then one small panel per dataset, all against `quantity`."""
     series, every = _series(entries, points, quantity)
+    bounds = x_range(series)  # every panel on the x range of all of them: comparable by eye
     pooled = score_panel(f"score against {quantity.name}: all datasets", series, quantity.axis, width=620, height=300,
-                         draw_points=every, empty=quantity.missing)
+                         draw_points=every, empty=quantity.missing, bounds=bounds)
     small = []
     for name in datasets:
         series, each = _series(entries, points, quantity, name)
         small.append(score_panel(f"{name}: score vs {quantity.short}", series, quantity.axis.replace(" (tokens, log scale)", " (tokens)"),
-                                 width=300, height=210, draw_points=each, empty=quantity.missing))
+                                 width=300, height=210, draw_points=each, empty=quantity.missing, bounds=bounds))
     note = "" if every else (f'<p class="note">Many tests: only the mean score of each range of {quantity.name}s and '
                              "the tests of sparse ranges are drawn; each test's score is in the tables.</p>")
     return f'<h3>Score against {_e(quantity.name)}</h3><div class="charts panels">{pooled}{"".join(small)}</div>{note}'
@@ -148,18 +149,27 @@ def _panels(entries: Sequence[Entry], points: Sequence[dict[str, list[GapPoint]]
 
 def _charts(entries: Sequence[Entry], tables: Tables) -> str:
     datasets = sorted({d.dataset for e in entries for d in e.agent.summary.datasets})
+    goodai = all(r.goodai for r in tables.headline)  # the GoodAI benchmark's aggregate belongs to its datasets alone
     overview = bar_chart("benchmark score (share of max)",
                          [Bar(e.label, slot_colour(e.slot), row.benchmark_share, 0.0,
                               f" ({row.benchmark_score:.2f} of {row.benchmark_datasets_scored})", e.variant)
-                          for e, row in zip(entries, tables.agents)])
+                          for e, row in zip(entries, tables.agents)]) if goodai else ""
     per_dataset = []
     for name in datasets:
-        bars = []
+        bars, metric = [], "score"
         for e in entries:
             d = next((d for d in e.agent.summary.datasets if d.dataset == name), None)
-            bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score, 0.0 if d is None else d.std,
-                            "" if d is None else f" over {d.scored} scored tests", e.variant))
-        per_dataset.append(bar_chart(name, bars))
+            quoted = d.quoted(e.run.summary.judge is not None) if d is not None else None
+            lead = quoted.values[0] if quoted is not None and quoted.values else None
+            if d is None or lead is None or quoted is None or quoted.spec.goodai:  # the mean score, ± its std
+                bars.append(Bar(e.label, slot_colour(e.slot), None if d is None else d.score,
+                                0.0 if d is None else d.std, "" if d is None else f" over {d.scored} scored tests",
+                                e.variant))
+                continue
+            metric = lead.name  # the number the benchmark is quoted by (its headline), as everywhere else
+            bars.append(Bar(e.label, slot_colour(e.slot), lead.value, 0.0,
+                            f" over {lead.scored:,} of {lead.tests:,} questions", e.variant))
+        per_dataset.append(bar_chart(name if metric == "score" else f"{name} · {metric}", bars))
     # A benchmark quoted per category or type is drawn per category (By category and type), never pooled here.
     pooled = {d.dataset for e in entries for d in e.agent.summary.datasets
               if d.quoted(e.run.summary.judge is not None).spec.goodai}
@@ -172,8 +182,8 @@ def _charts(entries: Sequence[Entry], tables: Tables) -> str:
                            [(e.label, slot_colour(e.slot), row.total_cost_usd, row.benchmark_share)
                             for e, row in zip(entries, tables.agents)])
         cost = f'<h3>Score against cost</h3><div class="charts">{chart}</div>'
-    return (f'<section id="charts"><h2>Charts</h2>{_legend(entries)}'
-            f'<h3>Score per dataset (mean ± std)</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
+    return (f'<section id="charts"><h2>Charts</h2>{agent_legend(entries)}'
+            f'<h3>Score per dataset</h3><div class="charts">{overview}{"".join(per_dataset)}</div>'
             f"{panels}"
             '<p class="note">Score panels: a dot per scored test (errored tests count 0) at its longest achieved gap '
             "(or its memory distance); "
@@ -223,13 +233,14 @@ def _by_value_charts(e: Entry, d: DatasetSummary) -> str:
     """A benchmark's score against memory distance for one agent, a line per value of each label it is broken down
     by (LoCoMo: one per category), never pooled across them."""
     charts = []
-    for by, found in by_label(d.breakdown or []).items():
+    for by, found in by_label(d.breakdown or [], d.quoted(e.run.summary.judge is not None).spec).items():
         points = [(b.value, label_points(e.agent, d.dataset, by, b.value)) for b in found]
         quantity = MEMORY_DISTANCE if has_values([p for _, p in points], MEMORY_DISTANCE) else GAP
         series = [Series(value, slot_colour(i), xy(p, quantity, d.dataset)) for i, (value, p) in enumerate(points)]
         charts.append(score_panel(f"{e.label} · {d.dataset}: score against {quantity.name}, a line per {by}", series,
                                   quantity.axis, width=520, height=240,
-                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing))
+                                  draw_points=sum(len(s.points) for s in series) <= MAX_POINTS, empty=quantity.missing,
+                                  legend=True))
     return "".join(charts)
 
 

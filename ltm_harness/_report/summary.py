@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ltm_harness._report.compat import Difference
-from ltm_harness._report.html import breakable as _label, esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import (breakable as _label, esc as _e, marks_legend, num as _num, protocol_marks,
+                                      score_class as _score_class)
 from ltm_harness._report.load import RunData
 from ltm_harness._report.svg import money
 from ltm_harness._report.tables import AgentRow, Entry, Tables, ltm_caution
@@ -28,6 +29,12 @@ def swatch_class(e: Entry) -> str:
 
 def swatch(e: Entry) -> str:
     return f'<span class="swatch {swatch_class(e)}"></span>'
+
+
+def agent_legend(entries: Sequence[Entry]) -> str:
+    """The agents' colours, said before the charts that draw them."""
+    return '<p class="legend">' + "".join(f'<span class="item">{swatch(e)}{_e(e.label)}</span>'
+                                           for e in entries) + "</p>"
 
 
 def marks(run: RunData, found: Sequence[Difference]) -> str:
@@ -84,7 +91,8 @@ def summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Diff
         counts = ", ".join(f"{n} {what}" for n, what in ((row.unscored, "unscored"), (row.errored, "errored")) if n)
         flags = f'<br><span class="std">{counts}</span>' if counts else ""  # a line of its own: fits a narrow screen
         rows.append(
-            f'<tr><td class="who">{swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{marks(e.run, found)}</td>'
+            f'<tr><td class="who">{swatch(e)}<a href="#{e.key}">{_label(e.label)}</a>{protocol_marks(e.marks)}'
+            f'{marks(e.run, found)}</td>'
             + (f'<td class="num {_score_class(row.benchmark_share)}"><b>{row.benchmark_score:.2f}</b> / '
                f'{row.benchmark_datasets_scored}{_unscored_datasets(row)}</td>'
                f'<td class="num">{_num(row.ltm_score)} tokens{_over(row.ltm_score_tests)}</td>'
@@ -110,8 +118,9 @@ def summary_table(entries: Sequence[Entry], tables: Tables, found: Sequence[Diff
             "statement). Agent tokens: prompt and completion tokens the agent "
             "reported. Cost: every priced LLM call of the agent's run. Per dataset: mean score over its tests (with several "
             "agents, over the tests scored for every agent).</p>")
+    legend = marks_legend(m.kind for e in entries for m in e.marks)
     return (f'<section id="summary"><h2>Agents</h2><div class="scroll"><table>{head}{"".join(rows)}</table></div>'
-            f'{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
+            f'{legend}{warn}<h3>Score per dataset</h3>{grid}{note}</section>')
 
 
 def _dataset_grid(entries: Sequence[Entry], tables: Tables) -> str:
@@ -140,7 +149,8 @@ def _dataset_grid(entries: Sequence[Entry], tables: Tables) -> str:
                 cells.append(f'<td class="num" title="{_e(tip)}">–</td>')
                 continue
             subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
-            cells.append(f'<td class="num {_score_class(r.value)}" title="{_e(tip)}">{r.value:.2f}{subset}</td>')
+            cells.append(f'<td class="num {_score_class(r.value)}" title="{_e(tip)}">{r.value:.2f}'
+                         f'{protocol_marks(e.marks_on(name))}{subset}</td>')
         title = name if metric == "score" else f"{name} · {metric}"
         under = f'<br><span class="std">{_e(note)}</span>' if note else ""
         rows.append(f'<tr><td>{_label(title)}{under}</td>{"".join(cells)}</tr>')

@@ -47,23 +47,52 @@ DODGE = 6.0  # pixels between the points of different agents that fall on the sa
 LINE_DODGE = 2.0  # pixels between the equal means of agents in one bin, so equal lines show side by side
 
 
+LEFT = 44.0  # pixels left of the plot: the y axis's labels
+INSET = 10.0  # pixels between the y axis and the smallest x (and the largest x and the right edge): no dot on a label
+
+
+def x_range(series: "list[Series]") -> tuple[float, float] | None:
+    """The x bounds that fit every positive x of `series` (None: none): give it to each panel of a row so that
+    their x axes are the same."""
+    xs = [x for s in series for x, _, _ in s.points if x > 0]
+    return _log_bounds(min(xs), max(xs)) if xs else None
+
+
+def _legend(series: "list[Series]", width: float, y: float) -> tuple[list[str], float]:
+    """A legend for a chart of several lines, drawn in it under the title (a swatch and a label per series, wrapped
+    to the width), and how tall it is."""
+    out, x, row = [], LEFT, 0
+    for s in series:
+        w = 18 + 6.2 * len(s.label)
+        if x + w > width - 8 and x > LEFT:
+            x, row = LEFT, row + 1
+        top = y + 14 * row
+        out.append(f'<rect x="{px(x)}" y="{px(top - 8)}" width="10" height="10" {mark(s.colour, s.variant)}/>')
+        out.append(text_at(x + 14, top + 1, s.label, "start"))
+        x += w
+    return ['<g class="legend">', *out, "</g>"], 14.0 * (row + 1) if series else 0.0
+
+
 def _log_score_frame(title: str, xs: list[float], width: float, height: float, top: float, x_label: str,
-                     empty: str) -> "tuple[list[str], Callable[[float], float], Callable[[float], float]] | str":
+                     empty: str, bounds: tuple[float, float] | None = None, head: list[str] | None = None
+                     ) -> "tuple[list[str], Callable[[float], float], Callable[[float], float]] | str":
     """The frame of a chart of scores (0..1, linear) against a token quantity (log scale): title, axes, grid lines
     and x label, and the two scales (x, y) to place marks with; or the whole chart saying `empty` when no x is
-    positive."""
+    positive. `bounds`: the x range (shared by a row of panels), else the one that fits `xs`; `head`: drawn under
+    the title (a legend)."""
     xs = [x for x in xs if x > 0]
-    left, right, bottom = 44.0, 14.0, 40.0
+    left, right, bottom = LEFT, 14.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
-    body = [text_at(width / 2, 15, title, extra=' font-weight="600"')]
+    body = [text_at(width / 2, 15, title, extra=' font-weight="600"')] + (head or [])
     if not xs:
         body.append(text_at(width / 2, height / 2, empty))
         return svg_doc(width, height, title, body)
-    lo, hi = _log_bounds(min(xs), max(xs))
+    lo, hi = bounds if bounds is not None else _log_bounds(min(xs), max(xs))
     llo, lhi = math.log10(lo), math.log10(hi)
+    inner = plot_w - 2 * INSET
 
     def sx(v: float) -> float:
-        return left + plot_w * (math.log10(max(v, lo)) - llo) / (lhi - llo)
+        return left + INSET + inner * (math.log10(min(max(v, lo), hi)) - llo) / (lhi - llo)
 
     def sy(v: float) -> float:
         return top + plot_h * (1 - max(0.0, min(v, 1.0)))
@@ -85,7 +114,8 @@ def _bin_edges(x: float) -> tuple[int, int]:
 
 def score_panel(title: str, series: list[Series], axis: str = "achieved information gap (tokens, log scale)",
                 width: float = 640, height: float = 300, draw_points: bool = True, min_bin: int = MIN_BIN,
-                empty: str = "no information gaps were measured") -> str:
+                empty: str = "no information gaps were measured", bounds: tuple[float, float] | None = None,
+                legend: bool = False) -> str:
     """Score (0..1) of every test against a token quantity on the x axis (log scale: the information gap, the memory
     distance, ...), per agent.
 
@@ -95,8 +125,12 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
     other points of big runs). Points that would cover each other are made visible, deterministically: one agent's
     tests on the same spot are one dot whose size grows with their count (the tooltip lists them), and the dots of
     different agents on one spot are set side by side, and agents with equal means are drawn LINE_DODGE pixels apart.
+    `bounds`: the x range (the same for a row of panels: `x_range`); `legend`: a legend of the series drawn under the
+    title (for a chart whose lines are not the page's agents, e.g. a line per category).
     """
-    frame = _log_score_frame(title, [x for s in series for x, _, _ in s.points], width, height, 34.0, axis, empty)
+    head, extra = _legend(series, width, 32.0) if legend else ([], 0.0)
+    frame = _log_score_frame(title, [x for s in series for x, _, _ in s.points], width, height + extra, 34.0 + extra,
+                             axis, empty, bounds, head)
     if isinstance(frame, str):
         return frame
     body, sx, sy = frame
@@ -149,7 +183,7 @@ def score_panel(title: str, series: list[Series], axis: str = "achieved informat
                          f'{mark(s.colour, s.variant)} transform="rotate(45 {px(mx)} {px(my)})">'
                          f"<title>{escape(tip)}</title></rect>")
     body += means
-    return svg_doc(width, height, title, body)
+    return svg_doc(width, height + extra, title, body)
 
 
 def _polyline(run: list[tuple[float, float, str]], colour_: str, variant: int = 0) -> str:
@@ -175,6 +209,7 @@ def _dots(series: list[Series], shown: list[list[tuple[float, float, str]]], sx:
             cx = sum(sx(g) for g, _, _ in members) / n + (j - (len(order) - 1) / 2) * DODGE
             cy = sy(sum(v for _, v, _ in members) / n)
             r = min(3.0 + 1.5 * math.sqrt(n - 1), 9.0)
+            cx = max(cx, LEFT + r + 1)  # never over the y axis's labels
             s = series[i]
             if n == 1:
                 g, v, what = members[0]

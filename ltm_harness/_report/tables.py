@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +22,7 @@ from ltm_harness._guard.text import csv_cell
 from ltm_harness._report.colours import folder_slots, variants
 from ltm_harness._report.load import AgentData, RunData
 from ltm_harness._results.headline import compare, count_word
+from ltm_harness._results.marks import Mark, is_imported, mark_text, marks_of, rank_key
 from ltm_harness._results.models import AgentSummary, DatasetSummary, TestResult
 from ltm_harness._store.files import write_text
 from ltm_harness._store.layout import results_root_of
@@ -39,28 +40,43 @@ class Entry:
     agent: AgentData
     slot: int = 0  # its colour: by the agent's name, one per name on the page, the same on every page (colours.py)
     variant: int = 0  # the same agent's earlier appearances on the page (other runs): drawn dashed or lighter
+    marks: list[Mark] = field(default_factory=list)  # its protocol marks (ltm_harness/_results/marks.py)
+
+    def marks_on(self, dataset: str) -> list[Mark]:
+        """Its protocol marks on one dataset's numbers."""
+        return marks_of(self.agent.summary, self.run.summary.judge, is_imported(self.run.folder, self.agent.spec),
+                        dataset)
 
 
 def entries(runs: Sequence[RunData]) -> list[Entry]:
-    """Label every agent; with several runs the label names the run too (`retrieval · run-a`)."""
+    """Label every agent; with several runs the label names the run too (`retrieval · run-a`). An agent whose numbers
+    carry a protocol mark comes after those without (ltm_harness/_results/marks.py), in the order given otherwise."""
     names = [r.name for r in runs]
     first = [r.name if names.count(r.name) == 1 else f"{r.name} ({r.folder.parent.name or r.folder})" for r in runs]
     run_labels = [label if first.count(label) == 1 else f"{label} #{first[:i + 1].count(label)}"
                   for i, label in enumerate(first)]
-    out: list[Entry] = []
+    found: list[tuple[str, RunData, AgentData, list[Mark]]] = []
     for run, run_label in zip(runs, run_labels):
         for agent in run.agents:
             label = agent.spec if len(runs) == 1 else f"{agent.spec} · {run_label}"
-            out.append(Entry(f"a{len(out)}", label, run, agent))
+            found.append((label, run, agent, marks_of(agent.summary, run.summary.judge,
+                                                      is_imported(run.folder, agent.spec))))
+    found.sort(key=lambda f: rank_key(f[3]))
+    out = [Entry(f"a{i}", label, run, agent, marks=marks) for i, (label, run, agent, marks) in enumerate(found)]
     slots = folder_slots(results_root_of(runs[0].folder) if runs else None, (e.agent.spec for e in out))
     for entry, variant in zip(out, variants(e.agent.spec for e in out)):
         entry.slot, entry.variant = slots[entry.agent.spec], variant
     return out
 
 
-def sort_key_of_test(dataset: str, example_id: str) -> tuple[str, int, str]:
-    m = re.fullmatch(r"\d+", example_id)
-    return (dataset, int(example_id) if m else -1, example_id)
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """`text` sorted as a reader counts: its runs of digits by value (q1, q2, q10; conv-26.q9 before conv-26.q17)."""
+    return tuple((0, int(part), "") if part.isdecimal() else (1, 0, part)
+                 for part in re.split(r"(\d+)", text) if part)
+
+
+def sort_key_of_test(dataset: str, example_id: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]:
+    return (dataset, natural_key(example_id), example_id)
 
 
 class AgentRow(BaseModel):
@@ -94,6 +110,7 @@ class AgentRow(BaseModel):
     wall_seconds: float
     ltm_score_memory_distance: float | None = None  # the LTM score on memory distances (None: older results)
     ltm_score_memory_distance_tests: int | None = None  # the tests it averages
+    marks: str = ""  # its protocol marks, "[seq, imported]" (ltm_harness/_results/marks.py)
 
 
 class DatasetRow(BaseModel):
@@ -129,6 +146,7 @@ class HeadlineRow(BaseModel):
     lead: bool  # the dataset's leading number
     over: str  # "own" or "common"
     goodai: bool  # the GoodAI benchmark's LTM score and gaps belong to the dataset
+    marks: str = ""  # the agent's protocol marks on the dataset, "[seq, unscored]" (ltm_harness/_results/marks.py)
 
 
 class BreakdownRow(BaseModel):
@@ -207,6 +225,7 @@ def agent_row(e: Entry) -> AgentRow:
         wall_seconds=s.wall_seconds,
         ltm_score_memory_distance=s.ltm_score_memory_distance,
         ltm_score_memory_distance_tests=None if s.ltm_score_memory_distance is None else s.ltm_tests("memory_distance"),
+        marks=mark_text(e.marks),
     )
 
 
@@ -260,6 +279,8 @@ class Quoted:
     summary: AgentSummary
     results: Sequence[TestResult]
     judged: bool
+    judge: str | None = None  # the run's judge model
+    imported: bool = False  # its answers came from a file (import-answers)
 
 
 def headline_rows(items: Sequence[Quoted]) -> list[HeadlineRow]:
@@ -275,7 +296,8 @@ def headline_rows(items: Sequence[Quoted]) -> list[HeadlineRow]:
 
         def row(q: Quoted, metric: str, value: float | None, scored: int, tests: int, lead: bool, over: str) -> HeadlineRow:
             return HeadlineRow(run=q.run, agent=q.agent, label=q.label, dataset=name, metric=metric, value=value,
-                               scored=scored, tests=tests, word=word, lead=lead, over=over, goodai=quoted.spec.goodai)
+                               scored=scored, tests=tests, word=word, lead=lead, over=over, goodai=quoted.spec.goodai,
+                               marks=mark_text(marks_of(q.summary, q.judge, q.imported, name)))
 
         for q, d in having:
             rows += [row(q, v.name, v.value, v.scored, v.tests, i == 0, "own")
@@ -290,7 +312,8 @@ def headline_rows(items: Sequence[Quoted]) -> list[HeadlineRow]:
 
 
 def entry_quoted(e: Entry) -> Quoted:
-    return Quoted(e.run.name, e.agent.spec, e.label, e.agent.summary, e.agent.results, e.run.summary.judge is not None)
+    return Quoted(e.run.name, e.agent.spec, e.label, e.agent.summary, e.agent.results, e.run.summary.judge is not None,
+                  e.run.summary.judge, is_imported(e.run.folder, e.agent.spec))
 
 
 def breakdown_rows(run: str, agent: str, label: str, summary: AgentSummary) -> list[BreakdownRow]:

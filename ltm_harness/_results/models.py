@@ -11,6 +11,7 @@ from ltm_harness._engine.program import memory_distance
 from ltm_harness._results.headline import DatasetHeadline, MetricValue
 from ltm_harness._scoring.headline import GOODAI, Headline, Metric
 from ltm_harness._scoring.bounds import score_problem
+from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
 from ltm_harness._store.formats import RESULTS_FORMAT
 from ltm_harness._store.records import OmitWhenNone, UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
@@ -208,7 +209,7 @@ def label_breakdown(results: Sequence["TestResult"]) -> list[LabelSummary]:
 
 
 class DatasetSummary(OmitWhenNone):
-    _omit_when_none = ("breakdown", "metrics", "headline")
+    _omit_when_none = ("breakdown", "metrics", "headline", "not_answered")
 
     dataset: str
     tests: int
@@ -226,6 +227,8 @@ class DatasetSummary(OmitWhenNone):
     metrics: dict[str, float] | None = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
     # the metrics the dataset is quoted by, declared by it (results/headline.py); None in results before format 4
     headline: DatasetHeadline | None = None
+    # of the unscored, those an imported answers file has no answer for (None: none, or results before it was counted)
+    not_answered: int | None = None
 
     def quoted(self, judged: bool) -> DatasetHeadline:
         """Its headline; for results written before headlines (format 3 or older), the mean score as the GoodAI
@@ -352,6 +355,7 @@ def summarize_agent(agent: str, results: list[TestResult], metrics: DatasetMetri
             breakdown=label_breakdown(rs) or None,
             metrics=named or None,
             headline=headlines(name, rs) if headlines is not None else None,
+            not_answered=sum(r.status == "unscored" and NOT_ANSWERED_REASON in r.reasons for r in rs) or None,
         ))
     return AgentSummary(
         agent=agent,

@@ -3,9 +3,9 @@ aggregates per-question results). Pure data; ltm_harness/_results/headline.py co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltm_harness._scoring.verdict import JudgeVerdict
@@ -40,6 +40,16 @@ class Headline(BaseModel):
     unjudged: str | None = None
     question: str = "test"  # what one result is: "question"
     conversation: str | None = None  # what one test is when each is a conversation of its own
+    # The judge model the benchmark's reference (or its published numbers) judges with: a run judged by another
+    # carries the "judge" protocol mark (ltm_harness/_results/marks.py). Left out of the JSON while None.
+    judge: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_judge(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("judge", "") is None:
+            del data["judge"]
+        return data
 
 
 GOODAI = Headline(metrics=[Metric(name="score")], goodai=True)  # the default: every dataset of the GoodAI benchmark

@@ -152,7 +152,9 @@ def test_longmemeval_without_a_judge_never_ranks_null_with_oracle(lme_run):
     assert own[("null", lead)].scored == 30 and own[("oracle", lead)].scored > 20
     text = _terminal(out)
     assert "decided by each" in text and "30 of 30" in text
-    assert re.search(r"longmemeval · accuracy \(rule-decided\)\s+│\s+1\.00\s+│\s+0\.00", text)
+    # the oracle's number covers the questions a rule could decide: marked, and listed after null, which has no mark
+    assert re.search(r"longmemeval · accuracy \(rule-decided\)\s+│\s+0\.00\s+│\s+1\.00 \[unscored\]", text)
+    assert "[unscored] partly unscored" in text
     page = write_report([out.path]).html.read_text()
     header = _header(page)
     assert re.search(r"longmemeval: 30 haystacks, \d[\d,]* history turns, 30 questions", header)
@@ -190,14 +192,23 @@ def test_locomo_is_quoted_by_f1_per_category_and_drawn_per_category(locomo_run):
     assert "benchmark score" not in summary and "LTM score" not in summary and "locomo · F1" in summary
     # no chart pools the categories: score panels of LoCoMo are one per category, in its own section
     assert "all datasets" not in page
+    # no GoodAI aggregate either: its bar is the number LoCoMo is quoted by
+    assert "benchmark score (share of max)" not in page and 'aria-label="locomo · F1"' in page
     charts = re.findall(r'aria-label="([^"]*)"', page)
+    order = ("multi-hop", "temporal", "open-domain", "single-hop", "adversarial")  # LoCoMo's own: categories 1 to 5
     assert [c for c in charts if c.startswith("locomo · category")] == [
-        f"locomo · category {c}" for c in ("single-hop", "temporal", "multi-hop", "open-domain", "adversarial")
+        f"locomo · category {c}" for c in order
         if f"locomo · category {c}" in charts] and len([c for c in charts if c.startswith("locomo · category")]) >= 4
-    # each agent's own chart of it: a line (a series) per category, named by it
+    # the by-category table lists the categories in the same order as the numbers it is quoted by
+    by_category = page.split("<h4>by category</h4>")[1].split("</table>")[0]
+    listed = [c for c in re.findall(r"<tr><td>([a-z-]+)</td>", by_category)]
+    assert listed == [c for c in order if c in listed] and len(listed) >= 4
+    # each agent's own chart of it: a line (a series) per category, named by it in a legend drawn in the chart
     own = re.search(r'<svg[^>]*aria-label="retrieval · locomo: score against memory distance, a line per category".*?</svg>',
                     page, re.S)
     assert own is not None and "single-hop" in own.group(0) and "adversarial" in own.group(0)
+    legend = re.findall(r'<text [^>]*text-anchor="start"[^>]*>([a-z-]+)</text>', own.group(0))
+    assert legend == [c for c in order if c in legend] and len(legend) >= 4
     assert "retrieval: score against achieved gap" not in page  # no pooled chart of the agent either
     index = _text((out.path.parent / "index.html").read_text())  # the results index: F1 by name, not "0.12/1"
     assert re.search(r"retrieval F1 0\.\d\d", index) and "/1" not in index.split("retrieval")[1][:20]

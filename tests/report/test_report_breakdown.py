@@ -79,7 +79,7 @@ def test_the_terminal_shows_each_category_and_metric_per_agent_and_side_by_side(
         assert side[f"category {category}"] == ["-" if s is None else f"{s:.2f}"
                                                 for s in (EXPECTED_SCORES[a][category] for a in ("oracle", "retrieval", "null"))]
     assert side["abstention yes"] == ["1.00", "0.00", "0.00"]
-    assert side[METRICS[0]] == ["1", "0.25", "0"]
+    assert side[METRICS[0]] == ["1.00", "0.25", "0.00"]  # as every number beside it, never "1"
     assert text.count(f"{NAME} · known errors in its data file (mended or left out): <int> answers 1") == 1
 
 
@@ -154,7 +154,7 @@ def test_the_page_has_a_table_per_label_with_the_agents_side_by_side_the_metrics
     by_abstention = next(rows for cls, rows in parsed.tables if "breakdown" in cls and rows[0][0] == "abstention")
     assert [row[0] for row in by_abstention[1:]] == ["yes", "all"]
     metrics = next(rows for cls, rows in parsed.tables if "metrics" in cls and "data-errors" not in cls)
-    assert {row[0]: row[1:] for row in metrics[1:]} == {METRICS[0]: ["1", "0.25", "0"], METRICS[1]: ["8", "8", "8"]}
+    assert {row[0]: row[1:] for row in metrics[1:]} == {METRICS[0]: ["1.00", "0.25", "0.00"], METRICS[1]: ["8", "8", "8"]}
     data = next(rows for cls, rows in parsed.tables if "data-errors" in cls)
     assert data[1:] == [[METRICS[2], "1"]]  # one count: the data file's, not an agent's
     assert "known errors in the data, counted in the data file" in section

@@ -126,7 +126,7 @@ def test_rows_remembered_by_an_index_from_elsewhere_or_a_damaged_one_are_not_tru
     read = _reads(monkeypatch)
     assert _rows(write_index(received).read_text()) == _rows(html) and len(read) == 1
     cut = html[:html.rfind("</script>")]  # the block never closed
-    for damaged in (html.replace('"rows":[', '"rows":[{'), cut, html.replace('"format":1', '"format":2'), "x" * 1000):
+    for damaged in (html.replace('"rows":[', '"rows":[{'), cut, html.replace('"format":2', '"format":3'), "x" * 1000):
         (root / "index.html").write_text(damaged)
         read.clear()
         assert _rows(write_index(root).read_text()) == _rows(html) and len(read) == 1

@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
         tables = files.tables_data
         console.print(report_table("headline numbers per dataset, on the tests scored for every agent", tables.agents,
                                    tables.datasets, marks, plain=not terminal, breakdown=tables.breakdown,
-                                   metrics=tables.metrics, headline=tables.headline))
+                                   metrics=tables.metrics, headline=tables.headline, width=console.width))
     if files.statistics is not None:  # the paired differences and tests (docs/statistics.md)
         from ltm_harness._report.stats_section import MAX_TERMINAL_PAIRS, pair_lines
         lines = pair_lines(files.statistics)

@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from ltm_harness._cli.progress import RunProgress
+    from ltm_harness._cli.progress import RunProgress, progress_span
     from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._errors import ConfigError
     from ltm_harness._runner.config import load_config, resolve_config_path, select_datasets
@@ -63,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
         if args.json:
             return
         n = prepared.results_total()
-        span = max(d.memory_span for d, _ in prepared.datasets)
+        span = progress_span(d for d, _ in prepared.datasets)
         progress = RunProgress(errors, [SIMULATION], n, span, scores=False)
         progress.__enter__()
 

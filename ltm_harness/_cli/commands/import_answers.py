@@ -62,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
     hidden = m.unmatched - len(m.unmatched_list) + m.duplicated - len(m.duplicated_list)
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
-    print_run(out.summary, console)
+    print_run(out.summary, console, folder=out.path)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)

@@ -47,7 +47,8 @@ def main(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 120)
     for note in output.notes:  # where dataset code came from
         console.print(escape(note), soft_wrap=True)
-    print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None)
+    print_run(summary, console, {a: output.results(a) for a in output.agents} if len(output.agents) > 1 else None,
+              output.path)
     judged = f" with judge {summary.judge}" if summary.judge else " by rules"
     console.print(f"re-scored{escape(judged)}: results in {escape(str(output.path))}/")
     if output.folder.report.exists():  # the old report shows the old scores: write it again

@@ -81,9 +81,9 @@ def main(args: argparse.Namespace) -> int:
                       f"{escape(', '.join(names))}{' (isolated)' if cfg.config.isolated else ''}")
         if claim.resuming:
             console.print(claim.resuming)
-        from ltm_harness._cli.progress import RunProgress
+        from ltm_harness._cli.progress import RunProgress, progress_span
 
-        span = max(d.memory_span for d, _ in prepared.datasets)
+        span = progress_span(d for d, _ in prepared.datasets)
         progress = RunProgress(console, names, n, span)  # live on a terminal, else log lines
         progress.__enter__()
 
