@@ -143,3 +143,21 @@ async def test_a_question_asked_in_sequence_was_asked_after_the_one_before(tmp_p
                                                          "line": 5}
     assert second["back"] is False and second["from"]["turn"] == 6 and second["from"]["question"] is True
     assert second["from"]["line"] is None  # a question is not history: said, not linked
+
+
+async def test_a_longmemeval_haystack_shows_its_answer_turns_as_evidence(tmp_path: Path):
+    from ltm_harness._api import run_async
+    from ltm_harness.testing import make_config
+
+    data = Path(__file__).resolve().parents[1] / "data" / "longmemeval" / "tiny.json"
+    cfg = make_config([{"name": "longmemeval", "args": {"data_file": str(data)}}], span=4000, examples=3)
+    out = await run_async(cfg, ["oracle"], results=tmp_path)
+    files = write_report([out.path])
+    tests = _tests(files.html.read_text())
+    assert tests and all(len(t["asked"]) == len(t["questions"]) == 1 for t in tests)  # a haystack per question
+    assert all(t["conv"] == [] for t in tests)  # the haystack is not in the page, only beside it
+    assert sum(bool(t["asked"][0]["marks"]) for t in tests) >= 2
+    for t in tests:
+        _, lines = _part(report_parts(files.html) / f"{t['hist']}.0.js")
+        for line, turn, _, _, text in t["asked"][0]["ev"]:
+            assert lines[line][0] == turn and lines[line][3].startswith(text.removesuffix(" …"))
