@@ -58,8 +58,15 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             options.add_argument(flag)
         options.add_argument(f"--user-data-dir={tempfile.mkdtemp(dir=root)}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER), log_output=str(root / "chromedriver.log")),
-                                   options=options)
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER), log_output=str(root / "chromedriver.log")),
+                                       options=options)
+        except WebDriverException as exc:  # installed but cannot start: said in one line, a failure, never a skip
+            reason = (exc.msg or str(exc)).strip().splitlines()[0] if (exc.msg or str(exc)).strip() else type(exc).__name__
+            pytest.fail(f"{CHROMIUM} could not be started by {CHROMEDRIVER}: {reason} (the driver's log: "
+                        f"{root / 'chromedriver.log'})", pytrace=False)
         try:
             version = subprocess.run([str(CHROMIUM), "--version"], capture_output=True, text=True, timeout=30).stdout
             assert browser.capabilities["browserVersion"] in version  # the system's Chromium, no other
@@ -545,3 +552,21 @@ def test_a_big_run_s_tests_load_from_their_files_when_a_score_is_clicked(driver:
     loaded = driver.execute_script("return [...document.scripts].map(s => s.src).filter(Boolean)")
     assert len(loaded) == 1 and "/big.parts/tests-a1-" in loaded[0]  # only that agent's tests
     assert _problems(driver) == []
+
+
+@pytest.mark.parametrize("what", ["missing", "broken"])
+def test_a_browser_missing_or_unable_to_start_is_a_one_line_failure(what: str, tmp_path: Path,
+                                                                     tmp_path_factory: pytest.TempPathFactory,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    import sys
+
+    fake = tmp_path / "chromium"
+    if what == "broken":
+        fake.write_text("#!/bin/sh\necho 'chromium: cannot open display' >&2\nexit 1\n")
+        fake.chmod(0o755)
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", fake)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        next(driver.__wrapped__(tmp_path_factory))  # type: ignore[attr-defined]
+    message = str(failed.value)
+    assert "\n" not in message and str(fake) in message
+    assert ("not found" in message and "apt-get install" in message) if what == "missing" else "could not be started" in message
