@@ -216,7 +216,7 @@ JS = r"""
         s.details = h("details", { class: "session", ontoggle: () => { if (s.details.open && !s.shown) this.show(s, HIST_PAGE); } },
           h("summary", null, `session ${n + 1} · ${when(time)} · ${fmt(count)} line${count === 1 ? "" : "s"}`,
             marked ? h("span", { class: "badge ev" }, ` ${marked} evidence`) : null,
-            this.from.has(first + count - 1) || [...this.from].some((l) => l >= first && l < first + count) ? h("span", { class: "badge fr" }, " asked from here") : null),
+            [...this.from].some((l) => l >= first && l < first + count) ? h("span", { class: "badge fr" }, " asked from here") : null),
           s.ol, s.more);
         return s;
       });
