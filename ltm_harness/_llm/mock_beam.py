@@ -2,7 +2,9 @@
 
 * a rubric item (our prompt: `<rubric_item>` and `<response>` sections): the item's content words (after a leading
   "LLM response should state:"-style label, and without stop words) looked up in the response: all there -> score 1,
-  at least half -> 0.5, fewer -> 0, as JSON `{score, reason}`;
+  at least half -> 0.5, fewer -> 0, as JSON `{score, reason}`; an item that asks the response to decline (an
+  abstention question's "there is no information related to ...") is met by a response that declines (score 1), as
+  the rule without a judge decides a clear abstention, so the two agree;
 * two snippets to align (our prompt: `<event>` and `<item>`; the reference's layout: `First snippet:` and `Second
   snippet:`): "yes" when the item holds at least 60% of the event's content words (an item's leading "1." or "-"
   ignored), else "no".
@@ -21,6 +23,8 @@ _STOP = frozenset(
     "a an the is are was were be been am i you he she it we they my your his her its our their me to of in on at for "
     "and or but with what which who this that these those there here not no can could would should will may might "
     "must about as by from into than then so if do did does have has had".split())
+# a reply (or a rubric item) that declines to answer: the mock judge's test for it, BEAM's and LongMemEval's alike
+DECLINES = re.compile(r"\b(don'?t know|do not know|never (told|mentioned|said)|not mentioned|no information)\b", re.I)
 _SNIPPETS = re.compile(r"First snippet:(.*?)Second snippet:(.*)", re.S)
 
 
@@ -43,6 +47,8 @@ def rubric_reply(prompt: str) -> str | None:
     item, response = _tag(prompt, "rubric_item"), _tag(prompt, "response")
     if item is None or response is None:
         return None
+    if DECLINES.search(item) and DECLINES.search(response):
+        return json.dumps({"score": 1.0, "reason": "the item asks to decline and the response declines"})
     share = _share(item, response)
     score = 1.0 if share == 1.0 else 0.5 if share >= 0.5 else 0.0
     return json.dumps({"score": score, "reason": f"{share:.0%} of the item's words are in the response"})

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from ltm_harness._llm.mock_beam import DECLINES as _DECLINES
 from ltm_harness._llm.mock_replies import _WORD, _text, _words
 
 
@@ -15,7 +16,6 @@ def _tag(text: str, name: str) -> str | None:
 
 
 _LABELLED = re.compile(r"(Reference answer|Rubric|Explanation|Assistant's response): (.*?)(?:\n\n|$)", re.S)
-_DECLINES = re.compile(r"\b(don'?t know|do not know|never (told|mentioned|said)|not mentioned|no information)\b", re.I)
 
 
 def yes_no_reply(prompt: str) -> str | None:

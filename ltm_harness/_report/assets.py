@@ -231,18 +231,21 @@ JS = r"""
       const pages = Math.max(1, Math.ceil(shown.length / PAGE));
       this.page = Math.min(this.page, pages - 1);
       const body = [];
+      const gaps = this.tests.some((t) => t.target != null || t.achieved != null);  // none: a benchmark asked question by question
       for (const t of shown.slice(this.page * PAGE, (this.page + 1) * PAGE)) {
         const isOpen = this.open.has(t.id);
         body.push(h("tr", { class: "test" + (isOpen ? " open" : ""), "data-test": t.id, onclick: () => this.toggle(t.id) },
           h("td", null, t.id), h("td", { class: "status-" + t.status }, t.status),
-          h("td", { class: "num " + scoreClass(t.norm) }, score2(t.norm)), h("td", { class: "num" }, fmt(t.target)),
-          h("td", { class: "num" }, fmt(t.achieved)), h("td", { class: "num" }, `${fmt(t.turns[0])}–${fmt(t.turns[1])}`)));
-        if (isOpen) body.push(h("tr", { class: "detail-row" }, h("td", { colspan: 6 }, detail(t))));
+          h("td", { class: "num " + scoreClass(t.norm) }, score2(t.norm)),
+          gaps ? [h("td", { class: "num" }, fmt(t.target)), h("td", { class: "num" }, fmt(t.achieved))] : [],
+          h("td", { class: "num" }, `${fmt(t.turns[0])}–${fmt(t.turns[1])}`)));
+        if (isOpen) body.push(h("tr", { class: "detail-row" }, h("td", { colspan: gaps ? 6 : 4 }, detail(t))));
       }
       this.pagerBox.replaceChildren(pager(shown.length, this.page, (p) => { this.page = p; this.render(); }));
       this.body.replaceChildren(h("table", { class: "tests" },
         h("tr", null, h("th", null, "test"), h("th", null, "status"), h("th", { class: "num" }, "score"),
-          h("th", { class: "num" }, "target gap"), h("th", { class: "num" }, "achieved gap"), h("th", { class: "num" }, "turns")), body));
+          gaps ? [h("th", { class: "num" }, "target gap"), h("th", { class: "num" }, "achieved gap")] : [],
+          h("th", { class: "num" }, "turns")), body));
     }
     toggle(id) {
       if (this.open.has(id)) this.open.delete(id); else this.open.add(id);

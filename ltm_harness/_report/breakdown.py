@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ltm_harness._report.colours import slot_colour
-from ltm_harness._report.html import breakable, esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import breakable, esc as _e, num as _num, protocol_marks, score_class as _score_class
 from ltm_harness._report.curves import GAP, MAX_POINTS, MEMORY_DISTANCE, Quantity, has_values, label_points, xy
 from ltm_harness._report.labels import (by_label, count_text, in_order, label_order, metric_text, split_metrics,
                                         unscored_note)
@@ -59,12 +59,33 @@ def _label_table(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | 
         rows.append(f'<tr><td>{_e(value)}</td><td class="num">{_span([b.tests for b in present])}</td>'
                     f'<td class="num">{_span([b.memory_distance for b in present])}</td>{cells}</tr>')
     present_d = [d for d in summaries if d is not None]
-    whole = "".join('<td class="num">–</td>' if d is None else
-                    f'<td class="num {_score_class(d.score)}"><b>{d.score:.2f}</b> <span class="std">±&nbsp;{d.std:.2f}</span></td>'
-                    for d in summaries)
-    rows.append(f'<tr><td><b>all</b></td><td class="num">{_span([d.tests for d in present_d])}</td>'
-                f'<td class="num">{_span([d.memory_distance for d in present_d])}</td>{whole}</tr>')
+    rows.append(_whole_row(entries, summaries, present_d))
     return f'<div class="scroll"><table class="grid breakdown">{head}{"".join(rows)}</table></div>'
+
+
+def _whole_row(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | None],
+               present: Sequence[DatasetSummary]) -> str:
+    """The dataset as a whole: the number it is quoted by (its headline's lead, as in "Score per dataset"), with several
+    agents over the questions scored for every one of them, the row saying so when that is fewer than an agent's."""
+    name = present[0].dataset if present else ""
+    rows = [r for r in headline_rows([entry_quoted(e) for e in entries]) if r.dataset == name and r.lead]
+    over = "common" if any(r.over == "common" for r in rows) else "own"
+    lead = {r.label: r for r in rows if r.over == over}
+    own = {r.label: r for r in rows if r.over == "own"}
+    cells, note, metric = [], "", "score"
+    for e, d in zip(entries, summaries):
+        r = lead.get(e.label)
+        if d is None or r is None or r.value is None:
+            cells.append('<td class="num">–</td>')
+            continue
+        metric = r.metric
+        mine = own.get(e.label)
+        if over == "common" and mine is not None and r.tests < mine.tests:
+            note = f"on {r.tests:,} of {mine.tests:,} questions, {r.word} by all"
+        cells.append(f'<td class="num {_score_class(r.value)}"><b>{r.value:.2f}</b>{protocol_marks(e.marks_on(name))}</td>')
+    under = f' <span class="std">({_e(note)})</span>' if note else ""
+    return (f'<tr><td><b>all</b> · {_e(metric)}{under}</td><td class="num">{_span([d.tests for d in present])}</td>'
+            f'<td class="num">{_span([d.memory_distance for d in present])}</td>{"".join(cells)}</tr>')
 
 
 def _score_cell(b: LabelSummary | None) -> str:
@@ -96,20 +117,21 @@ def _headline_table(entries: Sequence[Entry], name: str) -> str:
     own = {(r.label, r.metric): r for r in rows if r.over == "own"}
     cells = {(r.label, r.metric): r for r in rows if r.over == over}
     body = []
-    for metric in dict.fromkeys(r.metric for r in rows if r.over == over):
+    for i, metric in enumerate(dict.fromkeys(r.metric for r in rows if r.over == over)):
         found = [(cells.get((e.label, metric)), own.get((e.label, metric))) for e in entries]
         most = max((o.tests for _, o in found if o is not None), default=0)
         common = max((r.tests for r, _ in found if r is not None), default=0)
         note = (f' <span class="std">(on {common:,} of {most:,}, {rows[0].word} by all)</span>'
                 if over == "common" and common < most else "")
         tds = []
-        for r, o in found:
+        for e, (r, o) in zip(entries, found):
             tip = "" if o is None else f' title="{_e(f"{o.scored} of {o.tests} {o.word} for this agent")}"'
             if r is None or r.value is None:
                 tds.append(f'<td class="num"{tip}>–</td>')
             else:
                 subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
-                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{subset}</td>')
+                marked = protocol_marks(e.marks_on(name)) if i == 0 else ""  # on the leading number
+                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{marked}{subset}</td>')
         body.append(f"<tr><td>{_e(metric)}{note}</td>{''.join(tds)}</tr>")
     head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
     return ("<h4>the numbers it is quoted by</h4>"
@@ -187,7 +209,9 @@ def breakdown_section(entries: Sequence[Entry]) -> str:
     note = ('<p class="note">For benchmarks that score each question on its own and label it (a category, a question '
             "type, abstention): per label value, the number of questions, their mean memory distance (tokens from the "
             "start of the earliest turn a question needs to the question) and each agent's mean score (errored as 0, "
-            "unscored left out; hover a score for its counts); <b>all</b> is the dataset as a whole (mean ± std). "
+            "unscored left out; hover a score for its counts), each agent over its own scored questions; <b>all</b> is the "
+            "dataset's own number (its headline, as in Score per dataset), with several agents over the questions "
+            "scored for every one of them. "
             "The numbers it is quoted by are the benchmark's own, named as it names them (LoCoMo's F1 and J, "
             "LongMemEval's accuracy, task-averaged and abstention accuracy), with several agents over the questions "
             "scored for every one of them. The known data errors are counted in the benchmark's data file, "

@@ -18,7 +18,7 @@ from ltm_harness._interop.answers.run import read_match_report
 from ltm_harness._report.html import breakable, esc as _e
 from ltm_harness._report.labels import in_order
 from ltm_harness._report.tables import Entry
-from ltm_harness._results.models import TestResult
+from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
 from ltm_harness._stats.verdict_pairs import verdict_pair
 from ltm_harness._store.layout import RunFolder
@@ -107,11 +107,14 @@ def _unanswered_by_label(results: Sequence[TestResult], order: Sequence[str]) ->
             + ", ".join(f"{_e(v)} {counts[v]:,}" for v in in_order(counts, order)) + ".")
 
 
+def benchmark_order(summary: AgentSummary, judged: bool) -> list[str]:
+    """The benchmark's own order of its label values (its headline's: LoCoMo's categories 1 to 5), for the agent's
+    datasets."""
+    return [v for d in summary.datasets for m in d.quoted(judged).spec.metrics if m.per or m.by for v in m.order]
+
+
 def _order(e: Entry) -> list[str]:
-    """The benchmark's own order of its label values (its headline's), for the agent's datasets."""
-    judged = e.run.summary.judge is not None
-    return [v for d in e.agent.summary.datasets for m in d.quoted(judged).spec.metrics if m.per or m.by
-            for v in m.order]
+    return benchmark_order(e.agent.summary, e.run.summary.judge is not None)
 
 
 def _block(e: Entry, report: MatchReport) -> str:

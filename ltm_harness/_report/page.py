@@ -18,7 +18,7 @@ from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.conversation_view import MAX_TEXT, Histories, benchmark_view, clip as _clip  # noqa: F401
 from ltm_harness._report.lazy import INLINE_TESTS_BYTES, LazyParts
 from ltm_harness._report.breakdown import breakdown_section
-from ltm_harness._report.html import esc as _e, num as _num, score_class as _score_class
+from ltm_harness._report.html import esc as _e, num as _num, protocol_marks, score_class as _score_class
 from ltm_harness._report.load import RunData
 from ltm_harness._report.colours import colour_css, slot_colour
 from ltm_harness._report.compat import Difference
@@ -69,7 +69,8 @@ def payload_of_test(r: TestResult, session: SessionLog | None, histories: Histor
             item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
     return {
         "id": uid, "status": r.status, "score": r.score, "max": r.max_score, "norm": r.normalized,
-        "span": r.memory_span if spans else None, "target": r.target_gap, "achieved": r.achieved_gap,
+        "span": r.memory_span if spans else None, "target": r.target_gap if spans else None,
+        "achieved": r.achieved_gap if spans else None,
         "turns": [r.start_turn, r.end_turn], "tokens": r.tokens,
         "questions": [_clip(q) for q in r.questions], "responses": [_clip(x) for x in r.responses],
         "expected": [_clip(_expected(x)) for x in r.expected], "reasons": [_clip(x) for x in r.reasons],
@@ -244,6 +245,19 @@ def _by_value_charts(e: Entry, d: DatasetSummary) -> str:
     return "".join(charts)
 
 
+def _own_score(d: DatasetSummary, judged: bool) -> str:
+    """A dataset's cell in an agent's own table: the GoodAI benchmark's mean ± std, another benchmark's own number
+    (its headline's lead: F1, the average of the ten abilities), as everywhere else."""
+    quoted = d.quoted(judged)
+    if quoted.spec.goodai or not quoted.values:
+        return (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>' if d.scored
+                else '<td class="num">–</td>')
+    lead = quoted.values[0]
+    if lead.value is None:
+        return '<td class="num">–</td>'
+    return f'<td class="num {_score_class(lead.value)}">{_e(lead.name)} {lead.value:.2f}</td>'
+
+
 def _failed_tries(n: int) -> str:
     """The tries of turns that got no reply, when there were any (wall-clock history: the logs' side files)."""
     if not n:
@@ -262,7 +276,7 @@ def _agent_section(e: Entry, row: Any, open_: bool, tests: str) -> str:
         leads = [(d.dataset, d.quoted(judged).values[0]) for d in s.datasets if d.quoted(judged).values]
         numbers = "".join(f"{d} {v.name} {'–' if v.value is None else f'{v.value:.2f}'} · " for d, v in leads)
     parts = [f'<details class="agent" id="{e.key}"{" open" if open_ else ""}><summary>{swatch(e)}{_e(e.label)} — '
-             f"{_e(numbers)}{plural(row.tests, 'test')}</summary>"]
+             f"{_e(numbers)}{plural(row.tests, 'test')}{protocol_marks(e.marks)}</summary>"]
     parts.append(f'<p class="meta">run {_e(e.run.name)} · folder {_e(e.agent.folder)} · {_num(s.turns)} turns '
                  f"({_num(s.filler_turns)} filler) · {_num(s.conversation_tokens)} conversation tokens · "
                  f"agent tokens {_num(s.agent_prompt_tokens)} prompt + {_num(s.agent_completion_tokens)} completion · "
@@ -274,17 +288,16 @@ def _agent_section(e: Entry, row: Any, open_: bool, tests: str) -> str:
         parts.append('<p class="note">Not in this run\'s summary.json: its results were left in the run folder by an '
                      "earlier invocation on the same tests.</p>")
     parts += [f'<p class="warn">{_e(w)}</p>' for w in e.agent.warnings]
-    head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
-            '<th class="num">errored</th><th class="num">target gap</th><th class="num">achieved gap</th>'
-            '<th class="num">memory distance</th></tr>')
-    body = "".join(
-        f'<tr><td>{_e(d.dataset)}</td>' + (f'<td class="num {_score_class(d.score)}">{d.score:.2f} ± {d.std:.2f}</td>'
-                                           if d.scored else '<td class="num">–</td>')
-        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
-        f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>'
-        f'<td class="num">{_num(d.memory_distance)}</td></tr>'
-        for d in s.datasets)
     own = {d.dataset for d in s.datasets if d.quoted(judged).spec.goodai}  # benchmarks: a line per category, below
+    head = ('<tr><th>dataset</th><th class="num">score</th><th class="num">tests</th><th class="num">unscored</th>'
+            '<th class="num">errored</th>' + ('<th class="num">target gap</th><th class="num">achieved gap</th>'
+                                              if own else "") + '<th class="num">memory distance</th></tr>')
+    body = "".join(
+        f'<tr><td>{_e(d.dataset)}</td>' + _own_score(d, judged)
+        + f'<td class="num">{d.tests}</td><td class="num">{d.unscored}</td><td class="num">{d.errored}</td>'
+        + (f'<td class="num">{_num(d.target_gap)}</td><td class="num">{_num(d.achieved_gap)}</td>' if own else "")
+        + f'<td class="num">{_num(d.memory_distance)}</td></tr>'
+        for d in s.datasets)
     series, every = _series([e], [{k: v for k, v in dataset_points(e.agent).items() if k in own}], GAP)
     chart = score_panel(f"{e.label}: score against achieved gap", series, GAP.axis, width=520, height=240,
                         draw_points=every, empty=GAP.missing) if own else ""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Callable
 
+from ltm_harness._guard.limits import cut_words
 from ltm_harness._report.svg import GRID, INK, dash, mark, px, svg_doc, text_at, y_axis
 from ltm_harness._results.models import gap_bin
 from ltm_harness._tokens import plural, short_count
@@ -63,7 +64,7 @@ def _legend(series: "list[Series]", width: float, y: float) -> tuple[list[str], 
     to the width), and how tall it is."""
     out, x, row = [], LEFT, 0
     for s in series:
-        w = 18 + 6.2 * len(s.label)
+        w = 24 + 6.8 * len(s.label)  # a swatch, a gap, the label at about 6.8 px a character (11 px font)
         if x + w > width - 8 and x > LEFT:
             x, row = LEFT, row + 1
         top = y + 14 * row
@@ -83,7 +84,8 @@ def _log_score_frame(title: str, xs: list[float], width: float, height: float, t
     xs = [x for x in xs if x > 0]
     left, right, bottom = LEFT, 14.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
-    body = [text_at(width / 2, 15, title, extra=' font-weight="600"')] + (head or [])
+    shown = cut_words(title, int(width / 6.6))  # bold 11 px: about 6.6 px a character; the whole title is its label
+    body = [text_at(width / 2, 15, shown, extra=' font-weight="600"')] + (head or [])
     if not xs:
         body.append(text_at(width / 2, height / 2, empty))
         return svg_doc(width, height, title, body)

@@ -86,3 +86,17 @@ def test_verdict_pairs_are_on_the_questions_both_judged():
     assert pair is not None and (pair.questions, pair.only_a, pair.only_b, pair.p) == (3, 1, 1, 1.0)
     assert pair.right_a == 2 / 3 and pair.right_b == 2 / 3
     assert verdict_pair({"q1": True}, {"q2": True}) is None
+
+
+def test_the_command_prints_their_numbers_per_category_beside_ours(tmp_path, capsys):
+    from ltm_harness._cli.main import main
+
+    assert main(["import-answers", "locomo", str(_mem0(tmp_path / "mem0.json")), "--name", "mem0", "--data-file",
+                 str(LOCOMO), "--examples", "2", "--results", str(tmp_path / "results"), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "the publisher's scores (imported, not ours)" in out
+    assert re.search(r"their F1 vs the reference rules \(our score\): theirs 1\.000, ours 0\.\d+, 8 disagree "
+                     r"\(8 questions\)", out)
+    per_category = re.findall(r"^  · ([a-z-]+): theirs 1\.000", out, re.M)
+    assert len(per_category) > 1 and per_category == [c for c in CATEGORY_NAMES.values() if c in per_category]
+    assert "3 not answered in the imported file" in out

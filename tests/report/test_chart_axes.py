@@ -44,3 +44,11 @@ def test_a_chart_of_lines_that_are_not_agents_has_a_legend():
     assert named == ["multi-hop", "temporal", "open-domain"] and not re.findall(r'text-anchor="start"', plain)
     # the plot keeps its height: the legend adds to the chart's
     assert int(re.search(r'height="(\d+)"', legend).group(1)) > int(re.search(r'height="(\d+)"', plain).group(1))
+
+
+def test_a_long_title_is_cut_at_a_word_to_fit_and_kept_whole_as_the_label():
+    title = "mem0-published-results · locomo-mem0-published-results · locomo: score against memory distance, a line per category"
+    svg = score_panel(title, [Series("a", "#111", [(100.0, 1.0, "q")])], width=520, height=240)
+    shown = re.search(r'font-weight="600">([^<]+)</text>', svg).group(1)
+    assert shown.endswith("...") and len(shown) * 6.6 <= 520 and title.startswith(shown[:-3])
+    assert f'aria-label="{title}"' in svg

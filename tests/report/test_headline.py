@@ -210,6 +210,9 @@ def test_locomo_is_quoted_by_f1_per_category_and_drawn_per_category(locomo_run):
     legend = re.findall(r'<text [^>]*text-anchor="start"[^>]*>([a-z-]+)</text>', own.group(0))
     assert legend == [c for c in order if c in legend] and len(legend) >= 4
     assert "retrieval: score against achieved gap" not in page  # no pooled chart of the agent either
+    # the agent's own table: LoCoMo's F1, no GoodAI gaps
+    agent = page.split('<details class="agent"')[1].split("</table>")[0]
+    assert "target gap" not in agent and "achieved gap" not in agent and re.search(r">F1 \d\.\d\d</td>", agent)
     index = _text((out.path.parent / "index.html").read_text())  # the results index: F1 by name, not "0.12/1"
     assert re.search(r"retrieval F1 0\.\d\d", index) and "/1" not in index.split("retrieval")[1][:20]
     rows = list(csv.DictReader((out.path / "report.headline.csv").open(encoding="utf-8")))

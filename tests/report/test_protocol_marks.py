@@ -86,3 +86,25 @@ def test_every_surface_shows_the_marks_with_a_legend_and_lists_marked_agents_las
     index = write_index(small_run.parent).read_text()
     assert '<sup class="pmark" title="4 questions asked in sequence">seq</sup>' in index
     assert "legend-marks" in index and index.index(">null ") < index.index(">oracle ")
+
+
+def test_a_study_page_marks_an_agents_scores_over_seeds(small_run: Path):
+    from ltm_harness._grid.report import build_study_page
+    from ltm_harness._grid.results import ALL, CellData, score_rows
+    from ltm_harness._results.outputs import read_results
+
+    run = _summary(small_run)
+    cells = []
+    for seed in (0, 1):
+        for agent in ("oracle", "retrieval"):
+            summary = run.model_copy(update={"agents": [a for a in run.agents if a.agent == agent]})
+            cells.append(CellData(f"{agent}-{seed}", agent, None, 1000, seed, summary,
+                                  read_results(RunFolder(small_run).agent(agent))))
+    rows = score_rows(cells)
+    marks = {(r.agent, r.dataset): r.marks for r in rows}
+    assert marks[("oracle", ALL)] == "" and marks[("retrieval", ALL)] == "[unscored]"
+    page = build_study_page("study", rows, [], [], [], 0.95)
+    scores = page.split('<section id="scores">')[1].split("</section>")[0]
+    table = {row.split("</td>")[0]: row for row in scores.split("<tr><td>")[1:]}
+    assert '<sup class="pmark"' in table["retrieval"] and "pmark" not in table["oracle"]
+    assert "legend-marks" in scores

@@ -39,7 +39,7 @@ def test_a_benchmark_asked_question_by_question_shows_no_span_or_gaps():
     goodai = payload_of_test(_result("colours"), None)
     assert goodai["span"] == 4000 and goodai["gaps"]
     locomo = payload_of_test(_result("locomo"), None, spans=False)
-    assert locomo["span"] is None and locomo["gaps"] == []
+    assert locomo["span"] is None and locomo["gaps"] == [] and locomo["target"] is None and locomo["achieved"] is None
 
 
 def test_the_progress_names_no_span_a_benchmark_ignores():

@@ -63,6 +63,17 @@ def main(args: argparse.Namespace) -> int:
     if hidden > 0:
         print(f"... and {hidden} more, listed in {out.folder.imported(args.name)}", file=sys.stderr)
     print_run(out.summary, console, folder=out.path)
+    agent = next((a for a in out.summary.agents if a.agent == args.name), None)
+    if agent is not None:  # the publisher's own numbers beside ours, overall and per category (theirs, not ours)
+        from ltm_harness._report.imported_section import benchmark_order, comparisons
+
+        rows = comparisons(m, out.results(args.name), benchmark_order(agent, out.summary.judge is not None))
+        if rows:
+            console.print("the publisher's scores (imported, not ours), on the questions both scored:")
+        for c in rows:
+            ours = "not judged" if c.ours != c.ours else f"ours {c.ours:.3f}, {c.disagree} disagree"
+            console.print(escape(f"  {c.what.strip()}: theirs {c.theirs:.3f}, {ours} ({plural(c.questions, 'question')})"),
+                          soft_wrap=True)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)
