@@ -148,7 +148,7 @@ def benchmark_view(r: TestResult, log: SessionLog, histories: Histories, definit
         n = test.number.get(t.i, -1)
         needed = [s for s in (needs[n] if needs is not None and 0 <= n < len(needs) else ()) if s < len(said)]
         marks = sorted(history.line_of[said[s].i] for s in needed if said[s].i in history.line_of)
-        point = log.asked_after(t) if t.went_back is not None else None
+        point = log.asked_after(t)  # independent: the end of the history; else the turn before
         asked.append({
             "turn": t.i, "time": t.time, "pos": t.pos, "back": t.went_back,
             "from": None if point is None else {"turn": point.i, "time": point.time, "question": point.question,

@@ -157,6 +157,9 @@ async def test_a_longmemeval_haystack_shows_its_answer_turns_as_evidence(tmp_pat
     assert tests and all(len(t["asked"]) == len(t["questions"]) == 1 for t in tests)  # a haystack per question
     assert all(t["conv"] == [] for t in tests)  # the haystack is not in the page, only beside it
     assert sum(bool(t["asked"][0]["marks"]) for t in tests) >= 2
+    for t in tests:  # one question after its haystack: asked after the haystack's last line, shown in the history
+        asked = t["asked"][0]
+        assert asked["back"] is None and asked["from"]["turn"] == asked["turn"] - 1 and asked["from"]["line"] is not None
     for t in tests:
         _, lines = _part(report_parts(files.html) / f"{t['hist']}.0.js")
         for line, turn, _, _, text in t["asked"][0]["ev"]:
