@@ -43,7 +43,8 @@ table.grid td.num { white-space: normal; min-width: 4em; }
 table.grid th.who { min-width: 5.5em; max-width: 11em; }
 .std { color: #555; font-size: 12px; white-space: nowrap; }
 table.matrix th { max-width: 10em; overflow-wrap: break-word; }
-.pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px; cursor: help; white-space: nowrap; }
+.pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px;
+  cursor: help; white-space: nowrap; }
 table.grid .pmark { display: inline-block; }  /* may go under its number in a narrow column */
 .badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
 .charts.panels svg.chart { flex: 0 1 auto; }

@@ -38,6 +38,7 @@ from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
 from ltm_harness._store.layout import RunFolder
 from ltm_harness._tokens import plural
 
+
 def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f} ms"
 
