@@ -104,7 +104,8 @@ def breakdown_tables(summary: AgentSummary, judged: bool) -> list[Table | Text]:
             for name, value in own.items():
                 metrics.add_row(escape(name), metric_text(value))
             tables.append(metrics)
-        tables += [_label_table(summary.agent, d, by, values, quoted) for by, values in by_label(d.breakdown or [], quoted.spec).items()]
+        tables += [_label_table(summary.agent, d, by, values, quoted)
+                   for by, values in by_label(d.breakdown or [], quoted.spec).items()]
         out += tables
         note = unscored_note(d, judged)
         if tables and note:
@@ -296,8 +297,7 @@ def report_table(title: str, agents: list[AgentRow], datasets: list[DatasetRow],
     names = sorted({d.dataset for d in datasets})
     table = Table(title=escape(title), title_justify="left", box=box.ASCII if plain else box.HEAVY_HEAD)
     table.add_column("dataset", no_wrap=True, min_width=min(max((len(n) for n in names), default=7), 24))
-    order = sorted(agents, key=lambda a: bool(a.marks))  # a marked agent never before one without (results/marks.py)
-    agents = order
+    agents = sorted(agents, key=lambda a: bool(a.marks))  # a marked agent never before one without (results/marks.py)
     for a in agents:
         mark = marks.get(a.label)
         header, wide = _header(a.label, _column_room(len(agents), width))

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from ltm_harness._grid.index import StudyIndex
+from ltm_harness._report.labels import by_label
 from ltm_harness._results.marks import KINDS, LEGEND, Kind, Mark, mark_text, marks_of
 from ltm_harness._results.models import RunSummary, TestResult
 from ltm_harness._results.outputs import read_results, read_run_summary
@@ -255,7 +256,8 @@ def label_rows(cells: Sequence[CellData], level: float = LEVEL) -> list[LabelSco
         for summary in cell.summary.agents:
             for d in summary.datasets:
                 span = spans.get(d.dataset)
-                for b in d.breakdown or []:
+                spec = d.quoted(cell.summary.judge is not None).spec  # its values in the benchmark's own order
+                for b in (b for found in by_label(d.breakdown or [], spec).values() for b in found):
                     if span is not None and b.scored:
                         key = (cell.agent, cell.config, d.dataset, b.label, b.value, span)
                         by_key.setdefault(key, {})[cell.seed] = b.score

@@ -82,7 +82,8 @@ def _whole_row(entries: Sequence[Entry], summaries: Sequence[DatasetSummary | No
         mine = own.get(e.label)
         if over == "common" and mine is not None and r.tests < mine.tests:
             note = f"on {r.tests:,} of {mine.tests:,} questions, {r.word} by all"
-        cells.append(f'<td class="num {_score_class(r.value)}"><b>{r.value:.2f}</b>{protocol_marks(e.marks_on(name))}</td>')
+        cells.append(f'<td class="num {_score_class(r.value)}"><b>{r.value:.2f}</b>'
+                     f'{protocol_marks(e.marks_on(name), under=True)}</td>')
     under = f' <span class="std">({_e(note)})</span>' if note else ""
     return (f'<tr><td><b>all</b> · {_e(metric)}{under}</td><td class="num">{_span([d.tests for d in present])}</td>'
             f'<td class="num">{_span([d.memory_distance for d in present])}</td>{"".join(cells)}</tr>')
@@ -130,8 +131,8 @@ def _headline_table(entries: Sequence[Entry], name: str) -> str:
                 tds.append(f'<td class="num"{tip}>–</td>')
             else:
                 subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
-                marked = protocol_marks(e.marks_on(name)) if i == 0 else ""  # on the leading number
-                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{marked}{subset}</td>')
+                marked = protocol_marks(e.marks_on(name), under=True) if i == 0 else ""  # on the leading number
+                tds.append(f'<td class="num {_score_class(r.value)}"{tip}>{r.value:.2f}{subset}{marked}</td>')
         body.append(f"<tr><td>{_e(metric)}{note}</td>{''.join(tds)}</tr>")
     head = "<tr><th>metric</th>" + "".join(_who(e) for e in entries) + "</tr>"
     return ("<h4>the numbers it is quoted by</h4>"

@@ -32,10 +32,11 @@ def breakable(text: str) -> str:
     return out
 
 
-def protocol_marks(marks: Sequence[Mark]) -> str:
+def protocol_marks(marks: Sequence[Mark], under: bool = False) -> str:
     """An agent's protocol marks beside its number (ltm_harness/_results/marks.py), each saying for this agent what it
-    means when hovered; "" for none."""
-    return "".join(f'<sup class="pmark" title="{esc(m.detail)}">{esc(m.kind)}</sup>' for m in marks)
+    means when hovered; "" for none. `under`: on a line of their own under the number (a narrow column)."""
+    shown = "".join(f'<sup class="pmark" title="{esc(m.detail)}">{esc(m.kind)}</sup>' for m in marks)
+    return f"<br>{shown}" if shown and under else shown
 
 
 def marks_legend(kinds: Iterable[Kind]) -> str:

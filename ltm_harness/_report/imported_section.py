@@ -16,7 +16,7 @@ from ltm_harness._interop.answers.formats import FORMAT_NAMES
 from ltm_harness._interop.answers.matching import MatchReport
 from ltm_harness._interop.answers.run import read_match_report
 from ltm_harness._report.html import breakable, esc as _e
-from ltm_harness._report.labels import in_order
+from ltm_harness._report.labels import in_order, value_orders
 from ltm_harness._report.tables import Entry
 from ltm_harness._results.models import AgentSummary, TestResult
 from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
@@ -110,7 +110,7 @@ def _unanswered_by_label(results: Sequence[TestResult], order: Sequence[str]) ->
 def benchmark_order(summary: AgentSummary, judged: bool) -> list[str]:
     """The benchmark's own order of its label values (its headline's: LoCoMo's categories 1 to 5), for the agent's
     datasets."""
-    return [v for d in summary.datasets for m in d.quoted(judged).spec.metrics if m.per or m.by for v in m.order]
+    return [v for values in value_orders(summary, judged).values() for v in values]
 
 
 def _order(e: Entry) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from ltm_harness._results.models import DatasetSummary, LabelSummary
+from ltm_harness._results.models import AgentSummary, DatasetSummary, LabelSummary
 from ltm_harness._scoring.headline import Headline
 
 DATA_PREFIX = "data: "  # a metric named so counts something in the data file, not in the agent's answers
@@ -43,6 +43,13 @@ def label_order(spec: Headline | None, label: str) -> list[str]:
     """The benchmark's own order of a label's values (LoCoMo's categories 1 to 5, BEAM's ten abilities), as its
     headline declares it (empty: none declared)."""
     return next((list(m.order) for m in (spec.metrics if spec is not None else []) if label in (m.per, m.by)), [])
+
+
+def value_orders(summary: AgentSummary, judged: bool) -> dict[str, list[str]]:
+    """Per dataset of an agent, its label values in the benchmark's own order (its headline's: LoCoMo's categories 1
+    to 5, BEAM's ten abilities)."""
+    return {d.dataset: [v for m in d.quoted(judged).spec.metrics if m.per or m.by for v in m.order]
+            for d in summary.datasets}
 
 
 def in_order(values: Iterable[str], order: Sequence[str]) -> list[str]:

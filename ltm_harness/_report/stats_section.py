@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from ltm_harness._report.labels import value_orders
 from ltm_harness._report.html import breakable, esc as _e
 from ltm_harness._report.tables import Entry, write_table
 from ltm_harness._stats.compute import JUDGE
@@ -24,7 +25,8 @@ MAX_OUTCOMES = 200  # questions listed per pair and dataset in the page (all are
 
 def report_statistics(entries: Sequence[Entry]) -> Statistics:
     """The statistics of a report's agents, in the page's order."""
-    return compute_statistics([Scored(e.label, e.run.name, e.agent.spec, e.agent.results) for e in entries])
+    return compute_statistics([Scored(e.label, e.run.name, e.agent.spec, e.agent.results,
+                                      value_orders(e.agent.summary, e.run.summary.judge is not None)) for e in entries])
 
 
 def _ci(lo: float | None, hi: float | None, digits: int = 2) -> str:

