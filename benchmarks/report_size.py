@@ -65,10 +65,15 @@ def open_times(driver: Any, page: Path) -> tuple[float, float]:
         time.sleep(0.01)
     ready = float(driver.execute_script(
         "return performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"))
+    def first(css: str) -> Any:  # a page whose tests are a file beside it shows them once loaded
+        while not (found := driver.find_elements(By.CSS_SELECTOR, css)):
+            time.sleep(0.005)
+        return found[0]
+
     started = time.perf_counter()
     driver.execute_script("document.getElementById('a0').open = true")
-    driver.find_element(By.CSS_SELECTOR, "#a0 tr.test").click()
-    driver.find_element(By.CSS_SELECTOR, "#a0 tr.detail-row li.line")
+    first("#a0 tr.test").click()
+    first("#a0 tr.detail-row li.line")
     return ready, 1000 * (time.perf_counter() - started)
 
 

@@ -169,7 +169,7 @@ def _pooled_chart(points: Sequence[PooledPoint], x: PooledX, lines: list[_Line])
               for line in lines]
     name = x.label.split(' (')[0]
     return score_panel(f"score against {name}, pooled over the study", series, x.label,
-                       draw_points=len(mine) <= MAX_POINTS, empty=f"no {name} was measured")
+                       draw_points=len(mine) <= MAX_POINTS, empty=f"no {name} was measured", legend=True)
 
 
 def build_study_page(title: str, rows: Sequence[ScoreRow], cells: Sequence[CellRow], points: Sequence[PooledPoint],

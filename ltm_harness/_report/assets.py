@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
+from ltm_harness._report import conversation_view, lazy
+
 _SCORE_COLOURS = "\n".join(
     f".s{i} {{ background: hsl({i * 12} 65% 86%); }}" for i in range(11))  # s0 red .. s10 green
 
@@ -43,6 +45,7 @@ table.grid th.who { min-width: 5.5em; max-width: 11em; }
 table.matrix th { max-width: 10em; overflow-wrap: break-word; }
 .pmark { color: #8a2b00; background: #ffe9d6; border-radius: 3px; padding: 0 3px; margin-left: 3px; font-size: 11px;
   cursor: help; white-space: nowrap; }
+table.grid .pmark { display: inline-block; }  /* may go under its number in a narrow column */
 .badge.mark { background: #fff0c2; color: #6b4500; margin: 0 4px; cursor: help; }
 .charts.panels svg.chart { flex: 0 1 auto; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
@@ -156,6 +159,8 @@ JS = r"""
     }));
   }
 
+  /*BENCHMARK VIEW*/
+
   function detail(t) {
     const rows = t.questions.map((q, i) => h("tr", null, h("td", { class: "num" }, i + 1), h("td", null, h("pre", { class: "text" }, q)),
       h("td", null, h("pre", { class: "text agent-reply" }, i < t.responses.length ? t.responses[i] : "–"))));
@@ -179,6 +184,7 @@ JS = r"""
         t.gaps.map((g) => h("tr", null, h("td", { class: "num" }, g.line), h("td", { class: "num" }, fmt(g.target)), h("td", { class: "num" }, fmt(g.achieved)),
           h("td", { class: "num" }, g.target ? (100 * (g.achieved - g.target) / g.target).toFixed(1) + "%" : "–")))));
     }
+    if (t.hist) return h("div", { class: "detail" }, benchmarkDetail(t, parts));
     parts.push(h("h4", null, "Conversation: this test's lines, the rest collapsed"), conversation(t.conv));
     return h("div", { class: "detail" }, parts);
   }
@@ -192,9 +198,20 @@ JS = r"""
       this.query = "";
       this.status = "all";
       this.tests = null;
+      this.body = null;
+    }
+    ready(then) {  // the agent's tests: from the page at once, or from a file beside it (a big run's), then `then`
+      const inline = this.tests === null ? data("data-" + this.key) : null;
+      if (inline) this.tests = inline.tests;
+      if (this.tests !== null) return true;
+      if (!this.loading) this.loading = agentTests(this.key).then((d) => { this.tests = d.tests; },
+        (err) => { this.root.replaceChildren(h("p", { class: "err" }, err.message)); throw err; });
+      // once loaded, one render: a test to show (a click in the grid) wins over the section's own first render
+      if (!this.pending || then.show) this.pending = then;
+      this.loading.then(() => { const next = this.pending; this.pending = null; if (next) next(); }, () => {});
+      return false;
     }
     build() {  // the controls are made once, so typing in the filter box keeps its focus and caret
-      this.tests = data("data-" + this.key).tests;
       this.search = h("input", { type: "search", placeholder: "filter tests (dataset/id)",
         oninput: () => { this.query = this.search.value; this.page = 0; this.render(); } });
       this.select = h("select", { onchange: () => { this.status = this.select.value; this.page = 0; this.render(); } },
@@ -210,7 +227,8 @@ JS = r"""
       return this.status === "all" || t.status === this.status;
     }
     render() {
-      if (this.tests === null) this.build();
+      if (!this.ready(() => this.render())) return;
+      if (!this.body) this.build();
       const shown = this.tests.filter((t) => this.matches(t));
       const pages = Math.max(1, Math.ceil(shown.length / PAGE));
       this.page = Math.min(this.page, pages - 1);
@@ -236,7 +254,8 @@ JS = r"""
       this.render();
     }
     show(id) {
-      if (this.tests === null) this.build();
+      if (!this.ready(Object.assign(() => this.show(id), { show: true }))) return;
+      if (!this.body) this.build();
       this.query = this.search.value = id;
       this.status = this.select.value = "all";
       this.page = 0;
@@ -304,10 +323,15 @@ JS = r"""
 })();
 """
 
+JS = JS.replace("  /*BENCHMARK VIEW*/\n", lazy.JS + conversation_view.JS)
+CSS += conversation_view.CSS
 
-def content_security_policy(js: str, css: str) -> str:
-    """A policy that allows no request at all and runs only this script and style (by their hashes)."""
+
+def content_security_policy(js: str, css: str, own_files: bool = False) -> str:
+    """A policy that allows no request at all and runs only this script and style (by their hashes); with
+    `own_files`, scripts beside the page too (the history files it loads when a reader opens a history)."""
     def digest(text: str) -> str:
         return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
-    return f"default-src 'none'; script-src {digest(js)}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"
+    scripts = f"{digest(js)} 'self'" if own_files else digest(js)
+    return f"default-src 'none'; script-src {scripts}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"

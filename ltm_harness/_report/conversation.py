@@ -36,6 +36,9 @@ class Turn:
     reply: str
     user_tokens: int
     reply_tokens: int
+    role: str = ""  # who said it, when not the user (a benchmark's speaker)
+    observed: bool = False  # history the agent only took in (a benchmark's history)
+    went_back: bool | None = None  # an independent question: whether the agent went back to its state before it
 
 
 @dataclass
@@ -117,6 +120,7 @@ class SessionLog:
     filler_turns: int = 0
     filler_tokens: int = 0
     failed_tries: int = 0  # tries of turns that got no reply (asked again, or the turn failed)
+    jumps: set[int] = field(default_factory=set)  # turn numbers the clock jumped to a new date before (sessions)
     _own: dict[str, list[int]] = field(default_factory=dict)  # test -> indexes into turns
     _marked: list[int] = field(default_factory=list)  # indexes of turns that are not filler
     _filler_before: list[int] = field(default_factory=list)  # filler turns before index k
@@ -124,6 +128,18 @@ class SessionLog:
 
     def tests(self) -> list[str]:
         return list(self._own)
+
+    def own(self, test: str) -> list[Turn]:
+        """The test's own turns (its lines, history included), in order."""
+        return [self.turns[k] for k in self._own.get(test, [])]
+
+    def asked_after(self, turn: Turn) -> Turn | None:
+        """The last turn the agent still held when `turn` was said: independent questions it went back from are
+        skipped (their state was undone), so for such a question this is the end of the history."""
+        k = bisect_left(self._numbers, turn.i) - 1
+        while k >= 0 and self.turns[k].went_back:
+            k -= 1
+        return self.turns[k] if k >= 0 else None
 
     def conversation(self, test: str, result: TestResult | None) -> list[dict[str, Any]]:
         """The test's own lines in order, each stretch of other turns between them collapsed into counts."""
@@ -256,7 +272,11 @@ def _take(log: SessionLog, event: dict[str, Any]) -> None:
         test = event.get("test")
         log.turns.append(Turn(_int(event.get("i")), _int(event.get("pos")), turn_kind,
                               test if isinstance(test, str) else None, bool(event.get("question")),
-                              _str(event.get("time")), user, reply, ut, rt))
+                              _str(event.get("time")), user, reply, ut, rt, _str(event.get("role")),
+                              event.get("observed") is True,
+                              went_back if isinstance(went_back := event.get("went_back"), bool) else None))
+    elif kind == "clock_jump":
+        log.jumps.add(_int(event.get("turn")))
     elif kind == "test_end" and isinstance(event.get("test"), str):
         log.test_end_turn[event["test"]] = _int(event.get("turn"))
     elif kind == "llm_call":

@@ -10,11 +10,14 @@ slipped through could neither load anything nor execute.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Sequence
 
 from ltm_harness._results.causes import cause_lines, group_causes
 from ltm_harness._report.assets import CSS, JS, content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
+from ltm_harness._report.conversation_view import MAX_TEXT, Histories, benchmark_view, clip as _clip  # noqa: F401
+from ltm_harness._report.lazy import INLINE_TESTS_BYTES, LazyParts
 from ltm_harness._report.breakdown import breakdown_section
 from ltm_harness._report.html import esc as _e, num as _num, protocol_marks, score_class as _score_class
 from ltm_harness._report.load import RunData
@@ -33,9 +36,8 @@ from ltm_harness._report.summary import agent_legend, header, summary_table, swa
 from ltm_harness._report.tables import (COST_ROLES, Entry, Tables, benchmark_text, sorted_results,
                                         sort_key_of_test)
 from ltm_harness._results.models import DatasetSummary, GapPoint, TestResult
+from ltm_harness._store.layout import RunFolder
 from ltm_harness._tokens import plural
-
-MAX_TEXT = 4000  # characters of one message shown in the page; the rest is in the event log
 
 
 def _ms(value: float | None) -> str:
@@ -48,22 +50,22 @@ def _json_block(block_id: str, obj: Any) -> str:
     return f'<script type="application/json" id="{_e(block_id)}">{text}</script>'
 
 
-def _clip(text: str) -> str:
-    if len(text) <= MAX_TEXT:
-        return text
-    return text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT:,} more characters; the full text is in the event log]"
-
-
 def _expected(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 # -- per-test data ----------------------------------------------------------------------------------
-def payload_of_test(r: TestResult, session: SessionLog | None, spans: bool = True) -> dict[str, Any]:
-    """A test's details for the page; `spans`: its dataset is the GoodAI benchmark's, where the memory span and the
-    information gaps (target, achieved, error) mean something (a benchmark asked question by question: left out)."""
+def payload_of_test(r: TestResult, session: SessionLog | None, histories: Histories | None = None,
+                    definitions: Path | None = None, taken: set[int] | None = None, spans: bool = True) -> dict[str, Any]:
+    """One test's details; a benchmark's test (history the agent only took in) shows its history and questions
+    (conversation_view), any other its own lines with what came between collapsed. `spans`: its dataset is the GoodAI
+    benchmark's, where the memory span and the information gaps (target, achieved, error) mean something (a benchmark
+    asked question by question: left out)."""
     uid = f"{r.dataset}/{r.example_id}"
-    conv = session.conversation(uid, r) if session is not None else []
+    view = None
+    if session is not None and histories is not None and definitions is not None:
+        view = benchmark_view(r, session, histories, definitions, set() if taken is None else taken)
+    conv = session.conversation(uid, r) if session is not None and view is None else []
     for item in conv:
         if item["t"] == "line":
             item["user"], item["reply"] = _clip(item["user"]), _clip(item["reply"])
@@ -77,20 +79,25 @@ def payload_of_test(r: TestResult, session: SessionLog | None, spans: bool = Tru
         "verdicts": [{"question": _clip(v.question), "score": v.score, "reason": _clip(v.reason), "model": v.model,
                       "prompt_hash": v.prompt_hash, "raw": _clip(v.raw), "cached": v.cached} for v in r.verdicts],
         "gaps": [{"line": g.line, "target": g.target_tokens, "achieved": g.achieved_tokens} for g in r.gaps] if spans else [],
-        "conv": conv,
+        "conv": conv, **(view or {}),
     }
 
 
-def agent_payload(entry: Entry) -> dict[str, Any]:
+def agent_payload(entry: Entry, histories: Histories | None = None) -> dict[str, Any]:
     by_test: dict[str, SessionLog] = {}
     for session in entry.agent.sessions:
         for uid in session.tests():
             by_test.setdefault(uid, session)
     judged = entry.run.summary.judge is not None
     goodai = {d.dataset for d in entry.agent.summary.datasets if d.quoted(judged).spec.goodai}
-    return {"label": entry.label,
-            "tests": [payload_of_test(r, by_test.get(f"{r.dataset}/{r.example_id}"), r.dataset in goodai)
-                      for r in sorted_results(entry)]}
+    definitions = RunFolder(entry.run.folder).definitions
+    taken: dict[str, set[int]] = {}  # per test, the question turns shown for its results so far
+    tests = []
+    for r in sorted_results(entry):
+        uid = f"{r.dataset}/{r.group or r.example_id}"  # a result scoring one question of a test: that test's log
+        tests.append(payload_of_test(r, by_test.get(uid), histories, definitions, taken.setdefault(uid, set()),
+                                     r.dataset in goodai))
+    return {"label": entry.label, "tests": tests}
 
 
 def index_payload(entries: Sequence[Entry]) -> dict[str, Any]:
@@ -260,7 +267,8 @@ def _failed_tries(n: int) -> str:
     return f" · {_num(n)} failed {'try' if n == 1 else 'tries'} of turns, asked again or failed"
 
 
-def _agent_section(e: Entry, row: Any, open_: bool) -> str:
+def _agent_section(e: Entry, row: Any, open_: bool, tests: str) -> str:
+    """An agent's section; `tests`: the block of its tests' details (empty when they are a file beside the page)."""
     s = e.agent.summary
     judged = e.run.summary.judge is not None
     if all(d.quoted(judged).spec.goodai for d in s.datasets):
@@ -312,16 +320,30 @@ def _agent_section(e: Entry, row: Any, open_: bool) -> str:
     parts.append(f'<h3>Tests</h3><div class="browser" data-agent="{e.key}">'
                  '<noscript>The per-test details need JavaScript; the tables next to this file hold every '
                  "test's score.</noscript></div>")
-    parts.append(_json_block(f"data-{e.key}", agent_payload(e)))
+    parts.append(tests)
     parts.append("</details>")
     return "".join(parts)
 
 
+def _tests_blocks(entries: Sequence[Entry], parts: LazyParts | None) -> list[str]:
+    """Each agent's tests' details: in the page, or (all of them past INLINE_TESTS_BYTES) files beside it."""
+    histories = Histories(parts) if parts is not None else None
+    payloads = [agent_payload(e, histories) for e in entries]
+    blocks = [_json_block(f"data-{e.key}", payload) for e, payload in zip(entries, payloads)]
+    if parts is None or sum(len(b) for b in blocks) <= INLINE_TESTS_BYTES:
+        return blocks
+    for e, payload in zip(entries, payloads):
+        parts.add_tests(e.key, payload)
+    return ["" for _ in entries]
+
+
 def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], tables: Tables,
-               found: Sequence[Difference] = (), stats: Statistics | None = None) -> str:
-    """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it."""
+               found: Sequence[Difference] = (), stats: Statistics | None = None,
+               parts: LazyParts | None = None) -> str:
+    """The page; `found`: how the runs of a comparison differ (compared anyway, with --force), marked in it;
+    `parts`: what the page loads when a reader opens it (benchmark histories, a big run's tests), written beside it
+    by the caller (LazyParts.write); without, everything is in the page but the histories."""
     css = CSS + colour_css(e.slot for e in entries)
-    csp = content_security_policy(JS, css)
     nav = ['<a href="#summary">agents</a>']
     breakdown = breakdown_section(entries)
     if breakdown:
@@ -335,7 +357,11 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
     if usage:
         nav.append('<a href="#usage">LLM calls and cost</a>')
     nav += ['<a href="#tests">tests</a>', '<a href="#agents">per agent</a>']
-    agents = "".join(_agent_section(e, row, len(entries) == 1) for e, row in zip(entries, tables.agents))
+    tests = _tests_blocks(entries, parts)
+    agents = "".join(_agent_section(e, row, len(entries) == 1, block)
+                     for e, row, block in zip(entries, tables.agents, tests))
+    lazy = _json_block("report-lazy", parts.block()) if parts is not None and parts.files else ""
+    csp = content_security_policy(JS, css, own_files=bool(lazy))
     matrix = ('<section id="tests"><h2>Tests</h2><p class="note">Each test\'s normalised score per agent '
               "(unscored and errored tests are named). Click a score for the test's questions, replies, reasons "
               'and conversation.</p><div id="matrix"><noscript>This table needs JavaScript.</noscript></div>'
@@ -347,5 +373,5 @@ def build_page(title: str, runs: Sequence[RunData], entries: Sequence[Entry], ta
             f"<title>{_e(title)}</title><style>{css}</style></head><body>"
             f"{header(title, runs, entries, found)}<nav>{''.join(nav)}</nav><main>"
             f"{summary_table(entries, tables, found)}{_problems(runs)}{breakdown}{statistics}{imported}{_charts(entries, tables)}{usage}{matrix}"
-            f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>'
+            f'<section id="agents"><h2>Per agent</h2>{agents or "<p class=note>No agent finished.</p>"}</section>{lazy}'
             f"</main><script>{JS}</script></body></html>\n")

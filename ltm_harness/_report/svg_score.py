@@ -71,7 +71,7 @@ def _legend(series: "list[Series]", width: float, y: float) -> tuple[list[str], 
         out.append(f'<rect x="{px(x)}" y="{px(top - 8)}" width="10" height="10" {mark(s.colour, s.variant)}/>')
         out.append(text_at(x + 14, top + 1, s.label, "start"))
         x += w
-    return out, 14.0 * (row + 1) if series else 0.0
+    return ['<g class="legend">', *out, "</g>"], 14.0 * (row + 1) if series else 0.0
 
 
 def _log_score_frame(title: str, xs: list[float], width: float, height: float, top: float, x_label: str,

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError
 from ltm_harness._report.load import RunData, load_run
+from ltm_harness._report.lazy import LazyParts
 from ltm_harness._report.page import build_page
 from ltm_harness._report.index import refresh_index
 from ltm_harness._report.compat import Difference, differences, refusal
@@ -70,9 +71,11 @@ def write_report(folders: Sequence[Path], output: Path | None = None, force: boo
     all_entries = entries(runs)
     tables = build_tables(all_entries)
     stats = report_statistics(all_entries)
-    page = build_page(_title(runs), runs, all_entries, tables, found, stats=stats)
+    parts = LazyParts.beside(output)
+    page = build_page(_title(runs), runs, all_entries, tables, found, stats=stats, parts=parts)
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
+        parts.write(output)  # before the page that loads them
         write_text(output, page)  # whole or not at all; a failure is one line (RunFolderWriteError)
         written = write_tables(tables, output)
         written += write_statistics_tables(stats, output)

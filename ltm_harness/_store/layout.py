@@ -9,6 +9,7 @@
         judge-batch.json                   a run judged in batches (--judge-batch) while verdicts wait, its batch
         spend.jsonl                        the ledger of spend: one line per paid LLM call (role, model, USD billed)
         report.html, report.*              the report and its tables
+        report.parts/                      what the report loads when opened (benchmark histories, a big run's tests)
         aiq.json                           an AIQ run's scores
         <agent>/                           AgentFolder
             events.jsonl                   its one conversation, or events/<session>.jsonl, one per session
@@ -61,6 +62,7 @@ IMPORTED_DIR = "imported"  # <run>/imported/<agent>.json: how an imported answer
 STATE_DIR = "state"  # <agent>/state/<session>/: an adapter's own memory files (Agent.state_dir)
 WALL_SUFFIX = ".wall"  # beside each event log: its LLM calls' latency, retries and cache hits (varying run to run)
 REPORT = "report.html"
+PARTS_SUFFIX = ".parts"  # <stem>.parts/ beside a report: what the page loads when a reader opens it
 AIQ_REPORT = "aiq.json"
 RESCORING = ".rescoring"  # suffix of an agent folder being re-scored (swapped in when complete)
 LLM_CACHE = ".llm-cache"  # beside the run folders
@@ -170,6 +172,11 @@ def definition_path(definitions: Path, dataset: str, example_id: str) -> Path:
     if definitions.exists():
         inside(definitions, path)
     return path
+
+
+def report_parts(html: Path) -> Path:
+    """The folder beside a report page holding the parts it loads on demand (`report.parts/`)."""
+    return html.with_suffix(PARTS_SUFFIX)
 
 
 def compressed(path: Path) -> Path:
@@ -308,7 +315,10 @@ class RunFolder(_Folder):
         for path in (self.summary, self.run_config, self.aiq_report, self.judge_batch, self.spend):
             path.unlink(missing_ok=True)
         for report in self.path.glob("report.*") if self.path.is_dir() else []:  # the report of those results
-            report.unlink()
+            if report.is_dir() and not report.is_symlink():  # report.parts/
+                shutil.rmtree(report)
+            else:
+                report.unlink()
         for agent in self.agent_folders():
             agent.clear()
         for child in self.path.glob(f"*{RESCORING}") if self.path.is_dir() else []:

@@ -116,3 +116,37 @@ def quiz_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     finally:
         unregister()
     return [root / "quiz", root / "quiz-more"]
+
+
+LOCOMO_DATA = Path(__file__).resolve().parents[1] / "data" / "locomo" / "synthetic.json"
+
+
+@pytest.fixture(scope="session")
+def real_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One results folder of real runs, each page's report written: `default` (the shipped default config: the GoodAI
+    datasets, 4 agents), `locomo` (the LoCoMo-shaped tests/data/locomo/synthetic.json, reference protocol: oracle,
+    null, retrieval) and `locomo-more` (the same tests, recent:500), `beam` (BEAM-shaped 100K chats made by
+    benchmarks/beam_data.py: oracle, null, retrieval), a comparison of the two LoCoMo runs, a small study (`study`:
+    oracle and null at two spans) and the index. A few seconds."""
+    from ltm_harness._cli.main import main
+    from ltm_harness._report import write_report
+    from ltm_harness.testing import load_script
+
+    top = tmp_path_factory.mktemp("real")
+    root = top / "results"
+    repo = Path(__file__).resolve().parents[2]
+    assert main(["run", "-c", str(repo / "configs" / "default.yml"), "--results", str(root), "--quiet"]) == 0
+    locomo = {"name": "locomo", "args": {"data_file": str(LOCOMO_DATA)}}
+    for name, agents in (("locomo", ["oracle", "null", "retrieval"]), ("locomo-more", ["recent:500"])):
+        asyncio.run(run_config(make_config([locomo], span=4000, examples=2, run_name=name), root, agents))
+        write_report([root / name])
+    beam = load_script(repo / "benchmarks" / "beam_data.py").write_dataset(top / "beam-data", "100K", 2)
+    asyncio.run(run_config(make_config([{"name": "beam", "args": {"data_dir": str(beam)}}], span=32000, examples=2,
+                                       run_name="beam"), root, ["oracle", "null", "retrieval"]))
+    write_report([root / "beam"])
+    write_report([root / "locomo", root / "locomo-more"])
+    (top / "base.yml").write_text("config:\n  run_name: base\ndatasets:\n  args: {memory_span: 1000, dataset_examples: 1}\n"
+                                  "  datasets:\n    - {name: colours}\n    - {name: names}\n")
+    (top / "study.yml").write_text('name: study\nbase: base.yml\nagents: [oracle, "null"]\nspans: [1000, 2000]\n')
+    assert main(["grid", str(top / "study.yml"), "--results", str(root), "--quiet"]) == 0
+    return root

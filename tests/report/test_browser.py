@@ -58,8 +58,15 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             options.add_argument(flag)
         options.add_argument(f"--user-data-dir={tempfile.mkdtemp(dir=root)}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER), log_output=str(root / "chromedriver.log")),
-                                   options=options)
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER), log_output=str(root / "chromedriver.log")),
+                                       options=options)
+        except WebDriverException as exc:  # installed but cannot start: said in one line, a failure, never a skip
+            reason = (exc.msg or str(exc)).strip().splitlines()[0] if (exc.msg or str(exc)).strip() else type(exc).__name__
+            pytest.fail(f"{CHROMIUM} could not be started by {CHROMEDRIVER}: {reason} (the driver's log: "
+                        f"{root / 'chromedriver.log'})", pytrace=False)
         try:
             version = subprocess.run([str(CHROMIUM), "--version"], capture_output=True, text=True, timeout=30).stdout
             assert browser.capabilities["browserVersion"] in version  # the system's Chromium, no other
@@ -403,3 +410,167 @@ def test_the_index_lists_runs_sorts_and_filters(driver: Any, wide_runs: list[Pat
     headers[1].click()  # a to z
     assert [r[1] for r in rows() if len(r) > 2] == list(reversed(names)) == sorted(names)
     assert _problems(driver) == []
+
+
+# -- the pages of real runs (tests/report/conftest.py: real_results), as a reader opens them --------------------------
+ARTEFACTS = Path(__file__).resolve().parents[2] / "results" / "ci-screenshots"
+VIEWPORT = 1280
+LEGENDLESS = """
+// Charts drawing several series (colours of dots, lines, bars) with no legend in sight: none in the chart, none in
+// its section. A chart of one series is named by its title.
+const visible = (el) => !!el && el.getClientRects().length > 0;
+return [...document.querySelectorAll('svg.chart')].filter(visible).filter(svg => {
+  const colours = new Set([...svg.querySelectorAll('circle, polyline, path, g.bar rect')].filter(m => !m.closest('.legend'))
+    .map(m => m.tagName === 'polyline' ? getComputedStyle(m).stroke : getComputedStyle(m).fill).filter(c => c !== 'none'));
+  if (colours.size < 2) return false;
+  if ([...svg.querySelectorAll('.legend')].some(visible)) return false;
+  const scope = svg.parentElement.closest('section, details');
+  return !scope || ![...scope.querySelectorAll('.legend')].some(visible);
+}).map(svg => svg.getAttribute('aria-label'));"""
+
+
+def artefacts() -> Path:
+    """Where the screenshots of the pages are kept (a CI artefact): $LTM_SCREENSHOTS, else results/ci-screenshots/
+    of the checkout (the results folder is not committed)."""
+    where = Path(os.environ.get("LTM_SCREENSHOTS") or ARTEFACTS)
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+def _load(driver: Any, page: Path) -> None:
+    """Open a page at 1280 px and wait until its scripts ran (the load event comes after DOMContentLoaded)."""
+    _at_width(driver, VIEWPORT)
+    driver.get_log("browser")
+    driver.get(page.resolve().as_uri())
+    deadline = time.monotonic() + 20
+    while driver.execute_script("return document.readyState") != "complete":
+        assert time.monotonic() < deadline, f"{page} never finished loading"
+        time.sleep(0.05)
+
+
+def docs_shot(driver: Any, name: str, css: str | None = None) -> None:
+    """With $LTM_DOCS_SCREENSHOTS set (docs/img, for docs/reports.md): a small picture of the window, at the element
+    `css` when given (else the page's top), scaled to 3/4."""
+    where = os.environ.get("LTM_DOCS_SCREENSHOTS")
+    if not where:
+        return
+    driver.execute_script("for (const n of document.querySelectorAll('nav')) n.style.position = 'static';")  # not sticky
+    top = 0 if css is None else driver.execute_script(
+        f"const e = document.querySelector({json.dumps(css)}); return e.getBoundingClientRect().top + window.scrollY - 8;")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                             "clip": {"x": 0, "y": top, "width": VIEWPORT, "height": 760,
+                                                                      "scale": 0.75}})
+    Path(where).mkdir(parents=True, exist_ok=True)
+    (Path(where) / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+def _look(driver: Any, name: str) -> None:
+    """What every page must be: no console error or warning, every chart with its legend in sight, nothing wider
+    than the window; then its screenshot is kept."""
+    assert _problems(driver) == [], name
+    assert driver.execute_script(LEGENDLESS) == [], f"{name}: charts without a visible legend"
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= VIEWPORT, f"{name}: the page is {width} px wide in a {VIEWPORT} px window"
+    assert driver.execute_script(OVERFLOW) == [], name
+    _shoot(driver, artefacts() / f"{name}.png")
+
+
+def _open_first_test(driver: Any) -> None:
+    driver.execute_script("document.getElementById('a0').open = true")
+    deadline = time.monotonic() + 10
+    while not driver.find_elements("css selector", "#a0 tr.test"):
+        assert time.monotonic() < deadline, "the agent's tests were never shown"
+        time.sleep(0.05)
+    driver.find_element("css selector", "#a0 tr.test").click()
+
+
+def _wait_for(driver: Any, css: str) -> list[Any]:
+    deadline = time.monotonic() + 10
+    while not (found := [e for e in driver.find_elements("css selector", css) if e.is_displayed()]):
+        assert time.monotonic() < deadline, f"nothing shown for {css}"
+        time.sleep(0.05)
+    return found
+
+
+@pytest.mark.parametrize("name, page", [("goodai-report", "default/report.html"), ("locomo-report", "locomo/report.html"),
+                                        ("beam-report", "beam/report.html"), ("compare", "compare_locomo_locomo-more.html"),
+                                        ("study", "study/report.html"), ("index", "index.html")])
+def test_every_page_of_real_runs_reads_well_at_1280_px(driver: Any, real_results: Path, name: str, page: str):
+    _load(driver, real_results / page)
+    docs_shot(driver, name)
+    if name.endswith("report") or name == "compare":
+        _open_first_test(driver)  # and a test's view fits too
+        _wait_for(driver, "#a0 tr.detail-row .detail")
+    if name == "index":  # the folders of parts beside the reports are no runs
+        assert ".parts" not in driver.find_element("tag name", "body").text
+    _look(driver, name)
+
+
+def test_a_locomo_question_shows_its_evidence_line_and_the_history_it_was_asked_from(driver: Any, real_results: Path):
+    _load(driver, real_results / "locomo" / "report.html")
+    _open_first_test(driver)  # locomo/synthetic-1.q0: "What is the name of Ada's cat?", evidence D1:1
+    asked = _wait_for(driver, "#a0 tr.detail-row .asked")[0]
+    assert "What is the name of Ada's cat?" in asked.text and "expected\nPepper" in asked.text
+    assert "Asked from the memory the history left: turn 5" in asked.text  # the end of the history: it went back
+    quoted = asked.find_element("css selector", ".evidence li.evline")
+    assert "Her name is Pepper." in quoted.text  # the evidence line, quoted with the question
+    assert driver.execute_script("return document.querySelectorAll('li.hline').length") == 0  # not loaded yet
+    quoted.find_element("css selector", "a.jump").click()  # one click: the history is loaded and opened at the line
+    line = _wait_for(driver, "#a0 li.hline.evidence.focus")[0]
+    assert line.text.startswith("turn 0 ·") and "Ada: Hi Bruno! I finally adopted a cat last weekend." in line.text
+    assert "evidence" in line.find_element("css selector", ".badge").text
+    sessions = driver.find_elements("css selector", "#a0 details.hist details.session > summary")
+    assert [s.text.split(" · ")[0] for s in sessions] == ["session 1", "session 2"]  # folded by session, dated
+    assert "2023-05-08 13:56:00" in sessions[0].text and "1 evidence" in sessions[0].text
+    loaded = driver.execute_script("return [...document.scripts].map(s => s.src).filter(Boolean)")
+    assert len(loaded) == 1 and "/report.parts/" in loaded[0]  # one file of the conversation, on demand
+    assert _problems(driver) == []
+    _shoot(driver, artefacts() / "locomo-question.png")
+    docs_shot(driver, "locomo-question", "#a0 tr.test.open")
+
+
+def test_a_missing_history_file_is_said_in_the_page(driver: Any, real_results: Path, tmp_path: Path):
+    """A page mailed without its history folder still shows the question and its evidence, and says what is missing."""
+    page = tmp_path / "alone.html"
+    shutil.copy(real_results / "locomo" / "report.html", page)
+    _load(driver, page)
+    _open_first_test(driver)
+    _wait_for(driver, "#a0 .asked .evidence a.jump")[0].click()
+    error = _wait_for(driver, "#a0 details.session p.err")[0]
+    assert "could not be loaded" in error.text and "report.parts/" in error.text
+    assert "Her name is Pepper." in driver.find_element("css selector", "#a0 .asked .evidence").text
+
+
+def test_a_big_run_s_tests_load_from_their_files_when_a_score_is_clicked(driver: Any, real_results: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    folder = tmp_path / "locomo"
+    shutil.copytree(real_results / "locomo", folder)
+    monkeypatch.setattr("ltm_harness._report.page.INLINE_TESTS_BYTES", 0)  # as a run too big for one page
+    page = write_report([folder], tmp_path / "big.html").html
+    _load(driver, page)
+    assert driver.execute_script("return document.getElementById('data-a1')") is None
+    column = [th.get_attribute("title") for th in driver.find_elements("css selector", "#matrix table.matrix tr:first-child th")].index("null")
+    driver.find_element("css selector", f"#matrix table.matrix tr:nth-child(2) td:nth-child({column + 1}) a").click()
+    asked = _wait_for(driver, "#a1 tr.detail-row .asked")[0]
+    assert "What is the name of Ada's cat?" in asked.text
+    loaded = driver.execute_script("return [...document.scripts].map(s => s.src).filter(Boolean)")
+    assert len(loaded) == 1 and "/big.parts/tests-a1-" in loaded[0]  # only that agent's tests
+    assert _problems(driver) == []
+
+
+@pytest.mark.parametrize("what", ["missing", "broken"])
+def test_a_browser_missing_or_unable_to_start_is_a_one_line_failure(what: str, tmp_path: Path,
+                                                                     tmp_path_factory: pytest.TempPathFactory,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    import sys
+
+    fake = tmp_path / "chromium"
+    if what == "broken":
+        fake.write_text("#!/bin/sh\necho 'chromium: cannot open display' >&2\nexit 1\n")
+        fake.chmod(0o755)
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", fake)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        next(driver.__wrapped__(tmp_path_factory))  # type: ignore[attr-defined]
+    message = str(failed.value)
+    assert "\n" not in message and str(fake) in message
+    assert ("not found" in message and "apt-get install" in message) if what == "missing" else "could not be started" in message
