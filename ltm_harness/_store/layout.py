@@ -128,8 +128,8 @@ def taken_entry(name: str, in_run: bool = True) -> str | None:
         return None
     if folded in _ROOT_ENTRIES:
         return f"the results folder's own {name!r}"
-    if folded.startswith(COMPARE_PREFIX) and folded.endswith(".html"):
-        return f"a name the results folder keeps for comparison pages ({COMPARE_PREFIX}*.html)"
+    if folded.startswith(COMPARE_PREFIX) and folded.endswith((".html", PARTS_SUFFIX)):
+        return f"a name the results folder keeps for comparison pages ({COMPARE_PREFIX}*.html, {COMPARE_PREFIX}*{PARTS_SUFFIX})"
     return None
 
 

@@ -189,7 +189,7 @@ def test_import_answers_named_like_the_definitions_is_refused_before_any_folder(
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("name", ["index.html", "suites", "compare_a.html"])
+@pytest.mark.parametrize("name", ["index.html", "suites", "compare_a.html", "compare_a.parts"])
 def test_run_names_that_are_the_results_folder_s_own_entries_are_refused(tmp_path, capsys, name):
     assert main(["run", "-c", "default", "--examples", "1", "-a", "null", "--run-name", name, "--results",
                  str(tmp_path)]) == 2
