@@ -167,6 +167,8 @@ class ListedModels(list[str]):
     """The model names an endpoint lists (at most the limit asked for), and how many it lists in all."""
 
     total: int = 0
+
+
 def fails_every_call(exc: BaseException) -> bool:
     """An answer that every later call would get too: a refused key (401, 403), a model the endpoint does not serve
     (404), an exhausted quota (429 `insufficient_quota`, which no wait mends)."""
@@ -353,7 +355,8 @@ class LLMClient:
             async for attempt in self._retrying():
                 with attempt:
                     attempts += 1
-                    result = await asyncio.wait_for(op(self._client()), timeout=self.settings.timeout + 5)
+                    async with asyncio.timeout(self.settings.timeout + 5):  # (not wait_for: on Python 3.11 it can
+                        result = await op(self._client())  # swallow a cancellation that comes as the call ends)
         except Exception as exc:
             raise self._failure("", exc, attempts, asked) from None
         return result
@@ -375,7 +378,8 @@ class LLMClient:
                     ids.append(name)
 
         try:
-            await asyncio.wait_for(listing(), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await listing()
         except openai.APIStatusError as exc:
             if exc.status_code in (404, 405):
                 return None

@@ -24,6 +24,22 @@ PRICE = {"mock-judge": {"prompt": 2.0, "completion": 8.0}}
 JUDGED = 8  # judged questions (categories 1-4 with an answer) of the synthetic file's two conversations
 
 
+async def cancel_once_batched(task: "asyncio.Future[object]", state: Path) -> None:
+    """Cancel the run once it keeps its batch's id, as a kill would; the bounds are hang guards, not speed checks (a
+    cancellation lost in the batch's polling would otherwise wait forever)."""
+    for _ in range(6000):
+        if state.is_file() and json.loads(state.read_text()).get("pending"):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        pytest.fail("the run never kept a pending batch")
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=120)
+    assert done, "the cancelled run did not stop: the cancellation was lost"
+    with pytest.raises(asyncio.CancelledError):
+        task.result()
+
+
 @pytest.fixture(autouse=True)
 def _fast_polls(monkeypatch):
     monkeypatch.setattr(judge_batch, "POLL_FIRST", 0.01)
@@ -83,11 +99,7 @@ async def test_a_run_killed_while_waiting_polls_the_same_batch_when_resumed(tmp_
         task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
                                                judge_batch=True))
         state = tmp_path / "t" / "judge-batch.json"
-        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
-            await asyncio.sleep(0.01)
-        task.cancel()  # as a kill would: the batch is waited for, its id on disk
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
         pending = json.loads(state.read_text())["pending"]
         assert len(pending["requests"]) == JUDGED
         server.batches.settings = BatchSettings(polls=1)
@@ -104,11 +116,7 @@ async def test_a_rescore_collects_the_batch_a_stopped_run_waited_for(tmp_path, m
         task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
                                                judge_batch=True))
         state = tmp_path / "t" / "judge-batch.json"
-        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
-            await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
         server.batches.settings = BatchSettings(polls=1)
         out = await rescore_async(tmp_path / "t")  # no --judge-batch: the batch paid for is still collected
         assert server.stats["batches_created"] == 1 and server.stats["model:mock-judge"] == 0
@@ -220,11 +228,7 @@ async def test_a_run_killed_after_creating_its_batch_but_before_keeping_its_id_f
         task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
                                                judge_batch=True))
         state = tmp_path / "t" / "judge-batch.json"
-        while not (state.is_file() and json.loads(state.read_text()).get("pending")):
-            await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
         keys = list(json.loads(state.read_text())["pending"]["requests"])
         # as the folder is when the kill comes between the batch's creation and its id being written
         state.write_text(json.dumps({"tag": judge_batch._tag(keys)}))
