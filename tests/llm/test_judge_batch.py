@@ -24,9 +24,13 @@ PRICE = {"mock-judge": {"prompt": 2.0, "completion": 8.0}}
 JUDGED = 8  # judged questions (categories 1-4 with an answer) of the synthetic file's two conversations
 
 
-async def cancel_once_batched(task: "asyncio.Future[object]", state: Path) -> None:
-    """Cancel the run once it keeps its batch's id, as a kill would; the bounds are hang guards, not speed checks (a
-    cancellation lost in the batch's polling would otherwise wait forever)."""
+async def killed_while_batched(results: Path) -> Path:
+    """A batched run into `results`, cancelled as a kill would once it keeps its batch's id (the batch is waited for,
+    its id on disk); its judge-batch.json. The bounds are hang guards, not speed checks (a cancellation lost in the
+    batch's polling would otherwise wait forever)."""
+    task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=results,
+                                           judge_batch=True))
+    state = results / "t" / "judge-batch.json"
     for _ in range(6000):
         if state.is_file() and json.loads(state.read_text()).get("pending"):
             break
@@ -38,6 +42,7 @@ async def cancel_once_batched(task: "asyncio.Future[object]", state: Path) -> No
     assert done, "the cancelled run did not stop: the cancellation was lost"
     with pytest.raises(asyncio.CancelledError):
         task.result()
+    return state
 
 
 @pytest.fixture(autouse=True)
@@ -96,10 +101,7 @@ async def test_batch_verdicts_equal_the_online_judges_at_half_the_price(tmp_path
 async def test_a_run_killed_while_waiting_polls_the_same_batch_when_resumed(tmp_path, monkeypatch):
     async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
-                                               judge_batch=True))
-        state = tmp_path / "t" / "judge-batch.json"
-        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
+        state = await killed_while_batched(tmp_path)
         pending = json.loads(state.read_text())["pending"]
         assert len(pending["requests"]) == JUDGED
         server.batches.settings = BatchSettings(polls=1)
@@ -113,10 +115,7 @@ async def test_a_run_killed_while_waiting_polls_the_same_batch_when_resumed(tmp_
 async def test_a_rescore_collects_the_batch_a_stopped_run_waited_for(tmp_path, monkeypatch):
     async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
-                                               judge_batch=True))
-        state = tmp_path / "t" / "judge-batch.json"
-        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
+        state = await killed_while_batched(tmp_path)
         server.batches.settings = BatchSettings(polls=1)
         out = await rescore_async(tmp_path / "t")  # no --judge-batch: the batch paid for is still collected
         assert server.stats["batches_created"] == 1 and server.stats["model:mock-judge"] == 0
@@ -225,10 +224,7 @@ async def test_a_batch_that_could_pass_the_budget_is_not_sent_and_a_resume_with_
 async def test_a_run_killed_after_creating_its_batch_but_before_keeping_its_id_finds_it_again(tmp_path, monkeypatch):
     async with MockLLMServer(batch=BatchSettings(polls=10_000)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        task = asyncio.ensure_future(run_async(config(), ["openai:mock"], judge="mock-judge", results=tmp_path,
-                                               judge_batch=True))
-        state = tmp_path / "t" / "judge-batch.json"
-        await cancel_once_batched(task, state)  # as a kill would: the batch is waited for, its id on disk
+        state = await killed_while_batched(tmp_path)
         keys = list(json.loads(state.read_text())["pending"]["requests"])
         # as the folder is when the kill comes between the batch's creation and its id being written
         state.write_text(json.dumps({"tag": judge_batch._tag(keys)}))
