@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from ltm_harness._errors import ConfigError, RunFolderError, option, option_name
 from ltm_harness._agents.specs import AgentLike, check_agents
-from ltm_harness._report.index import refresh_index
+from ltm_harness._report.index import Written, refresh_index
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
@@ -141,6 +141,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
         claim.give_up()
         raise
     index_warning = None
+    written: Written | None = None  # the folder and the summary this run wrote there
     try:
         mode: RunMode = Resume(retry_errored) if resume else Fresh()
         judge_batch = judge_batch or resume and has_pending_batch(prepared.folder)  # as the run was started
@@ -153,9 +154,11 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
                                              None if resume else batch,  # resumed: agents kept had verdicts pending
                                              read_cache=not no_cache, more_batches=judge_batch,
                                              on_batch=on_judge_batch) or summary
+        if isinstance(mode, Fresh):  # every summary in it made now from results held here (a resumed one may keep some)
+            written = Written(prepared.run_dir, summary)
     finally:
         claim.lock.release()
-        index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
+        index_warning = refresh_index(root, written)  # results/index.html lists the run, finished or not
     protocol = [w for a in summary.agents if a.questions is not None and (w := a.questions.warning(a.agent))]
     spend = prepared.ledger.notes if prepared.ledger is not None else []  # unpriced models, unbounded replies
     return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + protocol + spend
