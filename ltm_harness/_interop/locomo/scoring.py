@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from typing import Literal
+from typing import Callable, Literal
 
 from ltm_harness._interop.locomo.data import (ADVERSARIAL, CATEGORY_NAMES, MULTI_HOP, OPEN_DOMAIN, TEMPORAL,
                                              LocomoQuestion)
@@ -50,15 +50,16 @@ def normalize_answer(text: str) -> str:
     return " ".join(_DROPPED_WORDS.sub(" ", text).split())
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, stem: Callable[[str], str] | None = None) -> list[str]:
     """The stemmed words of `text` after normalisation."""
-    stem = memo().stem
+    stem = stem or memo().stem
     return [stem(w) for w in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:
     """F1 of the stemmed word multisets; 0 when they share no word (an empty side included)."""
-    pred, want = tokens(prediction), tokens(gold)
+    stem = memo().stem
+    pred, want = tokens(prediction, stem), tokens(gold, stem)
     same = sum((Counter(pred) & Counter(want)).values())
     if same == 0:
         return 0.0
