@@ -418,11 +418,11 @@ class LLMClient:
 
         # The SDK's own HTTP layer, without `chat.completions.create`'s per-message parameter transform,
         # which costs ~0.3 ms per message per call (seconds per call on 500k-token conversations).
-        completion = await asyncio.wait_for(
-            self._client().post("/chat/completions", body={"model": model, "messages": messages, **params},
-                                cast_to=ChatCompletion),
-            timeout=self.settings.timeout + 5,  # the SDK's own timeout comes first; this is the backstop
-        )
+        # The SDK's own timeout comes first; this is the backstop. Not wait_for: on Python 3.11 it returns the reply
+        # when a cancellation (a kill) comes as the call ends, losing the cancellation.
+        body = {"model": model, "messages": messages, **params}
+        async with asyncio.timeout(self.settings.timeout + 5):
+            completion = await self._client().post("/chat/completions", body=body, cast_to=ChatCompletion)
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise _MalformedResponse("the response has no choices")
