@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 OmitNone = Annotated[Optional[_T], Field(exclude_if=_is_none)]
 
 
-class LLMCall(BaseModel):
+class LLMCall(OmitWhenNone):
     """One logical call (all its retries) to a chat-completions endpoint.
 
     `latency_ms`, `retries` and `cached` are facts of this one run (wall clock, server faults, the state of the disk
@@ -32,7 +32,10 @@ class LLMCall(BaseModel):
     (`WallFacts`), so that the same config, seed and replies give the same event log. Every other field follows from
     the request and the response; `cost_usd` is the price of the call's tokens, whether or not the cache answered it
     (the summary counts a cache hit as costing nothing). `response` is kept for calls made inside test programs and
-    by the judge, so that resuming or re-scoring a run replays them instead of calling again.
+    by the judge, so that resuming or re-scoring a run replays them instead of calling again. A judge call that failed
+    after its retries (not for good: a cause that fails every call stops the run, and is asked again when it is
+    resumed) is kept too, with `error` (the one line it failed with) and no tokens, so that a resume gives the same
+    unscored verdict instead of asking again; `error` is left out of the JSON of every call that did not fail.
     """
 
     type: Literal["llm_call"] = "llm_call"
@@ -53,6 +56,9 @@ class LLMCall(BaseModel):
     cached_tokens: int | None = Field(default=None, exclude=True)  # prompt tokens the provider's prompt cache served
     billed_usd: float | None = Field(default=None, exclude=True)
     response: str | None = None
+    error: str | None = None  # why the call failed (then no response, no tokens, nothing paid)
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ("error",)
 
     @property
     def paid_usd(self) -> float | None:
