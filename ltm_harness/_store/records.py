@@ -5,7 +5,7 @@ errors and times, in the same side file."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
+from typing import Annotated, Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 OmitNone = Annotated[Optional[_T], Field(exclude_if=_is_none)]
 
 
-class LLMCall(OmitWhenNone):
+class LLMCall(BaseModel):
     """One logical call (all its retries) to a chat-completions endpoint.
 
     `latency_ms`, `retries` and `cached` are facts of this one run (wall clock, server faults, the state of the disk
@@ -56,9 +56,7 @@ class LLMCall(OmitWhenNone):
     cached_tokens: int | None = Field(default=None, exclude=True)  # prompt tokens the provider's prompt cache served
     billed_usd: float | None = Field(default=None, exclude=True)
     response: str | None = None
-    error: str | None = None  # why the call failed (then no response, no tokens, nothing paid)
-
-    _omit_when_none: ClassVar[tuple[str, ...]] = ("error",)
+    error: OmitNone[str] = None  # why the call failed (then no response, no tokens, nothing paid)
 
     @property
     def paid_usd(self) -> float | None:
