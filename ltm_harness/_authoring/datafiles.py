@@ -63,12 +63,13 @@ class RemoteFile(BaseModel):
     compression: Compression = "zstd"
     own_copy: str | None = None  # how a user names a copy of their own instead (said when the fetch fails)
     mirror_folder: bool = False  # <prefix>_URL names the folder holding the file (of several a dataset fetches)
+    rel: str | None = None  # its path in that folder and in the dataset's cache folder (None: just `name`)
 
     @property
     def source_url(self) -> str:
         mirror = os.environ.get(f"{self.env_prefix}_URL")
         if mirror and self.mirror_folder:
-            return f"{mirror.rstrip('/')}/{self.name}"
+            return f"{mirror.rstrip('/')}/{self.rel or self.name}"
         return mirror or self.url
 
     @property
@@ -85,7 +86,7 @@ class RemoteFile(BaseModel):
 
     @property
     def path(self) -> Path:
-        return cache_dir() / self.dataset / self.name
+        return cache_dir() / self.dataset / (self.rel or self.name)
 
     def by_hand(self) -> str:
         """What to do instead of the download (said when it fails)."""

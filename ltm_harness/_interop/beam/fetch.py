@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from ltm_harness._authoring.datafiles import RemoteFile, cache_dir, fetch_file, read_json
+from ltm_harness._authoring.datafiles import RemoteFile, fetch_file, read_json
 from ltm_harness._errors import DefinitionError
 from ltm_harness._guard.files import problem
 from ltm_harness._interop.beam import pinned
@@ -73,25 +73,15 @@ class BeamFile(RemoteFile):
     """A file of the repository (`chats/<rel>`): kept at `<cache>/beam/chats/<rel>`, fetched from the pinned
     commit or from `$LTM_BEAM_URL/chats/<rel>`."""
 
-    rel: str
-
-    @property
-    def source_url(self) -> str:
-        mirror = os.environ.get(f"{ENV}_URL")
-        return f"{mirror.rstrip('/')}/chats/{self.rel}" if mirror else self.url
-
-    @property
-    def path(self) -> Path:
-        return cache_dir() / "beam" / "chats" / self.rel
-
     def by_hand(self) -> str:
         return (f"download {self.source_url} yourself and put it at {self.path} (or set {ENV}_URL to the base URL of "
                 f"a mirror laid out like the repository), {OWN}, or leave the dataset out with --exclude beam")
 
 
 def _remote(rel: str, max_bytes: int) -> BeamFile:
-    return BeamFile(dataset="beam", name=Path(rel).name, rel=rel, url=f"{RAW}/chats/{rel}", sha256=None,
-                    max_bytes=max_bytes, max_json_bytes=max_bytes, env_prefix=ENV, compression="none", own_copy=OWN)
+    return BeamFile(dataset="beam", name=Path(rel).name, rel=f"chats/{rel}", url=f"{RAW}/chats/{rel}", sha256=None,
+                    max_bytes=max_bytes, max_json_bytes=max_bytes, env_prefix=ENV, compression="none", own_copy=OWN,
+                    mirror_folder=True)
 
 
 def _check_blob(rel: str, path: Path) -> None:

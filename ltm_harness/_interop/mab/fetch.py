@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ltm_harness._authoring.datafiles import RemoteFile, cache_dir, fetch_file, read_json
+from ltm_harness._authoring.datafiles import RemoteFile, fetch_file, read_json
 from ltm_harness._errors import DefinitionError
 from ltm_harness._guard.files import problem
 from ltm_harness._interop.mab import pinned
@@ -40,26 +40,12 @@ def revision() -> str:
     return os.environ.get(f"{ENV}_REVISION", "").strip() or pinned.REVISION
 
 
-class MabFile(RemoteFile):
-    """A file of the repository (`rel`, e.g. data/<Split>-00000-of-00001.parquet): kept at
-    `<cache>/memoryagentbench/<rel>`, fetched from the hub at the revision or from `$LTM_MAB_URL/<rel>`."""
-
-    rel: str
-
-    @property
-    def source_url(self) -> str:
-        mirror = os.environ.get(f"{ENV}_URL")
-        return f"{mirror.rstrip('/')}/{self.rel}" if mirror else self.url
-
-    @property
-    def path(self) -> Path:
-        return cache_dir() / self.dataset / self.rel
-
-
-def remote(rel: str) -> MabFile:
-    """A file of the repository as the downloader knows it (module docstring)."""
+def remote(rel: str) -> RemoteFile:
+    """A file of the repository (`rel`, e.g. data/<Split>-00000-of-00001.parquet) as the downloader knows it: kept at
+    `<cache>/memoryagentbench/<rel>`, fetched from the hub at the revision or from `$LTM_MAB_URL/<rel>` (module
+    docstring)."""
     url = f"https://huggingface.co/datasets/{pinned.REPOSITORY}/resolve/{revision()}/{rel}"
-    return MabFile(dataset="memoryagentbench", name=Path(rel).name, rel=rel, url=url, sha256=pinned.SHA256.get(rel),
+    return RemoteFile(dataset="memoryagentbench", name=Path(rel).name, rel=rel, url=url, sha256=pinned.SHA256.get(rel),
                    max_bytes=pinned.MAX_BYTES, max_json_bytes=MAX_ENTITY_BYTES, env_prefix=ENV, compression="none",
                    own_copy=OWN, mirror_folder=True)
 
