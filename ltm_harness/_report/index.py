@@ -4,7 +4,7 @@ agents with their scores, judge, and a link to its report; comparisons made ther
 
 It is rewritten whole (never half-written, also when two processes finish at once) after every run, re-scoring,
 report and comparison, reading only the summaries that changed since the last time (`index_rows.KnownRows`: the
-rule is there). A folder that cannot be read is listed as damaged with the reason; nothing in a folder stops the
+rule is there); a run just made lists itself from the summary it has just written (`Written`), not read back. A folder that cannot be read is listed as damaged with the reason; nothing in a folder stops the
 index from being written.
 """
 
