@@ -2,7 +2,7 @@
 test, and the failure is kept in the event log: a run stopped after it resumes by replaying the failure (asking the
 test LLM again got an answer this time, and the resume stopped with "event N of the log differs"); a rescore replays
 it too; `--retry-errored` asks again and scores the test. The test LLM is a mock server started on 127.0.0.1 whose
-first chat call answers 503."""
+second chat call answers 503."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def llm_calls_of_tests(events: list) -> list[int]:
 
 
 async def failed_run(tmp_path: Path, server: MockLLMServer) -> tuple[Path, list]:
-    """A finished run whose first test-LLM call failed (503, one attempt), and its events."""
-    server.set_faults(FaultSettings(script=["503"]))
+    """A finished run whose second test-LLM call failed (503, one attempt), and its events."""
+    server.set_faults(FaultSettings(script=["ok", "503"]))
     ref = (await run_async(config(server.url), ["oracle"], results=tmp_path / "ref")).path
     events = [parse_event(line) for line in (ref / "oracle" / "events.jsonl").read_bytes().splitlines()]
     return ref, events
@@ -80,3 +80,23 @@ async def test_a_run_stopped_after_a_failed_test_llm_call_resumes_with_the_same_
         await rescore_async(ref)
         assert results(ref / "oracle") == before
         assert server.stats["requests"] == asked + sum(1 for i in llm_calls_of_tests(events) if i >= failed + 4)
+
+
+async def test_retry_errored_asks_a_failed_test_llm_call_again_and_scores_its_test(tmp_path):
+    async with MockLLMServer() as server:
+        clean = (await run_async(config(server.url), ["oracle"], results=tmp_path / "clean")).path
+        clean_calls = server.stats["requests"]
+        ref, events = await failed_run(tmp_path, server)
+        failed = next(i for i in llm_calls_of_tests(events) if events[i].error is not None)
+        errored = [r for r in results(ref / "oracle") if r["status"] == "errored"]
+        assert len(errored) == 1 and errored[0]["dataset"] == "restaurant"
+        asked = server.stats["requests"]
+        retried = (await run_async(config(server.url), ["oracle"], results=ref.parent, run_name=ref.name,
+                                   retry_errored=True)).path
+        # the failed call asked again (answered now) and the test calls after it made, none made before it again
+        before = sum(1 for i in llm_calls_of_tests(events) if i < failed)
+        assert before and server.stats["requests"] - asked == clean_calls - before
+        assert results(retried / "oracle") == results(clean / "oracle")
+        assert not [r for r in results(retried / "oracle") if r["status"] == "errored"]
+        # as if it had never failed: the same events as the run whose test LLM always answered
+        assert (retried / "oracle" / "events.jsonl").read_bytes() == (clean / "oracle" / "events.jsonl").read_bytes()
