@@ -171,7 +171,8 @@ class TestContext:
         """Ask the run's test LLM (config.test_llm) from inside a test program, e.g. to play a role.
 
         The call is recorded in the event log with its response; when a run is resumed or re-scored the
-        recorded response is replayed instead of calling again. Raises ConfigError when the run has no test LLM."""
+        recorded response is replayed instead of calling again. Raises ConfigError when the run has no test LLM, and
+        LLMError when the call failed after its retries (recorded too: a resume fails it again the same way)."""
         return await self._port.llm(messages, model=model, temperature=temperature, max_tokens=max_tokens,
                                     json_mode=json_mode)
 

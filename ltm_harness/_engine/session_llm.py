@@ -3,7 +3,8 @@
 Every call becomes an `llm_call` event and is summed per role. Calls made by test programs
 (`ctx.llm`, e.g. the waiter of a role-play) and by the judge are stored with their response; a session
 given the recorded calls of an earlier run (`replay`; `judge_replay` when resuming) hands those back in
-order instead of calling again, so a resumed or re-scored run sees exactly what the original saw.
+order instead of calling again, so a resumed or re-scored run sees exactly what the original saw. A test-program
+call that failed after its retries is recorded too (with its error), and replayed as the same failure.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ltm_harness._errors import ConfigError
+from ltm_harness._errors import ConfigError, LLMError
 from ltm_harness._store.eventlog import Recorder
 from ltm_harness._store.records import LLMCall, UsageTotals
 from ltm_harness._scoring.verdict import Judge, JudgeVerdict
@@ -76,16 +77,27 @@ class SessionLLM:
 
     async def call(self, test: str, messages: list[dict[str, str]], *, model: str | None, temperature: float | None,
                    max_tokens: int | None, json_mode: bool) -> str:
+        """A test program's call (`ctx.llm`): the recorded one when replaying, else asked live. A call that failed
+        after its retries is recorded with its error (no tokens, nothing paid) and raises `LLMError` (its test errors
+        unless the program catches it); replayed, it raises the same error again instead of asking."""
         recorded = self.replay.get(test)
         if recorded:
             call = recorded.popleft()
             self.record(call)  # the same event as in the original run
+            if call.error is not None:
+                raise LLMError(call.error)
             return call.response or ""
         if self.test_llm is None:
             raise ConfigError(f"test {test} asks an LLM, but the run has none; set config.test_llm.model "
                             "(e.g. mock with OPENAI_BASE_URL at `python -m ltm_harness mock-llm`)")
-        result = await self.test_llm.client.chat("test", model or self.test_llm.model, messages,
-                                                 temperature=temperature, max_tokens=max_tokens,
-                                                 json_mode=json_mode, test=test, keep_response=True)
+        from ltm_harness._llm.client import CallFailed  # (the client is loaded already: it made test_llm)
+
+        try:
+            result = await self.test_llm.client.chat("test", model or self.test_llm.model, messages,
+                                                     temperature=temperature, max_tokens=max_tokens,
+                                                     json_mode=json_mode, test=test, keep_response=True)
+        except CallFailed as failed:
+            self.record(failed.call)
+            raise LLMError(str(failed), fatal=failed.fatal, retry=failed.retry) from None
         self.record(result.call)
         return result.text

@@ -181,7 +181,8 @@ def fails_every_call(exc: BaseException) -> bool:
 
 class CallFailed(LLMError):
     """A chat call that failed after its retries, said in one line; `call` is its record (`error` that line, no
-    tokens, nothing paid), which a judge keeps in the event log so that a resume replays the failure."""
+    tokens, nothing paid), which a judge or a test program's call keeps in the event log so that a resume replays the
+    failure."""
 
     def __init__(self, failure: LLMError, call: LLMCall) -> None:
         super().__init__(str(failure), fatal=failure.fatal, retry=failure.retry)

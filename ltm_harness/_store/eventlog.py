@@ -327,10 +327,13 @@ class SessionRecord:
 
 
 def retry_point(events: list[Event]) -> int:
-    """Where `--retry-errored` takes a session up live: its first failed turn or errored test (the log's length if
-    it has neither). Everything before it is replayed; everything from it on is made again."""
+    """Where `--retry-errored` takes a session up live: its first failed turn, errored test, or failed test-program
+    LLM call of a test that did not end well (errored, or not ended in the log: a replayed failure would error it
+    again); the log's length if it has none. Everything before it is replayed; everything from it on is made again."""
+    ended_well = {e.test for e in events if isinstance(e, TestEnd) and e.status != "errored"}
     for i, e in enumerate(events):
-        if (isinstance(e, TurnEvent) and e.failed) or (isinstance(e, TestEnd) and e.status == "errored"):
+        if (isinstance(e, TurnEvent) and e.failed) or (isinstance(e, TestEnd) and e.status == "errored") or \
+                (isinstance(e, LLMCall) and e.role == "test" and e.error is not None and e.test not in ended_well):
             return i
     return len(events)
 

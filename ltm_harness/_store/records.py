@@ -35,7 +35,8 @@ class LLMCall(BaseModel):
     by the judge, so that resuming or re-scoring a run replays them instead of calling again. A judge call that failed
     after its retries (not for good: a cause that fails every call stops the run, and is asked again when it is
     resumed) is kept too, with `error` (the one line it failed with) and no tokens, so that a resume gives the same
-    unscored verdict instead of asking again; `error` is left out of the JSON of every call that did not fail.
+    unscored verdict instead of asking again; so is a test program's call that failed, which a resume or re-score
+    fails again (`--retry-errored` asks it again); `error` is left out of the JSON of every call that did not fail.
     """
 
     type: Literal["llm_call"] = "llm_call"

@@ -38,6 +38,11 @@ def call(role: Role = "agent", test: str | None = None, latency: float = 1.5, re
                    prompt_tokens=1, completion_tokens=1, latency_ms=latency, retries=retries, cached=cached)
 
 
+def failed_call(test: str, role: Role = "test") -> LLMCall:
+    return LLMCall(role=role, model="m", endpoint="e", test=test, request_hash=f"failed{test}", prompt_tokens=0,
+                   completion_tokens=0, cost_usd=0.0, error="e (model m) answered HTTP 503")
+
+
 def began(test: str, i: int) -> TestStart:
     return TestStart(test=test, turn=i, pos=0, time=T0, span=100)
 
@@ -260,8 +265,13 @@ def test_resuming_after_an_outage_goes_live_from_the_first_of_the_failed_turns_i
     ([start(), turn(0), ended("t/0", 1, "errored"), turn(1, failed=True), turn(2)], 2),  # an errored test first
     ([start(), turn(0), turn(1, failed=True), turn(2), ended("t/0", 3, "errored")], 2),  # a failed turn first
     ([start(), turn(0), ended("t/0", 1, "unscored"), turn(1), SessionEnd(turns=2, pos=0, time=T0)], 5),
+    # a test-program LLM call that failed: its test errored (or did not end yet), so the call is made again...
+    ([start(), turn(0), call("test", "t/0"), failed_call("t/0"), turn(1), ended("t/0", 2, "errored")], 3),
+    ([start(), turn(0), failed_call("t/0"), turn(1)], 2),
+    # ...unless its test caught the failure and ended well: then it is replayed (and so are the judge's failures)
+    ([start(), turn(0), failed_call("t/0"), turn(1), ended("t/0", 2), failed_call("t/1", "judge"), turn(2)], 7),
 ])
-def test_retry_errored_goes_live_from_the_first_failed_turn_or_errored_test(tmp_path, events, live_from):
+def test_retry_errored_goes_live_from_the_first_failed_turn_errored_test_or_failed_test_llm_call(tmp_path, events, live_from):
     path = tmp_path / "events.jsonl"
     write(path, events)
     assert retry_point(read_events(path)) == live_from
