@@ -13,7 +13,9 @@ dataset costs:
   with `batch` (`PriceTable.batch_cost`, what a `--judge-batch` run is billed); None for a model with no price.
 
 Each request is answered with that typical verdict (a correct one), so it is read at once: a judge that has to be
-asked again (a reply it could not read) or a judge cache that answers a repeated request are not counted.
+asked again (a reply it could not read) is not counted. Every request is counted as paid, also one the judge cache
+would answer in a run because the same request was made before (the simulated replies are all alike, so their
+repeats would say little of a real agent's): the estimate errs on the side of the bill.
 """
 
 from __future__ import annotations

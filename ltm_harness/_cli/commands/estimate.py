@@ -152,8 +152,8 @@ def judge_line(judge: "JudgeEstimate") -> str:
     price = "at the Batch API's price (half)" if judge.batch else "at the online price (--judge-batch: half)"
     return (f"judge {judge.model}: {judge.requests:,} requests for each agent's answers ({datasets}; prompts: {prompts}), "
             f"{short_count(judge.prompt_tokens)} tokens sent, the replies counted at each prompt's max_tokens or a "
-            f"typical verdict's length, {price}; each one read at once (a verdict asked again, or answered by the "
-            f"judge cache, is not counted)")
+            f"typical verdict's length, {price}; each one read at once (a verdict asked again is not counted) and "
+            f"paid (the judge cache, which answers a request made before, is not counted on)")
 
 
 def money(usd: float) -> str:
