@@ -36,6 +36,7 @@ from ltm_harness._llm.mock_batch import BatchSettings  # noqa: E402
 from ltm_harness._llm.mock_server import MockLLMServer  # noqa: E402
 from ltm_harness._llm.pricing import BUILTIN_PRICES, PriceTable  # noqa: E402
 from ltm_harness._runner import judge_batch  # noqa: E402
+from ltm_harness._runner.estimate import estimate  # noqa: E402
 from ltm_harness.testing import load_script, make_config  # noqa: E402
 
 AGENT = "openai:mock"
@@ -53,6 +54,11 @@ def distinct(sample: dict[str, Any]) -> dict[str, Any]:
 def judge_numbers(run_dir: Path) -> tuple[int, float]:
     summary = json.loads((run_dir / "openai_mock" / "summary.json").read_text())
     return summary["usage"]["calls"].get("judge", 0), summary["cost_split"].get("judge", 0.0)
+
+
+def judge_tokens(run_dir: Path) -> int:
+    summary = json.loads((run_dir / "openai_mock" / "summary.json").read_text())
+    return int(summary["usage"]["prompt_tokens"].get("judge", 0))
 
 
 def verdicts(run_dir: Path) -> list[list[tuple[float, str]]]:
@@ -92,6 +98,8 @@ async def measure(name: str, dataset: dict[str, Any], root: Path, polls: int) ->
             before = judge_requests()
         await rescore_async(online.path, no_cache=True)
         forced = judge_requests() - before
+    cfg.config.judge.model = JUDGE
+    (guess,), (guess_batch,) = await estimate(cfg, AGENT), await estimate(cfg, AGENT, judge_batch=True)
 
     print(f"{name}: 2 generated conversations, {len(online.results('openai_mock'))} results, agent {AGENT}, judge "
           f"{JUDGE} priced as gpt-4o-mini (${PRICE.prompt}/${PRICE.completion} per 1M tokens)")
@@ -104,6 +112,10 @@ async def measure(name: str, dataset: dict[str, Any], root: Path, polls: int) ->
           f"{batch_wall:.1f} s")
     print(f"  rescore with the judge cache: {rescore_calls[0]} then {rescore_calls[1]} judge requests; with "
           f"--no-cache: {forced} (every verdict asked again)")
+    if guess.judge is not None and guess_batch.judge is not None:
+        print(f"  estimate (nothing called): {guess.judge.requests} judge requests, {guess.judge.prompt_tokens:,} "
+              f"tokens sent, ${guess.judge.cost_usd or 0:.6f} online, ${guess_batch.judge.cost_usd or 0:.6f} in "
+              f"batches; the online run sent {sent_online} requests, {judge_tokens(online.path):,} tokens")
 
 
 async def main() -> None:

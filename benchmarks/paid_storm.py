@@ -112,6 +112,13 @@ async def main(args: argparse.Namespace) -> None:
                   f"same scores as calm: {[r.score for r in stormy.results(AGENT)] == [r.score for r in calm.results(AGENT)]}")
 
             estimate = (await estimate_many(config(data, "estimate"), [AGENT]))[0]
+            judged = estimate.judge
+            if judged is not None and judged.cost_usd is not None and estimate.total_usd is not None:
+                print(f"estimate: agent ${estimate.cost_usd:.4f} (calm paid ${summary.cost_split['agent']:.4f}), judge "
+                      f"{judged.requests} requests, {judged.prompt_tokens:,} tokens sent, ${judged.cost_usd:.4f} (calm: "
+                      f"{summary.usage.calls.get('judge', 0)}, {summary.usage.prompt_tokens.get('judge', 0):,}, "
+                      f"${summary.cost_split.get('judge', 0):.4f}), total ${estimate.total_usd:.4f} (calm "
+                      f"${summary.cost_usd:.4f})")
             budget = (estimate.cost_usd or 0.0) / 2
             server.bill = type(server.bill)()
             server.stats.clear()

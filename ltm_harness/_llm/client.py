@@ -249,6 +249,10 @@ class LLMClient:
     def count_prompt(self, messages: list[dict[str, str]]) -> int:
         return sum(self._tokenizer.count(m.get("content") or "") + MESSAGE_OVERHEAD for m in messages) + REPLY_PRIMING
 
+    def count_reply(self, text: str) -> int:
+        """A reply's completion tokens, counted as when the response has no usage."""
+        return self._tokenizer.count(text)
+
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         backoff = wait_random_exponential(multiplier=self.settings.backoff_initial, max=self.settings.backoff_max)(state)
@@ -325,7 +329,7 @@ class LLMClient:
             latency = (time.perf_counter() - started) * 1000
             counted = usage is None
             prompt_tokens = usage[0] if usage else self.count_prompt(messages)
-            completion_tokens = usage[1] if usage else self._tokenizer.count(text)
+            completion_tokens = usage[1] if usage else self.count_reply(text)
             cached_tokens = usage[2] if usage else None
             cost = self.prices.cost(model, prompt_tokens, completion_tokens)
             billed = self.prices.cost_cached(model, prompt_tokens, cached_tokens, completion_tokens) \

@@ -202,7 +202,12 @@ class Ledger:
 
 def unpriced_note(model: str) -> str:
     return (f"model {model} has no known price, so its calls are not counted in the spend (nor against --max-cost); "
-            f"give one in the config: llm.prices: {{{model}: {{prompt: USD_PER_1M, completion: USD_PER_1M}}}}, or "
+            f"{how_to_price(model)}")
+
+
+def how_to_price(model: str) -> str:
+    """How to give `model` a price, as a line that says it has none ends."""
+    return (f"give one in the config: llm.prices: {{{model}: {{prompt: USD_PER_1M, completion: USD_PER_1M}}}}, or "
             f"--set config.llm.prices.{model}.prompt=... --set config.llm.prices.{model}.completion=...")
 
 

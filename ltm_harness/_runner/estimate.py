@@ -24,6 +24,11 @@ previous prompt is its prefix (full context; a window that did not move) would b
 that caches prompt prefixes (OpenAI: from 1024 tokens, in steps of 128), priced at the model's cached-input
 price; and a warning when prompts go beyond the model's context (ltm_harness/_llm/contexts.py, config
 `llm.contexts`).
+
+With a judge (config `judge.model`, `--judge MODEL`), the simulated answers are scored by the datasets' own scorers as
+in a run, with a judge that counts and prices each request instead of sending it (`ltm_harness._llm.judge_count`):
+the judge's requests for one agent's answers, their tokens and price (at the Batch API's discount with
+`judge_batch`), beside each agent's and in its total.
 """
 
 from __future__ import annotations
@@ -40,10 +45,14 @@ from ltm_harness._agents.openai_chat import DEFAULT_SYSTEM_PROMPT, OpenAIChatAge
 from ltm_harness._runner.config import RunConfig
 from ltm_harness._llm.client import MESSAGE_OVERHEAD, REPLY_PRIMING
 from ltm_harness._llm.contexts import ContextTable
+from ltm_harness._llm.judge import load_judge_prompt
+from ltm_harness._llm.judge_count import CountingJudge, counting_judge
+from ltm_harness._llm.ledger import how_to_price
 from ltm_harness._llm.pricing import PriceTable
+from ltm_harness._llm.runtime import LLMRuntime
 from ltm_harness._runner.prepare import PreparedRun, prepare
 from ltm_harness._engine.progress import OnTurn
-from ltm_harness._runner.run import run_agent
+from ltm_harness._runner.run import RunLLM, run_agent
 from ltm_harness._tokens import get_encoding, get_tokenizer
 
 DEFAULT_REPLY_TOKENS = 8
@@ -52,6 +61,21 @@ _REPLY_TEXT = ("I remember that you told me about it earlier in our conversation
 # Prompt caching as OpenAI bills it: a prompt's prefix seen before is cached from 1024 tokens on, in steps of 128.
 CACHE_MIN_TOKENS = 1024
 CACHE_STEP = 128
+
+
+@dataclass
+class JudgeEstimate:
+    """The judge's requests for one agent's answers (each agent's answers are judged: every row adds them)."""
+
+    model: str
+    requests: int
+    by_dataset: dict[str, int]  # requests per dataset
+    by_prompt: dict[str, int]  # requests per judge prompt (the run's, config judge.prompt, or a dataset's own)
+    prompt_tokens: int
+    completion_tokens: int  # the prompts' max_tokens where they cap the reply, else a typical verdict's
+    batch: bool  # priced as the Batch API bills it (--judge-batch)
+    cost_usd: float | None  # None: the model has no known price
+    unpriced: str | None = None  # the line saying so, and how to give it one
 
 
 @dataclass
@@ -70,6 +94,8 @@ class Estimate:
     largest_prompt: int = 0  # tokens of the longest prompt sent
     model_context: int | None = None  # the model's context size, when known
     warning: str | None = None  # prompts beyond the model's context
+    judge: JudgeEstimate | None = None  # the judge's part, with a judge
+    total_usd: float | None = None  # agent and judge (None: either has no known price)
 
 
 @dataclass
@@ -235,9 +261,9 @@ SIMULATION = "simulated chat model"  # the agent progress shows
 
 
 async def simulate(prepared: PreparedRun, windows: Sequence[int | None], reply_tokens: int = DEFAULT_REPLY_TOKENS,
-                   on_turn: OnTurn | None = None) -> dict[int | None, Simulation]:
+                   on_turn: OnTurn | None = None, judge: CountingJudge | None = None) -> dict[int | None, Simulation]:
     """The prepared run's conversation played once to a simulated chat model, counted for each context window
-    (None: all the history)."""
+    (None: all the history); `judge`: scores the answers as the run's judge would, counting its requests."""
     cfg = prepared.config.config
     agents: list[SimulatedChatAgent] = []
 
@@ -246,7 +272,8 @@ async def simulate(prepared: PreparedRun, windows: Sequence[int | None], reply_t
         agents.append(agent)
         return agent
 
-    run = await run_agent(prepared, SIMULATION, make, on_turn)
+    llm = None if judge is None else RunLLM(LLMRuntime(cfg.llm, None, cfg.tokenizer), judge)
+    run = await run_agent(prepared, SIMULATION, make, on_turn, llm)
     s = run.summary
     return {w: Simulation(agent_calls=s.turns - s.observed_turns, filler_calls=s.filler_turns, conversation_tokens=s.conversation_tokens,
                           prompt_tokens=sum(a.counters[w].prompt_sum for a in agents),
@@ -277,19 +304,23 @@ def _windows(agent_spec: str, max_context: int | None) -> list[int | None]:
 async def estimate_many(cfg: RunConfig, agent_specs: Sequence[str], source: str = "config",
                         max_context: int | None = None, reply_tokens: int = DEFAULT_REPLY_TOKENS,
                         on_turn: OnTurn | None = None,
-                        on_prepared: Callable[[PreparedRun], None] | None = None) -> list[Estimate]:
+                        on_prepared: Callable[[PreparedRun], None] | None = None,
+                        judge_batch: bool = False) -> list[Estimate]:
     """Estimates for each agent: full context and, when given (as `@N` in the spec or `max_context`), a window of
     N tokens. The run is prepared once and played once, counted for every window (the model only sets the price
     and the context check). Agents may be named (`NAME=openai:MODEL`): rows show the name, the spec sets model and
-    window."""
+    window. With a judge (config judge.model), every row carries the judge's part (`judge_batch`: at the Batch API's
+    price) and the total of both."""
     windows = windows_of(agent_specs, max_context)
     prices = PriceTable(cfg.config.llm.prices)
     contexts = ContextTable(cfg.config.llm.contexts)
+    judge = judge_of(cfg, judge_batch)
     with tempfile.TemporaryDirectory(prefix="ltm-estimate-") as tmp:
         prepared = prepare(cfg.model_copy(deep=True), Path(tmp), source)
         if on_prepared is not None:
             on_prepared(prepared)
-        sims = await simulate(prepared, windows, reply_tokens, on_turn)
+        sims = await simulate(prepared, windows, reply_tokens, on_turn, judge)
+    judged = judge_estimate(judge)
     out = []
     for agent_spec in agent_specs:
         shown, model, _ = _model_of(agent_spec)
@@ -309,11 +340,36 @@ async def estimate_many(cfg: RunConfig, agent_specs: Sequence[str], source: str 
                 cost_usd=prices.cost(model, s.prompt_tokens, s.completion_tokens),
                 cached_prompt_tokens=s.cached_prompt_tokens,
                 cost_cached_usd=prices.cost_cached(model, s.prompt_tokens, s.cached_prompt_tokens, s.completion_tokens),
-                largest_prompt=s.largest_prompt, model_context=context, warning=warning))
+                largest_prompt=s.largest_prompt, model_context=context, warning=warning, judge=judged))
+    for row in out:
+        judge_cost = 0.0 if judged is None else judged.cost_usd
+        row.total_usd = None if row.cost_usd is None or judge_cost is None else round(row.cost_usd + judge_cost, 10)
     return out
 
 
+def judge_of(cfg: RunConfig, batch: bool = False) -> CountingJudge | None:
+    """The run's judge (config judge.model, its prompt and temperature) counting its requests; None without one."""
+    judge = cfg.config.judge
+    if not judge.model:
+        return None
+    runtime = LLMRuntime(cfg.config.llm, None, cfg.config.tokenizer)
+    return counting_judge(runtime, judge.model, load_judge_prompt(judge.prompt), judge.temperature, batch)
+
+
+def judge_estimate(judge: CountingJudge | None) -> JudgeEstimate | None:
+    """What the counting judge was asked for the simulated answers, priced; None without a judge."""
+    if judge is None:
+        return None
+    n = judge.count
+    unpriced = None if judge.client.prices.price(judge.model) is not None else \
+        f"judge {judge.model} has no known price, so the totals are unpriced; {how_to_price(judge.model)}"
+    return JudgeEstimate(model=judge.model, requests=n.requests, by_dataset=dict(n.by_dataset),
+                         by_prompt=dict(n.by_prompt), prompt_tokens=n.prompt_tokens,
+                         completion_tokens=n.completion_tokens, batch=judge.batch_priced,
+                         cost_usd=None if unpriced else n.cost_usd, unpriced=unpriced)
+
+
 async def estimate(cfg: RunConfig, agent_spec: str, source: str = "config", max_context: int | None = None,
-                   reply_tokens: int = DEFAULT_REPLY_TOKENS) -> list[Estimate]:
+                   reply_tokens: int = DEFAULT_REPLY_TOKENS, judge_batch: bool = False) -> list[Estimate]:
     """`estimate_many` for one agent."""
-    return await estimate_many(cfg, [agent_spec], source, max_context, reply_tokens)
+    return await estimate_many(cfg, [agent_spec], source, max_context, reply_tokens, judge_batch=judge_batch)

@@ -129,9 +129,9 @@ async def test_every_agent_and_window_comes_from_one_played_conversation(monkeyp
     played = []
     original = est.run_agent
 
-    async def counting(prepared, spec, make, on_turn=None):
+    async def counting(prepared, spec, make, on_turn=None, llm=None):
         played.append(spec)
-        return await original(prepared, spec, make, on_turn)
+        return await original(prepared, spec, make, on_turn, llm)
 
     monkeypatch.setattr(est, "run_agent", counting)
     cfg = make_config(["kv"], span=2000, examples=1)
