@@ -20,7 +20,7 @@ from typing import Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._guard.files import NotARegularFile, hash_file, read_bytes, read_text
+from ltm_harness._guard.files import CHUNK, NotARegularFile, hash_file, read_bytes, read_text
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
 from ltm_harness._authoring import definitions_cache
 from ltm_harness._authoring.dataset import DatasetInterface
@@ -111,7 +111,7 @@ def _user_code(named: str, what: str, call: Callable[[], T]) -> T:
         raise DefinitionError(f"{named}: {what} raised {exception_line(exc)}; fix it (--debug shows where)") from exc
 
 
-def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, str]]:
+def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, bytes]]:
     """The tests `dataset.generate_examples(n)` makes (a list, or any iterable: each is taken as it comes), each
     checked and with the JSON its definition file holds: a TestExample of this dataset with an id of its own, read
     back from that JSON, so that the run that generates the tests and every later run that reads them use the same
@@ -132,8 +132,10 @@ def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, s
             raise DefinitionError(f"{named}: generate_examples gave {kind_of(example)} as test {k}, not a TestExample; "
                                   "make each test with self.make_example(...)")
         try:
-            text = example.model_dump_json(indent=2, warnings=False) + "\n"
-            example = TestExample.model_validate_json(text)
+            data = _json(example, warnings=False)
+            # the dataset's test is let go before its copy is read back: a conversation's text is held once, not twice
+            example = None
+            example = TestExample.model_validate_json(data)
         except ValidationError as exc:  # a field set to a wrong value after the test was made, a huge number
             raise DefinitionError(f"{named}: test {k}: {_problem(exc)}; fix its generate_examples") from None
         except ValueError as exc:  # a value JSON cannot hold (an object, a lone surrogate)
@@ -146,7 +148,8 @@ def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, s
             raise DefinitionError(f"{named}: tests {first[example.example_id]} and {k} have the same example id "
                                   f"{clip(example.example_id)}; give each test its own (make_example's index)")
         first[example.example_id] = k
-        yield example, text
+        yield example, data
+        del example, data  # not held while the next test is made (a benchmark's conversation each)
 
 
 def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
@@ -167,21 +170,35 @@ def write_definitions(folder: Path, examples: list[TestExample], manifest: Manif
     write_model(folder / MANIFEST, manifest)
 
 
-def write_definition(folder: Path, example: TestExample, text: str | None = None) -> None:
-    """Save one test (compressed when big); `text`: its JSON, when already made."""
+def _json(example: TestExample, warnings: bool = True) -> bytes:
+    """A test's definition file as UTF-8 bytes (what `model_dump_json(indent=2)` and a newline say, made as bytes, so
+    that a benchmark's conversation of tens of MB is never also held as a str)."""
+    return example.__pydantic_serializer__.to_json(example, indent=2, warnings=warnings) + b"\n"
+
+
+def _big(data: bytes) -> bool:
+    """Whether a definition is kept compressed: its JSON longer than `COMPRESS_ABOVE` characters (its bytes decoded
+    only when that cannot be told from their number: a character is 1 to 4 bytes)."""
+    if len(data) <= COMPRESS_ABOVE:
+        return False
+    return len(data) > 4 * COMPRESS_ABOVE or len(data.decode("utf-8")) > COMPRESS_ABOVE
+
+
+def write_definition(folder: Path, example: TestExample, data: bytes | None = None) -> None:
+    """Save one test (compressed when big); `data`: its JSON, when already made."""
     try:
         path = definition_path(folder, example.dataset_name, example.example_id)
     except ValueError as exc:  # a name that would leave the folder
         raise DefinitionError(f"dataset {clip(example.dataset_name)}: test {clip(example.example_id)}: {exc}; "
                               "fix the dataset's name or example ids") from None
-    if text is None:
-        text = example.model_dump_json(indent=2) + "\n"
-    if len(text) > COMPRESS_ABOVE:
+    if data is None:
+        data = _json(example)
+    if _big(data):
         import zstandard
 
-        write_bytes(compressed(path), zstandard.ZstdCompressor(level=3).compress(text.encode("utf-8")))
+        write_bytes(compressed(path), zstandard.ZstdCompressor(level=3).compress(data))
     else:
-        write_text(path, text)
+        write_bytes(path, data)
 
 
 def read_definition(folder: Path, uid: str) -> TestExample:
@@ -193,6 +210,7 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{folder / MANIFEST}: entry {clip(uid)}: {exc}; delete the folder to "
                               "regenerate") from None
     packed = compressed(path)
+    raw: str | bytearray = ""
     try:
         if packed.is_file() and not path.is_file():
             path = packed
@@ -208,6 +226,9 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); delete the folder to regenerate") from None
     except ValidationError as exc:
         err = exc.errors()[0]
+        if isinstance(raw, bytearray) and err["type"] == "json_invalid" and not _utf8(raw):
+            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
+                                  "regenerate") from None
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise DefinitionError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
@@ -217,19 +238,31 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     return example
 
 
-def _unpack(path: Path) -> str:
-    """The text of a compressed definition (bounded like any file read whole)."""
+def _utf8(data: bytearray) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _unpack(path: Path) -> bytearray:
+    """The JSON of a compressed definition, as bytes (bounded like any file read whole), decompressed a chunk at a time
+    into one buffer: parsed from it directly, a benchmark's conversation (tens of MB) is held once as JSON, never also
+    as a str, nor in a buffer sized for the largest file allowed."""
     import zstandard
 
+    data = bytearray()
     try:
         with zstandard.ZstdDecompressor().stream_reader(read_bytes(path)) as reader:
-            data = reader.read(MAX_FILE_BYTES + 1)
+            while chunk := reader.read(CHUNK):
+                data += chunk
+                if len(data) > MAX_FILE_BYTES:
+                    raise DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the "
+                                          "folder to regenerate")
     except zstandard.ZstdError as exc:
         raise DefinitionError(f"{path}: not a complete zstd file ({exc}); delete the folder to regenerate") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
-                              "regenerate")
-    return data.decode("utf-8")
+    return data
 
 
 class LazyExamples(Sequence[TestExample]):
@@ -331,11 +364,12 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     for dataset, n in datasets:
         kept: list[TestExample] = []
         uids: list[str] = []
-        for example, text in generate(dataset, n):
-            write_definition(folder, example, text)
+        for example, data in generate(dataset, n):
+            write_definition(folder, example, data)
             uids.append(example.unique_id)
             if not dataset.conversation_per_example:
                 kept.append(example)
+            del example, data  # a conversation of its own is read back when its session starts, not held till then
         if len(uids) != n:
             raise DefinitionError(f"{_named(dataset)}: generate_examples made {plural(len(uids), 'test')} "
                                   f"instead of {n}; fix its generate_examples")
