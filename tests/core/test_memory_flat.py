@@ -6,10 +6,15 @@ session kept in its table of line counts), nor read again for the results or the
 from __future__ import annotations
 
 import gc
+import tracemalloc
 import weakref
 from pathlib import Path
 
+import zstandard
+
 from ltm_harness._authoring import definitions
+from ltm_harness._authoring.dataset import DatasetInterface
+from ltm_harness._authoring.example import TestExample
 from ltm_harness._runner import run
 from ltm_harness.testing import make_config, run_config
 
@@ -44,3 +49,62 @@ async def test_each_conversation_is_read_once_and_none_is_held_after_its_session
     assert at_the_end == [[], 0]  # no test, and no table of its lines, outlives its session
     headline = summary.agents[0].datasets[0]
     assert headline.tests == 11  # the results and the headline's counts came from the sessions, read once
+
+
+class Chats(DatasetInterface):
+    """Conversations of their own, each a long script (as a benchmark's chats): made one at a time."""
+
+    name = "chats_memory"
+    description = "long conversations of their own (tests)"
+    conversation_per_example = True
+    made: list[weakref.ref] = []  # the tests this dataset made
+    saved: list[weakref.ref] = []  # the tests generation saved (read back from their JSON)
+
+    def generate_examples(self, num_examples: int):  # type: ignore[override]
+        for i in range(num_examples):
+            gc.collect()
+            alive = [k for k, ref in enumerate(self.made + self.saved) if ref() is not None]
+            assert not alive, f"while test {i} is made, earlier tests are still held: {alive}"
+            yield self._made(i)  # (not kept in this frame while generation saves it)
+
+    def _made(self, i: int) -> TestExample:
+        example = self.make_example(f"chat-{i}", [f"line {n} of chat {i}: " + "words " * 40 for n in range(300)]
+                                    + ["What was said?"], [False] * 300 + [True], ["words"])
+        self.made.append(weakref.ref(example))
+        return example
+
+
+def test_a_generated_conversation_is_held_once_and_let_go_before_the_next_is_made(tmp_path, monkeypatch):
+    real_write = definitions.write_definition
+
+    def write(folder, example, data=None):
+        gc.collect()
+        assert Chats.made[-1]() is None, "the dataset's own test is still held beside its copy read back from JSON"
+        Chats.saved.append(weakref.ref(example))
+        real_write(folder, example, data)
+
+    monkeypatch.setattr(definitions, "write_definition", write)
+    Chats.made, Chats.saved = [], []
+    examples, reused = definitions.load_or_generate(tmp_path / "definitions", [(Chats(4000, 0), 3)])
+    assert not reused and len(Chats.saved) == 3 and len(examples["chats_memory"]) == 3
+    assert examples["chats_memory"][2].script[0].startswith("line 0 of chat 2")  # read back from its file
+
+
+def test_a_big_definition_is_read_with_one_copy_of_its_json_beside_the_test(tmp_path):
+    folder = tmp_path / "definitions"
+    example = TestExample(dataset_name="big", example_id="one", script=[f"{n}: " + "y" * 4000 for n in range(2000)]
+                          + ["What?"], is_question=[False] * 2000 + [True], expected_responses=["y"])
+    definitions.write_definition(folder, example)
+    size = len(zstandard.ZstdDecompressor().decompress((folder / "big" / "one.def.json.zst").read_bytes()))
+    del example
+    gc.collect()
+    tracemalloc.start()
+    try:
+        read = definitions.read_definition(folder, "big/one")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(read.script) == 2001
+    # its JSON (as bytes) and the test made from it, nothing more: not also its text as a str, nor a buffer sized for
+    # the largest definition allowed (MAX_FILE_BYTES)
+    assert peak < 2.3 * size, f"reading a definition of {size:,} bytes of JSON peaked at {peak:,} bytes"
