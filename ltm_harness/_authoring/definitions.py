@@ -210,7 +210,7 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{folder / MANIFEST}: entry {clip(uid)}: {exc}; delete the folder to "
                               "regenerate") from None
     packed = compressed(path)
-    raw: str | bytearray = ""
+    raw: str | bytes = ""
     try:
         if packed.is_file() and not path.is_file():
             path = packed
@@ -226,7 +226,7 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); delete the folder to regenerate") from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        if isinstance(raw, bytearray) and err["type"] == "json_invalid" and not _utf8(raw):
+        if isinstance(raw, bytes) and err["type"] == "json_invalid" and not _utf8(raw):
             raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
                                   "regenerate") from None
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -238,7 +238,7 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     return example
 
 
-def _utf8(data: bytearray) -> bool:
+def _utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -246,23 +246,32 @@ def _utf8(data: bytearray) -> bool:
     return True
 
 
-def _unpack(path: Path) -> bytearray:
-    """The JSON of a compressed definition, as bytes (bounded like any file read whole), decompressed a chunk at a time
-    into one buffer: parsed from it directly, a benchmark's conversation (tens of MB) is held once as JSON, never also
-    as a str, nor in a buffer sized for the largest file allowed."""
+def _unpack(path: Path) -> bytes:
+    """The JSON of a compressed definition, as bytes (bounded like any file read whole): decompressed into one buffer
+    of the size its frame states (checked first), and parsed from it directly, so that a benchmark's conversation (tens
+    of MB) is held once as JSON, never also as a str, nor in a buffer sized for the largest file allowed. A frame that
+    does not state its size (not written by this harness) is read a chunk at a time."""
     import zstandard
 
-    data = bytearray()
+    too_big = DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
+                              "regenerate")
+    packed = read_bytes(path)
     try:
-        with zstandard.ZstdDecompressor().stream_reader(read_bytes(path)) as reader:
+        size = zstandard.frame_content_size(packed)
+        if 0 <= size <= MAX_FILE_BYTES:
+            return zstandard.ZstdDecompressor().decompress(packed)
+        if size > MAX_FILE_BYTES:
+            raise too_big
+        chunks, total = [], 0
+        with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
             while chunk := reader.read(CHUNK):
-                data += chunk
-                if len(data) > MAX_FILE_BYTES:
-                    raise DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the "
-                                          "folder to regenerate")
+                total += len(chunk)
+                if total > MAX_FILE_BYTES:
+                    raise too_big
+                chunks.append(chunk)
+        return b"".join(chunks)
     except zstandard.ZstdError as exc:
         raise DefinitionError(f"{path}: not a complete zstd file ({exc}); delete the folder to regenerate") from None
-    return data
 
 
 class LazyExamples(Sequence[TestExample]):

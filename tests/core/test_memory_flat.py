@@ -10,11 +10,13 @@ import tracemalloc
 import weakref
 from pathlib import Path
 
+import pytest
 import zstandard
 
 from ltm_harness._authoring import definitions
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._authoring.example import TestExample
+from ltm_harness._errors import DefinitionError
 from ltm_harness._runner import run
 from ltm_harness.testing import make_config, run_config
 
@@ -108,3 +110,28 @@ def test_a_big_definition_is_read_with_one_copy_of_its_json_beside_the_test(tmp_
     # its JSON (as bytes) and the test made from it, nothing more: not also its text as a str, nor a buffer sized for
     # the largest definition allowed (MAX_FILE_BYTES)
     assert peak < 2.3 * size, f"reading a definition of {size:,} bytes of JSON peaked at {peak:,} bytes"
+
+
+def test_a_compressed_definition_without_its_size_in_the_frame_is_read_and_bounded(tmp_path, monkeypatch):
+    folder = tmp_path / "definitions"
+    example = TestExample(dataset_name="big", example_id="one", script=["Remember: " + "z " * 200_000, "What?"],
+                          is_question=[False, True], expected_responses=["z"])
+    definitions.write_definition(folder, example)
+    packed = folder / "big" / "one.def.json.zst"
+    data = zstandard.ZstdDecompressor().decompress(packed.read_bytes())
+    packed.write_bytes(zstandard.ZstdCompressor(write_content_size=False).compress(data))  # not as this harness writes
+    assert definitions.read_definition(folder, "big/one") == example
+    monkeypatch.setattr(definitions, "MAX_FILE_BYTES", 1000)
+    with pytest.raises(DefinitionError, match=r"one\.def\.json\.zst: decompresses to more than 1,000 bytes"):
+        definitions.read_definition(folder, "big/one")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(data))  # its size stated: refused before it is made
+    with pytest.raises(DefinitionError, match=r"one\.def\.json\.zst: decompresses to more than 1,000 bytes"):
+        definitions.read_definition(folder, "big/one")
+
+
+def test_a_compressed_definition_that_is_not_utf8_is_one_line(tmp_path):
+    packed = tmp_path / "definitions" / "big" / "one.def.json.zst"
+    packed.parent.mkdir(parents=True)
+    packed.write_bytes(zstandard.ZstdCompressor().compress(b'{"dataset_name": "big\xff"}'))
+    with pytest.raises(DefinitionError, match=r"one\.def\.json\.zst: not a UTF-8 text file; fix the definition"):
+        definitions.read_definition(tmp_path / "definitions", "big/one")
