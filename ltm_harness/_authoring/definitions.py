@@ -16,11 +16,12 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Iterator, Sequence, TypeVar, overload
+from typing import Any, Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from ltm_harness._guard.files import CHUNK, NotARegularFile, hash_file, read_bytes, read_text
+from ltm_harness._guard.jsonsafe import TooDeep, build
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
 from ltm_harness._authoring import definitions_cache
 from ltm_harness._authoring.dataset import DatasetInterface
@@ -210,14 +211,12 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{folder / MANIFEST}: entry {clip(uid)}: {exc}; delete the folder to "
                               "regenerate") from None
     packed = compressed(path)
-    raw: str | bytes = ""
     try:
         if packed.is_file() and not path.is_file():
             path = packed
-            raw = _unpack(packed)
+            example = _read_packed(packed)
         else:
-            raw = read_text(path)
-        example = TestExample.model_validate_json(raw)
+            example = TestExample.model_validate_json(read_text(path))
     except FileNotFoundError:
         raise DefinitionError(f"{path}: listed in {folder / MANIFEST} but missing; delete the folder to regenerate") from None
     except UnicodeDecodeError:
@@ -226,9 +225,6 @@ def read_definition(folder: Path, uid: str) -> TestExample:
         raise DefinitionError(f"{path}: cannot be read ({exc.strerror or exc}); delete the folder to regenerate") from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        if isinstance(raw, bytes) and err["type"] == "json_invalid" and not _utf8(raw):
-            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
-                                  "regenerate") from None
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise DefinitionError(f"{path}: {where}: {msg}; fix the definition or delete the folder to regenerate") from None
@@ -238,40 +234,68 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     return example
 
 
+class _Bounded:
+    """A file object read through, refusing more than `MAX_FILE_BYTES` in all."""
+
+    def __init__(self, reader: Any, path: Path) -> None:
+        self.reader, self.path, self.total = reader, path, 0
+
+    def read(self, n: int = -1) -> bytes:
+        chunk: bytes = self.reader.read(n)
+        self.total += len(chunk)
+        if self.total > MAX_FILE_BYTES:
+            raise _too_big(self.path)
+        return chunk
+
+
+def _too_big(path: Path) -> DefinitionError:
+    return DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
+                           "regenerate")
+
+
+def _read_packed(path: Path) -> TestExample:
+    """The test of a compressed definition, parsed as a stream (ijson's C tokenizer) a value at a time: a benchmark's
+    conversation (tens of MB) is held once, as the strings its test is made of, never also as its JSON text, nor in a
+    buffer sized for the largest file allowed. What the stream parser cannot read (bad JSON, nesting past the bound,
+    an integer past 64 bits) is parsed whole as every other definition is, so that it says the same. Bounded in size
+    as any file read whole (as its frame states it, and as it is read)."""
+    import ijson
+    import zstandard
+
+    packed = read_bytes(path)
+    try:
+        if zstandard.frame_content_size(packed) > MAX_FILE_BYTES:
+            raise _too_big(path)
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
+                events = ijson.basic_parse(_Bounded(reader, path), use_float=True)
+                if next(events, None) == ("start_map", None):
+                    data: dict[str, Any] = build(events, {})
+                    for _ in events:  # the parser refuses anything after the object
+                        pass
+                    return TestExample.model_validate(data)
+        except (ijson.JSONError, TooDeep):
+            pass
+        with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
+            bounded = _Bounded(reader, path)
+            raw = b"".join(iter(lambda: bounded.read(CHUNK), b""))
+    except zstandard.ZstdError as exc:
+        raise DefinitionError(f"{path}: not a complete zstd file ({exc}); delete the folder to regenerate") from None
+    try:
+        return TestExample.model_validate_json(raw)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "json_invalid" and not _utf8(raw):
+            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
+                                  "regenerate") from None
+        raise
+
+
 def _utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     return True
-
-
-def _unpack(path: Path) -> bytes:
-    """The JSON of a compressed definition, as bytes (bounded like any file read whole): decompressed into one buffer
-    of the size its frame states (checked first), and parsed from it directly, so that a benchmark's conversation (tens
-    of MB) is held once as JSON, never also as a str, nor in a buffer sized for the largest file allowed. A frame that
-    does not state its size (not written by this harness) is read a chunk at a time."""
-    import zstandard
-
-    too_big = DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
-                              "regenerate")
-    packed = read_bytes(path)
-    try:
-        size = zstandard.frame_content_size(packed)
-        if 0 <= size <= MAX_FILE_BYTES:
-            return zstandard.ZstdDecompressor().decompress(packed)
-        if size > MAX_FILE_BYTES:
-            raise too_big
-        chunks, total = [], 0
-        with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
-            while chunk := reader.read(CHUNK):
-                total += len(chunk)
-                if total > MAX_FILE_BYTES:
-                    raise too_big
-                chunks.append(chunk)
-        return b"".join(chunks)
-    except zstandard.ZstdError as exc:
-        raise DefinitionError(f"{path}: not a complete zstd file ({exc}); delete the folder to regenerate") from None
 
 
 class LazyExamples(Sequence[TestExample]):

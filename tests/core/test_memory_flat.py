@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from datetime import datetime, timezone
 import weakref
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import zstandard
 
 from ltm_harness._authoring import definitions
 from ltm_harness._authoring.dataset import DatasetInterface
-from ltm_harness._authoring.example import TestExample
+from ltm_harness._authoring.example import LineTokens, TestExample, Wait
 from ltm_harness._errors import DefinitionError
 from ltm_harness._runner import run
 from ltm_harness.testing import make_config, run_config
@@ -92,7 +93,7 @@ def test_a_generated_conversation_is_held_once_and_let_go_before_the_next_is_mad
     assert examples["chats_memory"][2].script[0].startswith("line 0 of chat 2")  # read back from its file
 
 
-def test_a_big_definition_is_read_with_one_copy_of_its_json_beside_the_test(tmp_path):
+def test_a_big_definition_is_parsed_as_a_stream_never_held_whole_beside_its_test(tmp_path):
     folder = tmp_path / "definitions"
     example = TestExample(dataset_name="big", example_id="one", script=[f"{n}: " + "y" * 4000 for n in range(2000)]
                           + ["What?"], is_question=[False] * 2000 + [True], expected_responses=["y"])
@@ -107,9 +108,9 @@ def test_a_big_definition_is_read_with_one_copy_of_its_json_beside_the_test(tmp_
     finally:
         tracemalloc.stop()
     assert len(read.script) == 2001
-    # its JSON (as bytes) and the test made from it, nothing more: not also its text as a str, nor a buffer sized for
-    # the largest definition allowed (MAX_FILE_BYTES)
-    assert peak < 2.3 * size, f"reading a definition of {size:,} bytes of JSON peaked at {peak:,} bytes"
+    # the test made from it (its strings, 1.25x the JSON's size here) and a chunk of the stream, nothing more: not its
+    # JSON whole beside it (2.1x), nor its text as a str too, nor a buffer sized for the largest file allowed
+    assert peak < 1.6 * size, f"reading a definition of {size:,} bytes of JSON peaked at {peak:,} bytes"
 
 
 def test_a_compressed_definition_without_its_size_in_the_frame_is_read_and_bounded(tmp_path, monkeypatch):
@@ -135,3 +136,39 @@ def test_a_compressed_definition_that_is_not_utf8_is_one_line(tmp_path):
     packed.write_bytes(zstandard.ZstdCompressor().compress(b'{"dataset_name": "big\xff"}'))
     with pytest.raises(DefinitionError, match=r"one\.def\.json\.zst: not a UTF-8 text file; fix the definition"):
         definitions.read_definition(tmp_path / "definitions", "big/one")
+
+
+def test_a_compressed_definition_read_as_a_stream_is_the_test_its_json_says(tmp_path, monkeypatch):
+    """Parsed from a stream of values (not by pydantic from the JSON text), a definition is the same test: dates,
+    numbers, nested extras, roles and token counts alike; bad JSON, nesting past the bound or something after the
+    object is one line."""
+    folder = tmp_path / "definitions"
+    example = TestExample(dataset_name="big", example_id="one", script=["Ünïcode \"quoted\"\n" + "w " * 150_000, "Q?"],
+                          is_question=[False, True], expected_responses=["w"], observe=[True, False],
+                          roles=["Caroline", "user"], waits=[Wait(tokens=3, time=1.5, until=datetime(2024, 3, 15,
+                                                                                                  tzinfo=timezone.utc)), Wait()],
+                          extra={"n": 1, "x": 0.1, "nested": {"a": [1, 2.5, None, True, "é"]}},
+                          line_tokens=LineTokens(encoding="cl100k_base", counts=[150_005, 2]))
+    definitions.write_definition(folder, example)
+    packed = folder / "big" / "one.def.json.zst"
+    data = zstandard.ZstdDecompressor().decompress(packed.read_bytes())
+    whole = TestExample.model_validate_json(data)
+
+    def not_whole(*args, **kwargs):
+        raise AssertionError("parsed whole")
+
+    with monkeypatch.context() as m:
+        m.setattr(TestExample, "model_validate_json", not_whole)
+        read = definitions.read_definition(folder, "big/one")
+    assert read == example == whole
+    assert read.model_dump_json(indent=2).encode() + b"\n" == data  # written again byte for byte
+    huge = example.model_copy(update={"extra": {"big": 10**30}})  # past the stream parser's 64 bits: parsed whole
+    definitions.write_definition(folder, huge)
+    assert definitions.read_definition(folder, "big/one") == huge
+    for bad, said in [(b'{"dataset_name": "big", ', "Invalid JSON"), (b'{"a": 1} [', "Invalid JSON"),
+                      (b"[1]", r"\(top level\): Input should be an object"),
+                      (b'{"a": ' + b"[" * 300 + b"]" * 300 + b"}", "recursion limit exceeded"),
+                      (b'{"dataset_name": 3}', "dataset_name: Input should be a valid string")]:
+        packed.write_bytes(zstandard.ZstdCompressor().compress(bad))
+        with pytest.raises(DefinitionError, match=said):
+            definitions.read_definition(folder, "big/one")
