@@ -5,6 +5,12 @@ A definition bigger than `COMPRESS_ABOVE` bytes of JSON (a benchmark's haystack)
 LongMemEval) are written as they are generated and read back one at a time when their session starts
 (`LazyExamples`), so that a run holds in memory only the conversations it is playing. Each set generated is
 also kept in the user cache for the next run folder with the same settings, data and code (`definitions_cache`).
+
+A conversation's text (tens of MB for a BEAM-10M chat) is held once at a time: generation lets the dataset's test go
+before reading its copy back from the JSON, makes the JSON as bytes (never also a str), and holds neither test nor JSON
+while the next test is made; a compressed definition is parsed as a stream, a value at a time, never held whole as
+JSON beside the test made from it (`_read_packed`). So a run's peak memory does not grow with the number of such
+conversations (tests/core/test_memory_flat.py; benchmarks/beam_scale.py measures it).
 """
 
 from __future__ import annotations
