@@ -172,3 +172,17 @@ def test_a_compressed_definition_read_as_a_stream_is_the_test_its_json_says(tmp_
         packed.write_bytes(zstandard.ZstdCompressor().compress(bad))
         with pytest.raises(DefinitionError, match=said):
             definitions.read_definition(folder, "big/one")
+
+
+def test_whether_a_definition_is_compressed_is_decided_by_its_characters_as_before(tmp_path):
+    """Made as bytes now, a definition is still compressed only past COMPRESS_ABOVE characters of JSON: one of fewer
+    characters but more bytes (non-ASCII text) stays plain, as when it was made as a str."""
+    folder = tmp_path / "definitions"
+    text = "é" * (definitions.COMPRESS_ABOVE // 2)  # 2 bytes a character
+    for name, line in [("plain", text), ("packed", text * 3)]:
+        example = TestExample(dataset_name="d", example_id=name, script=[line, "Q?"], is_question=[False, True],
+                              expected_responses=["é"])
+        definitions.write_definition(folder, example)
+        assert definitions.read_definition(folder, f"d/{name}") == example
+    assert (folder / "d" / "plain.def.json").is_file() and (folder / "d" / "packed.def.json.zst").is_file()
+    assert len((folder / "d" / "plain.def.json").read_bytes()) > definitions.COMPRESS_ABOVE
