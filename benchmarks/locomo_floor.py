@@ -8,9 +8,10 @@ the same file, in a fresh results folder each time. Each is a child process (int
 included), timed by its own CPU seconds (user + system, `os.wait4`); `--repeats` rounds, one of each per round
 (interleaved), the least CPU of each counts. The harness runs once untimed first, so the timed runs find the
 definitions it keeps in the user cache (pointed at a temporary folder), as every run after the first on a machine does;
-its first run is printed too.
+its first run is printed too. So does LoCoMo's Porter stems (`_interop/locomo/stems.py`): the timed runs find every
+word stemmed, and do not import NLTK; `--no-stem-cache` times the harness without them too (LTM_STEM_CACHE=off).
 
-    python benchmarks/locomo_floor.py [--data locomo10.json] [--repeats 3] [--code OTHER_CHECKOUT]
+    python benchmarks/locomo_floor.py [--data locomo10.json] [--repeats 3] [--code OTHER_CHECKOUT] [--no-stem-cache]
 
 `--code` times another checkout of the harness (e.g. main, before a change) in the same rounds, beside this one.
 
@@ -132,6 +133,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a LoCoMo file (default: the cached real one, else generated)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--code", type=Path, help="another checkout of the harness, timed beside this one")
+    parser.add_argument("--no-stem-cache", action="store_true",
+                        help="also time the harness with LTM_STEM_CACHE=off (NLTK imported, every word stemmed)")
     parser.add_argument("--floor", nargs=2, type=Path, metavar=("DATA", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor:
@@ -155,15 +158,19 @@ def main() -> None:
             print(f"{name} ({code}), first run (definitions generated): {first.cpu:.2f} CPU s, {first.wall:.2f} s "
                   f"wall, {first.peak_mib:.0f} MiB peak ({load()})")
         runs: dict[str, list] = {"loop": [], **{name: [] for name in codes}}
+        if args.no_stem_cache:
+            runs["no stems"] = []
         for k in range(args.repeats):  # interleaved; each harness run in a fresh run folder
             cases = {"loop": loop, **{name: harness(f"{name}-{k}") for name in codes}}
+            if args.no_stem_cache:  # this checkout, its stems not kept: NLTK imported, every word stemmed
+                cases["no stems"] = ["env", "LTM_STEM_CACHE=off", *harness(f"nostems-{k}")]
             round_ = interleaved(cases, 1, env, codes)
             for name in runs:
                 runs[name] += round_[name]
         for name, done in runs.items():
             print(f"{name:<8} " + "  ".join(f"{r.cpu:.2f}" for r in done) + f"  CPU s; best {best(done).cpu:.2f} "
                   f"({best(done).wall:.2f} s wall, {best(done).peak_mib:.0f} MiB peak)")
-        for name in codes:
+        for name in [*codes, *(["no stems"] if args.no_stem_cache else [])]:
             ratio = best(runs[name]).cpu / best(runs["loop"]).cpu
             print(f"{name} / loop: {ratio:.2f}x in CPU s, best of {args.repeats} (target <= 1.5x; {load()})")
 

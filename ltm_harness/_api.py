@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Coroutine, Sequence, TypeVar
 
 from ltm_harness._errors import ConfigError, RunFolderError, option, option_name
 from ltm_harness._agents.specs import AgentLike, check_agents
-from ltm_harness._report.index import refresh_index
+from ltm_harness._report.index import Written, refresh_index
 from ltm_harness._results.models import AgentSummary, RunSummary, TestResult
 from ltm_harness._results.outputs import check_finished_run, read_results, read_run_summary, read_summary
 from ltm_harness._runner.claim import Claim, claim_folder
@@ -33,6 +33,20 @@ from ltm_harness._store.files import read_run_file
 from ltm_harness._store.layout import RunFolder
 
 ConfigLike = RunConfig | str | Path | dict[str, Any]
+T = TypeVar("T")
+
+
+def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)`, its result handed back from outside the main task. asyncio.run restores the Ctrl-C handler
+    it installed by looking it up with `signal.getsignal`, which formats the handler, and with it the finished main
+    task and the result it holds: for a run's output (its every result) that is ~15 ms of repr at the end of a run."""
+    box: list[T] = []
+
+    async def main() -> None:
+        box.append(await coro)
+
+    asyncio.run(main())
+    return box[0]
 
 
 @dataclass
@@ -141,6 +155,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
         claim.give_up()
         raise
     index_warning = None
+    written: Written | None = None  # the folder and the summary this run wrote there
     try:
         mode: RunMode = Resume(retry_errored) if resume else Fresh()
         judge_batch = judge_batch or resume and has_pending_batch(prepared.folder)  # as the run was started
@@ -153,9 +168,11 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
                                              None if resume else batch,  # resumed: agents kept had verdicts pending
                                              read_cache=not no_cache, more_batches=judge_batch,
                                              on_batch=on_judge_batch) or summary
+        if isinstance(mode, Fresh):  # every summary in it made now from results held here (a resumed one may keep some)
+            written = Written(prepared.run_dir, summary)
     finally:
         claim.lock.release()
-        index_warning = refresh_index(root)  # results/index.html lists the run, finished or not
+        index_warning = refresh_index(root, written)  # results/index.html lists the run, finished or not
     protocol = [w for a in summary.agents if a.questions is not None and (w := a.questions.warning(a.agent))]
     spend = prepared.ledger.notes if prepared.ledger is not None else []  # unpriced models, unbounded replies
     return RunOutput(prepared.run_dir, summary, list(prepared.warnings) + protocol + spend
@@ -164,7 +181,7 @@ async def run_async(config: ConfigLike = "default", agents: Sequence[AgentLike] 
 
 def run(config: ConfigLike = "default", agents: Sequence[AgentLike] | None = None, **options: Any) -> RunOutput:
     """`run_async` from synchronous code (not from inside a running event loop: use `await run_async(...)` there)."""
-    return asyncio.run(run_async(config, agents, **options))
+    return run_to_end(run_async(config, agents, **options))
 
 
 def trusted_dataset_code(cfg: RunConfig, saved_at: Path, config: str | Path | None = None,
@@ -289,7 +306,7 @@ def use_reference_prompts(cfg: RunConfig, checkout: str | Path) -> None:
 
 def rescore(path: str | Path, **options: Any) -> RunOutput:
     """`rescore_async` from synchronous code."""
-    return asyncio.run(rescore_async(path, **options))
+    return run_to_end(rescore_async(path, **options))
 
 
 @dataclass
@@ -341,4 +358,4 @@ async def import_answers_async(benchmark: str, file: str | Path, *, name: str, r
 
 def import_answers(benchmark: str, file: str | Path, **options: Any) -> ImportOutput:
     """`import_answers_async` from synchronous code."""
-    return asyncio.run(import_answers_async(benchmark, file, **options))
+    return run_to_end(import_answers_async(benchmark, file, **options))

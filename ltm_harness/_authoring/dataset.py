@@ -210,18 +210,22 @@ class DatasetInterface:
         """
         out: dict[int, tuple[int, ...]] = {}
         answer = self.answer_statement_idx(example) if self.answer_needs == "answer_statement" else None
+        statements: list[int] = []  # the lines before this one that are not questions
+        asked = 0  # questions before this one (its index in `needs`)
         for line, is_q in enumerate(example.is_question):
             if not is_q:
+                statements.append(line)
                 continue
-            declared = example.needs_of(line)
+            declared = example.needs[asked] if example.needs else None  # as `example.needs_of(line)`, in one step
+            asked += 1
             if declared is not None:
-                needed = declared
+                needed = tuple(sorted(set(declared)))
             elif self.answer_needs == "answer_statement":
-                needed = [answer[0]] if answer is not None and answer[0] < line else []
+                needed = (answer[0],) if answer is not None and answer[0] < line else ()
             else:
-                needed = [i for i in range(line) if not example.is_question[i]]
+                needed = tuple(statements)
             if needed:
-                out[line] = tuple(sorted(set(needed)))
+                out[line] = needed
         return out
 
     # -- results ----------------------------------------------------------------------------

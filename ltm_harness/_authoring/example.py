@@ -7,13 +7,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ltm_harness._store.records import OmitWhenNone
+from ltm_harness._store.records import OmitNone
 
 # 1: the first format. 2: `needs` (the lines each question's answer depends on). Format 1 files are still read.
 DEFINITION_FORMAT = 2
 
 
-class Wait(OmitWhenNone):
+class Wait(BaseModel):
     """What must pass after a script line before the test's next line is said.
 
     All given conditions must hold: `tokens` of conversation since the line was said, `time`
@@ -23,12 +23,11 @@ class Wait(OmitWhenNone):
     """
 
     model_config = ConfigDict(extra="forbid")
-    _omit_when_none = ("until",)
 
     tokens: int = Field(default=0, ge=0)
     time: float = Field(default=0.0, ge=0)
     percentage_finished: float = Field(default=0.0, ge=0, le=100)
-    until: datetime | None = None
+    until: OmitNone[datetime] = None
 
     @property
     def is_empty(self) -> bool:
@@ -52,12 +51,11 @@ class LineTokens(BaseModel):
         return self
 
 
-class TestExample(OmitWhenNone):
+class TestExample(BaseModel):
     """One test: lines said to the agent (some of them questions, some history that needs no reply), waits,
     expected answers."""
 
     model_config = ConfigDict(extra="forbid")
-    _omit_when_none = ("observe", "roles", "independent_questions", "line_tokens")
     __test__ = False  # not a pytest class
 
     format: int = DEFINITION_FORMAT
@@ -83,16 +81,16 @@ class TestExample(OmitWhenNone):
     needs: list[list[int]] = Field(default_factory=list)
     # Which lines are history that needs no reply (one flag per line; None: every line is answered). The agent takes
     # them in with its `observe` (no model call for a chat model: they go with the next answered turn).
-    observe: list[bool] | None = None
+    observe: OmitNone[list[bool]] = None
     # Who said each line (None: the user said every line): "user", "assistant" (history the agent under test said
     # earlier in a user-assistant chat: it remembers it as its own reply) or a named speaker (LoCoMo's "Caroline").
     # Only history (observe) may be said by someone other than the user.
-    roles: list[str] | None = None
+    roles: OmitNone[list[str]] = None
     # True: every question is asked independently (`TestContext.ask(independent=True)`): answered from the memory as
     # it stood before it, then forgotten, so no question sees another (LoCoMo's and BEAM's reference protocol).
-    independent_questions: bool | None = None
+    independent_questions: OmitNone[bool] = None
     # Each line's tokens as counted when the test was made (None: the session counts them).
-    line_tokens: LineTokens | None = None
+    line_tokens: OmitNone[LineTokens] = None
 
     @model_validator(mode="after")
     def _check_shape(self) -> "TestExample":

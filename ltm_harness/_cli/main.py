@@ -14,6 +14,7 @@ from typing import Iterator
 from ltm_harness._agents.lingering import stop_lingering
 from ltm_harness._cli.commands import command_modules
 from ltm_harness._cli.exit_codes import ERROR, INTERRUPTED
+from ltm_harness._cli.heap import own_process
 from ltm_harness._errors import LTMError, speaking_to
 from ltm_harness._guard.limits import clip_text
 from ltm_harness._guard.redact import redact
@@ -87,6 +88,8 @@ def _interrupt() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the process's own command line (python -m ltm_harness, the ltm-harness script)
+        own_process()
     parser, commands = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

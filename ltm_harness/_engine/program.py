@@ -223,6 +223,27 @@ def memory_distance(positions: Sequence[int], needed: Iterable[int], at: int) ->
     return at - min(said) if said else None
 
 
+async def _awaited(future: "asyncio.Future[Any] | None") -> BaseException | None:
+    """Wait for what a program awaits (a future, or None: a bare yield such as `asyncio.sleep(0)`) as its task would.
+    The program runs in the session's task, so a cancellation of that task meanwhile (a kill, or one the program's own
+    code makes: `asyncio.timeout`, an anyio cancel scope in the HTTP client) is the program's: it goes to the future
+    (whose await in the program then raises CancelledError) or, when there is none or it is done already, it is
+    returned, to be raised in the program. Never lost, and never raised past the program that may handle it."""
+    if future is None:
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError as cancel:
+            return cancel
+        return None
+    while not future.done():
+        try:
+            await asyncio.wait([future])
+        except asyncio.CancelledError as cancel:
+            if not future.cancel(cancel.args[0] if cancel.args else None):
+                return cancel
+    return None
+
+
 class ProgramDriver:
     """Runs a program coroutine up to its next `Request` (or its end)."""
 
@@ -235,10 +256,10 @@ class ProgramDriver:
         self.error: BaseException | None = None
 
     async def step(self, value: Any = None) -> Request | None:
-        send = value
+        send, throw = value, None
         while True:
             try:
-                yielded = self._coro.send(send)
+                yielded = self._coro.send(send) if throw is None else self._coro.throw(throw)
             except StopIteration as stop:
                 self.done, self.result = True, stop.value
                 return None
@@ -248,13 +269,11 @@ class ProgramDriver:
             send = None
             if isinstance(yielded, Request):
                 return yielded
-            if yielded is None:  # bare yield, e.g. asyncio.sleep(0)
-                await asyncio.sleep(0)
-                continue
-            # An asyncio future the program awaits (LLM call, sleep, ...): wait for it, then resume.
+            # A bare yield (e.g. asyncio.sleep(0)) or an asyncio future the program awaits (LLM call, sleep, ...):
+            # wait for it, then resume.
             if getattr(yielded, "_asyncio_future_blocking", False):
                 yielded._asyncio_future_blocking = False
-            await asyncio.wait([yielded])
+            throw = await _awaited(yielded)
 
     def close(self) -> None:
         if not self.done:

@@ -179,6 +179,15 @@ def fails_every_call(exc: BaseException) -> bool:
     return status == 429 and isinstance(body, dict) and "insufficient_quota" in (body.get("code"), body.get("type"))
 
 
+class CallFailed(LLMError):
+    """A chat call that failed after its retries, said in one line; `call` is its record (`error` that line, no
+    tokens, nothing paid), which a judge keeps in the event log so that a resume replays the failure."""
+
+    def __init__(self, failure: LLMError, call: LLMCall) -> None:
+        super().__init__(str(failure), fatal=failure.fatal, retry=failure.retry)
+        self.call = call
+
+
 class _MalformedResponse(Exception):
     """A 200 response without a usable completion."""
 
@@ -305,7 +314,12 @@ class LLMClient:
                 if hold is not None and self.ledger is not None:
                     self.ledger.release(hold)
                 if isinstance(exc, Exception):
-                    raise self._failure(model, exc, attempts) from None
+                    failure = self._failure(model, exc, attempts)
+                    failed = LLMCall(role=role, model=model, endpoint=self.endpoint.display, test=test,
+                                     request_hash=key, prompt_tokens=0, completion_tokens=0,
+                                     latency_ms=round((time.perf_counter() - started) * 1000, 1),
+                                     retries=max(attempts - 1, 0), cost_usd=0.0, error=str(failure))
+                    raise CallFailed(failure, failed) from None
                 raise
             latency = (time.perf_counter() - started) * 1000
             counted = usage is None
@@ -418,11 +432,11 @@ class LLMClient:
 
         # The SDK's own HTTP layer, without `chat.completions.create`'s per-message parameter transform,
         # which costs ~0.3 ms per message per call (seconds per call on 500k-token conversations).
-        completion = await asyncio.wait_for(
-            self._client().post("/chat/completions", body={"model": model, "messages": messages, **params},
-                                cast_to=ChatCompletion),
-            timeout=self.settings.timeout + 5,  # the SDK's own timeout comes first; this is the backstop
-        )
+        # The SDK's own timeout comes first; this is the backstop. Not wait_for: on Python 3.11 it returns the reply
+        # when a cancellation (a kill) comes as the call ends, losing the cancellation.
+        body = {"model": model, "messages": messages, **params}
+        async with asyncio.timeout(self.settings.timeout + 5):
+            completion = await self._client().post("/chat/completions", body=body, cast_to=ChatCompletion)
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise _MalformedResponse("the response has no choices")

@@ -30,7 +30,7 @@ from ltm_harness._registry.core import Entry, Registry
 from ltm_harness._registry.loading import code_source
 from ltm_harness._store.files import first_error, read_user_json
 from ltm_harness._llm.batch import JudgeBatch
-from ltm_harness._llm.client import ChatResult, LLMClient, chat_params
+from ltm_harness._llm.client import CallFailed, ChatResult, LLMClient, chat_params
 from ltm_harness._store.records import LLMCall
 from ltm_harness._scoring.judge_prompt import JudgePrompt
 from ltm_harness._scoring.not_answered import NOT_ANSWERED
@@ -127,14 +127,18 @@ class LLMJudge:
         messages = prompt.messages(question, expected, response, context)
         raw, problem, cached = "", "", True
         for _ in range(prompt.parse_attempts):
-            if replayed and replayed[0].response is not None:
+            if replayed and (replayed[0].response is not None or replayed[0].error is not None):
                 call = replayed.popleft()
+                if record is not None:
+                    record(call)
+                if call.error is not None:  # the call failed then: the same unscored verdict, not asked again
+                    raise JudgeUnavailable(f"judge {self.model}: {call.error}")
                 raw = call.response or ""
             else:
-                result = await self._call(messages, prompt, test)
+                result = await self._call(messages, prompt, test, record)
                 call, raw = result.call, result.text
-            if record is not None:
-                record(call)
+                if record is not None:
+                    record(call)
             cached = cached and call.cached
             try:
                 score, reason = prompt.parse(raw)
@@ -150,8 +154,10 @@ class LLMJudge:
         raise JudgeUnparseable(f"{self.model} gave no valid verdict in {prompt.parse_attempts} attempts "
                                f"({problem}); last reply: {raw[:200]!r}", raw)
 
-    async def _call(self, messages: list[dict[str, str]], prompt: JudgePrompt, test: str | None) -> ChatResult:
-        """One judge call; a failure is `JudgeUnavailable` with its cause (see the module docstring)."""
+    async def _call(self, messages: list[dict[str, str]], prompt: JudgePrompt, test: str | None,
+                    record: Callable[[LLMCall], None] | None = None) -> ChatResult:
+        """One judge call; a failure is `JudgeUnavailable` with its cause (see the module docstring). A call that
+        failed, not for good, goes to `record` (with its error), so that a resume replays its failure."""
         if self.stopped is not None:
             raise JudgeUnavailable(self.stopped.reason, fatal=True)
         temperature = self.temperature if prompt.temperature is None else prompt.temperature
@@ -168,4 +174,6 @@ class LLMJudge:
             failed = JudgeUnavailable(f"judge {self.model}: {exc}", fatal=exc.fatal)
             if exc.fatal and self.stopped is None:
                 self.stopped = failed
+            elif not exc.fatal and isinstance(exc, CallFailed) and record is not None:
+                record(exc.call)
             raise failed from None

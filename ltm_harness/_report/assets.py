@@ -7,9 +7,6 @@ Per-test details are built on demand from JSON blocks, which keeps big runs' pag
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
 from ltm_harness._report import conversation_view, lazy
 
 _SCORE_COLOURS = "\n".join(
@@ -326,12 +323,3 @@ JS = r"""
 JS = JS.replace("  /*BENCHMARK VIEW*/\n", lazy.JS + conversation_view.JS)
 CSS += conversation_view.CSS
 
-
-def content_security_policy(js: str, css: str, own_files: bool = False) -> str:
-    """A policy that allows no request at all and runs only this script and style (by their hashes); with
-    `own_files`, scripts beside the page too (the history files it loads when a reader opens a history)."""
-    def digest(text: str) -> str:
-        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
-
-    scripts = f"{digest(js)} 'self'" if own_files else digest(js)
-    return f"default-src 'none'; script-src {scripts}; style-src {digest(css)}; base-uri 'none'; form-action 'none'"

@@ -15,10 +15,11 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from typing import NamedTuple
 
 from ltm_harness._errors import LTMError
 from ltm_harness._guard.limits import cut_words
-from ltm_harness._report.assets import content_security_policy
+from ltm_harness._report.csp import content_security_policy
 from ltm_harness._report.colours import colour_css, folder_slots
 from ltm_harness._report.html import marks_legend, protocol_marks
 from ltm_harness._report.index_rows import AgentCell, KnownRows, RowRecord, signature
@@ -29,6 +30,13 @@ from ltm_harness._results.outputs import read_results
 from ltm_harness._store.files import read_run_file, write_shared_text
 from ltm_harness._store.layout import COMPARE_PREFIX, SUITES, RunFolder, results_index
 from ltm_harness._tokens import plural
+
+class Written(NamedTuple):
+    """A run folder and the summary this process has just written there, from the results it holds."""
+
+    folder: Path
+    summary: RunSummary
+
 
 MAX_REASON = 300  # characters of a damaged folder's reason shown
 DISTRUSTED = ('<p class="note">The rows the earlier index remembered were not as ltm-harness wrote them on this machine '
@@ -66,14 +74,15 @@ def _when(path: Path) -> float:
         return 0.0
 
 
-def _row(folder: RunFolder, root: Path) -> IndexRow | None:
-    """The index's row for one folder (None: not a run's folder)."""
+def _row(folder: RunFolder, root: Path, written: RunSummary | None = None) -> IndexRow | None:
+    """The index's row for one folder (None: not a run's folder). `written`: the summary this process has just
+    written there, from the results it holds, so neither is read back."""
     rel = folder.path.relative_to(root).as_posix()
     kind = "aiq" if folder.aiq_report.is_file() else "suite" if folder.path.parent.name == SUITES else "run"
     link = f"{rel}/{folder.report.name}" if folder.report.is_file() else f"{rel}/"
     if folder.summary.is_file():
         try:
-            summary = read_run_file(folder.summary, RunSummary)
+            summary = written or read_run_file(folder.summary, RunSummary)
         except LTMError as exc:
             return IndexRow(folder.name, link, "damaged", _when(folder.summary), kind, note=cut_words(str(exc), MAX_REASON))
         except (OSError, ValueError, RecursionError) as exc:  # whatever is in the file, the index is still written
@@ -82,7 +91,7 @@ def _row(folder: RunFolder, root: Path) -> IndexRow | None:
         checked, disagreed = [], []
         for a in summary.agents:  # the numbers are the results' own (a summary edited or damaged says otherwise)
             agent = folder.agent(a.agent)
-            if agent.results.is_file():
+            if written is None and agent.results.is_file():
                 a, line = as_results_say(a, read_results(agent))
                 disagreed += [line] if line else []
             checked.append(a)
@@ -109,9 +118,14 @@ def _from_record(r: RowRecord) -> IndexRow:
     return IndexRow(r.name, r.link, r.state, r.when, r.kind, agents, r.judge, r.note)
 
 
-def index_rows(root: Path, known: KnownRows | None = None) -> list[IndexRow]:
+def _same_folder(path: Path, other: Path) -> bool:
+    return path.name == other.name and path.resolve() == other.resolve()
+
+
+def index_rows(root: Path, known: KnownRows | None = None, written: Written | None = None) -> list[IndexRow]:
     """A row per run folder under `root` (and under root/suites/), newest first. With `known` (an earlier index's
-    rows), a finished folder whose files are as they were is not read again, and the rows made are kept in it."""
+    rows), a finished folder whose files are as they were is not read again, and the rows made are kept in it.
+    `written`: a run folder and the summary this process has just written there (its row is made from it)."""
     rows: list[IndexRow] = []
     candidates: list[Path] = []
     for parent in (root, root / SUITES):
@@ -129,7 +143,7 @@ def index_rows(root: Path, known: KnownRows | None = None) -> list[IndexRow]:
             rows.append(_from_record(record))
             continue
         try:
-            row = _row(folder, root)
+            row = _row(folder, root, written.summary if written is not None and _same_folder(path, written.folder) else None)
             if known is not None and sig is not None and row is not None and row.state == "finished":
                 known.keep(rel, sig, _record(row))
         except OSError as exc:
@@ -270,9 +284,9 @@ JS = r"""
 """
 
 
-def build_index(root: Path) -> str:
+def build_index(root: Path, written: Written | None = None) -> str:
     known = KnownRows.load(results_index(root))
-    rows = index_rows(root, known)
+    rows = index_rows(root, known, written)
     slots = folder_slots(root, (a.name for r in rows for a in r.agents))  # one per name, as on the folder's pages
     for r in rows:
         for a in r.agents:
@@ -300,20 +314,20 @@ def build_index(root: Path) -> str:
             f"<main>{controls}{table}{_comparisons(root)}</main><script>{JS}</script>{known.block()}</body></html>\n")
 
 
-def write_index(root: Path) -> Path:
-    """Write `root/index.html` (whole, atomically) listing every run under `root`."""
+def write_index(root: Path, written: Written | None = None) -> Path:
+    """Write `root/index.html` (whole, atomically) listing every run under `root`; `written` as for `index_rows`."""
     path = results_index(root)
-    write_shared_text(path, build_index(root))
+    write_shared_text(path, build_index(root, written))
     return path
 
 
-def refresh_index(root: Path) -> str | None:
+def refresh_index(root: Path, written: Written | None = None) -> str | None:
     """Rewrite the index of `root` if it exists as a folder; a warning when it cannot be written (never raises: a run
-    or report is not failed by its index)."""
+    or report is not failed by its index). `written` as for `index_rows`."""
     if not root.is_dir():
         return None
     try:
-        write_index(root)
+        write_index(root, written)
     except OSError as exc:
         return f"the results index {results_index(root)} was not updated: {exc.strerror or exc}"
     return None

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ltm_harness._results.causes import cause_lines, group_causes
-from ltm_harness._report.assets import CSS, JS, content_security_policy
+from ltm_harness._report.assets import CSS, JS
+from ltm_harness._report.csp import content_security_policy
 from ltm_harness._report.conversation import CallStats, SessionLog
 from ltm_harness._report.conversation_view import MAX_TEXT, Histories, benchmark_view, clip as _clip  # noqa: F401
 from ltm_harness._report.lazy import INLINE_TESTS_BYTES, LazyParts

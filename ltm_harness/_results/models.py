@@ -13,7 +13,7 @@ from ltm_harness._scoring.headline import GOODAI, Headline, Metric
 from ltm_harness._scoring.bounds import score_problem
 from ltm_harness._scoring.not_answered import REASON as NOT_ANSWERED_REASON
 from ltm_harness._store.formats import RESULTS_FORMAT
-from ltm_harness._store.records import OmitWhenNone, UsageTotals
+from ltm_harness._store.records import OmitNone, UsageTotals
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 
@@ -74,9 +74,8 @@ def measure_gaps(lines: Sequence[SaidLine], answer_idx: tuple[int, int] | None, 
     return gaps
 
 
-class TestResult(OmitWhenNone):
+class TestResult(BaseModel):
     __test__ = False
-    _omit_when_none = ("raw_score", "labels", "group")
 
     dataset: str
     example_id: str
@@ -94,12 +93,12 @@ class TestResult(OmitWhenNone):
     end_turn: int
     tokens: int  # conversation tokens from the test's first line to its end
     # the test's own score before normalisation, when it has one (an environment's episode score); AIQ averages it
-    raw_score: float | None = None
+    raw_score: OmitNone[float] = None
     # what the dataset says the result is about, e.g. {"category": "temporal"} (summed up per label in the summary)
-    labels: dict[str, str] | None = None
+    labels: OmitNone[dict[str, str]] = None
     # the test this result is a part of (a benchmark's conversation: LoCoMo's "conv-26" for "conv-26.q17"); None for a
     # test scored as a whole. Statistics resample conversations by it (ltm_harness/_stats).
-    group: str | None = None
+    group: OmitNone[str] = None
 
     @model_validator(mode="after")
     def _score_in_range(self) -> "TestResult":
@@ -209,8 +208,7 @@ def label_breakdown(results: Sequence["TestResult"]) -> list[LabelSummary]:
     return out
 
 
-class DatasetSummary(OmitWhenNone):
-    _omit_when_none = ("breakdown", "metrics", "headline", "not_answered", "score_covers")
+class DatasetSummary(BaseModel):
 
     dataset: str
     tests: int
@@ -222,18 +220,18 @@ class DatasetSummary(OmitWhenNone):
     # says what it is over when that is not every test (format 5; before, 0.0 over nothing, read back as None)
     score: float | None
     std: float
-    score_covers: str | None = None
+    score_covers: OmitNone[str] = None
     target_gap: float | None
     achieved_gap: float | None
     memory_distance: float | None = None  # mean memory distance of its tests (None: not measured)
     curve: list[GapPoint] = Field(default_factory=list)  # score vs achieved gap, one point per scored test
     curve_bins: list[GapBin] = Field(default_factory=list)  # the same, mean score per gap bin
-    breakdown: list[LabelSummary] | None = None  # per label value (categories, question types), when results carry labels
-    metrics: dict[str, float] | None = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
+    breakdown: OmitNone[list[LabelSummary]] = None  # per label value (categories, question types), when results carry labels
+    metrics: OmitNone[dict[str, float]] = None  # the benchmark's own named numbers (DatasetInterface.summary_metrics)
     # the metrics the dataset is quoted by, declared by it (results/headline.py); None in results before format 4
-    headline: DatasetHeadline | None = None
+    headline: OmitNone[DatasetHeadline] = None
     # of the unscored, those an imported answers file has no answer for (None: none, or results before it was counted)
-    not_answered: int | None = None
+    not_answered: OmitNone[int] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -269,8 +267,7 @@ class QuestionProtocol(BaseModel):
                 "were asked in sequence, each after the earlier questions and answers: not the reference protocol")
 
 
-class AgentSummary(OmitWhenNone):
-    _omit_when_none = ("questions", "usage_note")
+class AgentSummary(BaseModel):
 
     format: int = RESULTS_FORMAT
     agent: str
@@ -293,8 +290,8 @@ class AgentSummary(OmitWhenNone):
     wall_seconds: float
     failed_turns: int = 0  # turns the agent answered in no attempt (their tests are errored)
     error: str | None = None  # why a session stopped early (the watchdog, or the agent failing turn after turn)
-    questions: QuestionProtocol | None = None  # questions asked independently, if any (left out otherwise)
-    usage_note: str | None = None  # what the agent's usage leaves out (`Agent.usage_note`; left out when nothing)
+    questions: OmitNone[QuestionProtocol] = None  # questions asked independently, if any (left out otherwise)
+    usage_note: OmitNone[str] = None  # what the agent's usage leaves out (`Agent.usage_note`; left out when nothing)
 
     @property
     def scored_datasets(self) -> int:

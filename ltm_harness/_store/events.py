@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ltm_harness._store.formats import EVENT_FORMAT
-from ltm_harness._store.records import FailedTry, LLMCall, OmitWhenNone
+from ltm_harness._store.records import FailedTry, LLMCall, OmitNone
 from ltm_harness._scoring.verdict import JudgeVerdict
 
 
@@ -28,13 +28,12 @@ class SessionStart(BaseModel):
 NOTE = "note: "  # how the harness's notes on a turn begin (in its `errors`), told apart from the agent's errors
 
 
-class TurnEvent(OmitWhenNone):
+class TurnEvent(BaseModel):
     """One turn: the message, the reply, and for a turn the agent never answered (`failed`) why. The tries that failed
     before a reply (or all of them) are wall-clock history: `failed_tries` is not part of the event's JSON but of the
     log's side file (`TurnWallFacts`), so that a run whose faults the turn policy overcame writes the same log as a
     run without them."""
 
-    _omit_when_none = ("tries", "observed", "role", "went_back")
 
     type: Literal["turn"] = "turn"
     i: int
@@ -52,21 +51,21 @@ class TurnEvent(OmitWhenNone):
     completion_tokens: int | None = None
     cost_usd: float | None = None
     failed: bool = False  # the agent gave no reply within the turn policy; `reply` is empty
-    tries: int | None = None  # a failed turn: how many tries it was given, all failed (format 5; left out otherwise)
+    tries: OmitNone[int] = None  # a failed turn: how many tries it was given, all failed (format 5; left out otherwise)
     # Format 5: a failed turn's last error first, then the harness's notes on the turn (lone surrogates replaced, a
     # cost that is not a number). Formats 2 to 4: the error of every failed try (answered turns too), then the notes.
     errors: list[str] = Field(default_factory=list)
     failed_tries: list[FailedTry] = Field(default_factory=list, exclude=True)  # in the side file (format 5)
     # history that needs no reply, handed to the agent's `observe` (its `reply` then: what an agent without one said,
     # never scored); left out of the JSON for every other turn
-    observed: bool | None = None
+    observed: OmitNone[bool] = None
     # who said the message when not the user ("assistant", or a named speaker such as LoCoMo's "Caroline"); left out
     # for the user
-    role: str | None = None
+    role: OmitNone[str] = None
     # an independent question (answered from the memory before it): True when the agent went back to its state
     # before the question once the reply was recorded (so it is not in the agent's memory, nor in the conversation's
     # length), False when the agent cannot go back (it was asked in sequence); left out for every other turn
-    went_back: bool | None = None
+    went_back: OmitNone[bool] = None
 
     def failure(self) -> tuple[int, str]:
         """A failed turn's number of tries and why the last one failed (format 5; see `as_format_5`)."""
@@ -113,8 +112,7 @@ class PartEnd(BaseModel):
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
 
 
-class TestEnd(_TestMoment, OmitWhenNone):
-    _omit_when_none = ("raw_score", "parts")
+class TestEnd(_TestMoment):
 
     type: Literal["test_end"] = "test_end"
     score: float
@@ -122,10 +120,10 @@ class TestEnd(_TestMoment, OmitWhenNone):
     status: Status
     reasons: list[str]
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
-    raw_score: float | None = None  # the test's own score before normalisation, when it has one (environments)
+    raw_score: OmitNone[float] = None  # the test's own score before normalisation, when it has one (environments)
     # a test scored question by question (a benchmark conversation): each part's score, in the order of the dataset's
     # `result_parts`; the test's own score is their sum. None (left out of the JSON): scored as a whole, or errored
-    parts: list[PartEnd] | None = None
+    parts: OmitNone[list[PartEnd]] = None
 
 
 class EnvStep(BaseModel):

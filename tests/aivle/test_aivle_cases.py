@@ -242,3 +242,25 @@ def test_the_environment_is_handed_over_only_when_allowed():
     assert agents[-1].peeked == 2
     bandit_case(bind_env=False).run(create)
     assert not hasattr(agents[-1], "peeked")
+
+
+async def test_a_suite_cancelled_as_a_case_ends_ends_cancelled():
+    # the kill lands as the case's episodes end (on Python 3.11, wait_for returned then, losing the cancellation, and
+    # the suite went on to its next case)
+    victim: list[asyncio.Future[Any]] = []
+    made: list[str] = []
+
+    class KilledAtItsEnd(ReinforcementLearningTestCase):
+        async def play(self, create_agent: Any, worker: Any) -> None:
+            await super().play(create_agent, worker)
+            victim[0].cancel()
+
+    first = KilledAtItsEnd(case_id="first", time_limit=10.0, n_runs=1, agent_init={},
+                           env=make_env("bandit", probabilities=[0.2, 0.9], horizon=4), evaluator=RewardEvaluator(),
+                           t_max=4)
+    suite = TestSuite("killed", [first, bandit_case(case_id="second")])
+    victim.append(asyncio.ensure_future(suite.run_async(lambda: made.append("agent") or Constant(2))))
+    async with asyncio.timeout(60):  # a hang guard, not a speed check
+        with pytest.raises(asyncio.CancelledError):
+            await victim[0]
+    assert made == ["agent"] and first.episodes_done == 1  # the second case never started

@@ -156,6 +156,10 @@ def _kill_driver_mid_cell(study: Path, work: Path, folder: StudyFolder, alone: P
         if done and mid:
             break
         time.sleep(0.002)
+    if proc.poll() is not None:  # the study ended before a cell was seen half-way (a fast run): nothing was killed
+        _, err = proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        return []
     proc.send_signal(signal.SIGKILL)
     _, err = proc.communicate()
     assert proc.returncode == -signal.SIGKILL, err.decode()

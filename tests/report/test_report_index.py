@@ -200,3 +200,23 @@ def test_an_edited_summary_is_shown_as_its_results_say_and_said_to_disagree(smal
     # the numbers shown are those of the untouched folder
     cells = lambda text: re.findall(r'<td class="num[^"]*">([0-9.]+)', text)  # noqa: E731
     assert cells(page) == cells(before)
+
+
+def test_a_run_lists_itself_from_what_it_wrote_and_the_row_is_the_one_a_reader_of_the_folder_makes(
+        tmp_path: Path, monkeypatch):
+    import ltm_harness._report.index as index_module
+
+    read = _reads(monkeypatch)
+    results_read: list[Path] = []
+    real_results = index_module.read_results
+    monkeypatch.setattr(index_module, "read_results", lambda agent: results_read.append(agent.path) or real_results(agent))
+    args = ["run", "--results", str(tmp_path), "--examples", "2", "--span", "1000", "-a", "oracle", "-a", "null",
+            "--quiet", "--no-report"]
+    assert main(args + ["--run-name", "old"]) == 0
+    read.clear(), results_read.clear()
+    assert main(args + ["--run-name", "new"]) == 0
+    assert read == [] and results_read == []  # its own summary and results are not read back; "old" is remembered
+    made = (tmp_path / "index.html").read_text()
+    (tmp_path / "index.html").unlink()  # a reader that remembers nothing reads every folder again, and checks it
+    assert _rows(write_index(tmp_path).read_text()) == _rows(made)
+    assert {p.parent.name for p in read} == {"old", "new"} and len(results_read) == 4

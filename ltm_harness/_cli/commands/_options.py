@@ -212,6 +212,8 @@ def say_causes(output: "RunOutput", command: str = "run") -> None:
     from ltm_harness._results.causes import cause_lines, group_causes
 
     for agent in output.summary.agents:
+        if not any(d.unscored or d.errored for d in agent.datasets):
+            continue  # nothing to say: its results are not read
         groups = group_causes(output.results(agent.agent))
         if agent.agent in output.summary.errors:
             groups = [g for g in groups if g.kind != "errored"]

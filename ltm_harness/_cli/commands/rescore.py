@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -40,7 +39,8 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from ltm_harness._api import rescore_async
+    from ltm_harness._api import rescore_async, run_to_end
+    from ltm_harness._cli.heap import settle
     from ltm_harness._cli.commands._options import judge_batch_progress, max_cost, say_causes
     from ltm_harness._llm.ledger import BudgetReached
     from ltm_harness._cli.tables import print_run
@@ -50,7 +50,8 @@ def main(args: argparse.Namespace) -> int:
 
     console = Console(width=None if sys.stdout.isatty() else 120)
     try:
-        output = asyncio.run(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
+        settle()  # the collector for a long run: what is loaded now is never walked again
+        output = run_to_end(rescore_async(resolve_run(args.run, Path(args.results)), judge=args.judge,
                                            no_judge=args.no_judge, reference_prompts=args.reference_prompts,
                                            config=args.config, dataset_dirs=args.dataset_dir,
                                            max_cost=None if args.max_cost is None else max_cost(args.max_cost),

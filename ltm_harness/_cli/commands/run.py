@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -51,7 +50,8 @@ def main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ltm_harness._agents.specs import agent_choices
-    from ltm_harness._api import load, run_async
+    from ltm_harness._api import load, run_async, run_to_end
+    from ltm_harness._cli.heap import settle
     from ltm_harness._cli.tables import print_run
     from ltm_harness._engine.progress import TurnProgress
     from ltm_harness._llm.ledger import BudgetReached, Ledger
@@ -109,7 +109,8 @@ def main(args: argparse.Namespace) -> int:
             progress.on_turn(turn)
 
     try:
-        output = asyncio.run(run_async(cfg, agents, datasets=args.datasets, exclude=args.exclude, limit=args.limit,
+        settle()  # the collector for a long run: what is loaded now is never walked again
+        output = run_to_end(run_async(cfg, agents, datasets=args.datasets, exclude=args.exclude, limit=args.limit,
                                        results=args.results, resume=args.resume, overwrite=args.overwrite,
                                        retry_errored=args.retry_errored, reference_prompts=args.reference_prompts,
                                        on_turn=None if args.quiet else on_turn, on_prepared=prepared_now,

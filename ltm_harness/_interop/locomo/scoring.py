@@ -3,7 +3,8 @@ questions are asked.
 
 Every answer is compared to the gold answer as a bag of words: both are normalised (commas dropped, lower case,
 ASCII punctuation stripped, the words a/an/the/and dropped, spaces collapsed), every word Porter-stemmed (NLTK's
-`PorterStemmer`, as the reference uses, so the numbers match it exactly), and scored by token F1. Per category:
+`PorterStemmer`, as the reference uses, so the numbers match it exactly; stems made once are kept between runs, see
+`stems`), and scored by token F1. Per category:
 
 * 1 multi-hop: prediction and gold are split on commas; the mean, over gold parts, of each part's best F1
   against any prediction part;
@@ -25,14 +26,11 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import Callable, Literal
 
 from ltm_harness._interop.locomo.data import (ADVERSARIAL, CATEGORY_NAMES, MULTI_HOP, OPEN_DOMAIN, TEMPORAL,
                                              LocomoQuestion)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from nltk.stem.porter import PorterStemmer
+from ltm_harness._interop.locomo.stems import memo
 
 NOT_MENTIONED_PHRASES = ("no information available", "not mentioned")  # what the reference looks for, category 5
 
@@ -52,26 +50,16 @@ def normalize_answer(text: str) -> str:
     return " ".join(_DROPPED_WORDS.sub(" ", text).split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> "PorterStemmer":
-    from nltk.stem.porter import PorterStemmer  # imported on first use: nltk takes ~0.3 s to import
-
-    return PorterStemmer()
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return str(_stemmer().stem(word))
-
-
-def tokens(text: str) -> list[str]:
+def tokens(text: str, stem: Callable[[str], str] | None = None) -> list[str]:
     """The stemmed words of `text` after normalisation."""
-    return [_stem(w) for w in normalize_answer(text).split()]
+    stem = stem or memo().stem
+    return [stem(w) for w in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:
     """F1 of the stemmed word multisets; 0 when they share no word (an empty side included)."""
-    pred, want = tokens(prediction), tokens(gold)
+    stem = memo().stem
+    pred, want = tokens(prediction, stem), tokens(gold, stem)
     same = sum((Counter(pred) & Counter(want)).values())
     if same == 0:
         return 0.0

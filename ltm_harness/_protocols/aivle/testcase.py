@@ -1,8 +1,9 @@
 """Test cases: run an environment with an agent for `n_runs` episodes within a time limit.
 
 The time limit (float seconds) covers creating the agent and every episode. It is enforced with
-`asyncio.wait_for` while agent and environment code run on the case's worker thread, so it works in
-any thread and for fractions of a second. A case whose agent fails (even in `create_agent`, before
+`asyncio.timeout` while agent and environment code run on the case's worker thread, so it works in
+any thread and for fractions of a second (not `asyncio.wait_for`: on Python 3.11 it returns when a cancellation
+comes as the case ends, and the suite would go on to its next case). A case whose agent fails (even in `create_agent`, before
 any episode) or runs out of time still returns the evaluator's (partial) result, with `error` set
 to a string that says what failed where; it never raises.
 """
@@ -75,7 +76,8 @@ class TestCase(ABC):
             if isinstance(create_agent, ChatAgents):
                 error = await create_agent.play_case(self, worker)
             else:
-                await asyncio.wait_for(self.play(create_agent, worker), timeout=self.time_limit)
+                async with asyncio.timeout(self.time_limit):
+                    await self.play(create_agent, worker)
         except TimeoutError:
             timed_out = True
             error = self.time_out_message()
@@ -89,7 +91,8 @@ class TestCase(ABC):
             close = getattr(self.agent, "close", None)
             if not timed_out and callable(close):
                 try:
-                    await asyncio.wait_for(worker.call(close), timeout=CLOSE_SECONDS)
+                    async with asyncio.timeout(CLOSE_SECONDS):
+                        await worker.call(close)
                 except Exception:  # closing is best effort; the result is already decided
                     pass
             worker.stop()

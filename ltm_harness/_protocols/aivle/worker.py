@@ -1,7 +1,7 @@
 """Running agent and environment code off the event loop's thread, so that time limits always hold.
 
 A `Worker` owns one daemon thread and runs blocking calls there, one at a time, in order; awaiting
-`worker.call(...)` leaves the event loop free, so `asyncio.wait_for` can end a test case on time
+`worker.call(...)` leaves the event loop free, so `asyncio.timeout` can end a test case on time
 from any thread (no signals, no main-thread requirement, fractions of a second allowed).
 
 Why not `asyncio.to_thread`: a call that never returns would keep a thread of the loop's default
