@@ -4,9 +4,14 @@ chat; no real data, benchmarks/beam_data.py) played as `beam-10m` plays them.
     python benchmarks/beam_scale.py                    # 10 chats with null, the floor, one chat with the mock model
     python benchmarks/beam_scale.py --chats 2          # fewer chats
     python benchmarks/beam_scale.py --work DIR         # keep the files (default: a temporary folder)
+    python benchmarks/beam_scale.py --peaks 1 --code . ../main --repeats 2 --skip-floor --skip-mock
+                                                       # peak RSS of 1 and 10 chats, this checkout and another
+                                                       # interleaved, two rounds
 
 Prints, for the run with `null` (`python -m ltm_harness run -c beam-10m`, the config as shipped but for the data
-folder): wall time, peak RSS of the run's process, the run folder's size against the input's, the history turns;
+folder): wall time, peak RSS of the run's process (in a new run folder, its definitions made: the user cache of
+definitions off; and again in that folder, its definitions read back), the run folder's size against the input's,
+the history turns;
 the floor, in one process: every chat streamed and assembled from its sub-plans, every message tokenized once and
 written as one JSON line (what any run must at least do); and for an `openai:mock@128000` agent on one chat: model
 calls per question (history costs none) and whether every request holds exactly the newest messages that fit in
@@ -35,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 from beam_data import write_10m_chat  # noqa: E402
-from _timing import child  # noqa: E402
+from _timing import child, load  # noqa: E402
 
 CONFIG = """config:
   run_name: {name}
@@ -56,13 +61,18 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def run(work: Path, data: Path, agent: str, n: int, name: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run(work: Path, data: Path, agent: str, n: int, name: str, env: dict[str, str] | None = None,
+        code: Path = ROOT, fresh: bool = True) -> dict[str, Any]:
+    """One run in and with the harness of the checkout `code`; `fresh`: in a new run folder, its definitions made
+    (the user cache of definitions off), else again in the folder of the last such run (its definitions read)."""
     config = work / f"{name}.yml"
     config.write_text(CONFIG.format(name=name, n=n, data=json.dumps(str(data))), encoding="utf-8")
     results = work / "results"
+    if fresh:
+        shutil.rmtree(results / name, ignore_errors=True)
     done = child([sys.executable, "-m", "ltm_harness", "run", "-c", str(config), "-a", agent,
                  "--results", str(results), "--quiet", "--no-report", "--overwrite"],
-                          {"PYTHONPATH": str(ROOT), **(env or {})})
+                 {"LTM_DEFINITIONS_CACHE": "off", **(env or {})}, code)
     folder = results / name
     summary = json.loads((folder / "summary.json").read_text())["agents"][0]
     return {"wall_s": round(done.wall, 1), "peak_rss_mib": round(done.peak_mib), "folder": folder,
@@ -184,6 +194,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, help="where the files go (kept); default: a temporary folder")
     ap.add_argument("--chats", type=int, default=10)
+    ap.add_argument("--peaks", type=int, nargs="*", help="also run null on these numbers of chats (peak RSS flat?)")
+    ap.add_argument("--code", type=Path, nargs="*", help="checkouts to run null with, in turn (default: this one)")
+    ap.add_argument("--repeats", type=int, default=1, help="rounds of the null runs")
     ap.add_argument("--turns", type=int, default=50, help="turns (4 messages) per batch; 10 batches per sub-plan")
     ap.add_argument("--message-words", type=int, default=400, help="~1.25 tokens a word")
     ap.add_argument("--skip-floor", action="store_true")
@@ -208,10 +221,16 @@ def main() -> None:
                   f"RSS {low['peak_rss_mib']} MiB; {low['messages']:,} messages, {low['tokens']:,} tokens "
                   f"({low['tokens'] / args.chats / 1e6:.2f}M per chat)")
         if not args.skip_null:
-            null = run(work, data, "null", args.chats, "beam-10m-null")
-            print(f"beam-10m with null, {args.chats} chats: {null['wall_s']} s, peak RSS {null['peak_rss_mib']} MiB, "
-                  f"run folder {null['run_folder_mib']:,} MiB ({null['run_folder_mib'] / mib:.2f}x the input), "
-                  f"{null['turns']:,} turns of which {null['observed_turns']:,} history")
+            for _ in range(args.repeats):  # interleaved: each checkout and number of chats in turn, every round
+                for n in sorted(set(args.peaks or []) | {args.chats}):
+                    for code in args.code or [ROOT]:
+                        null = run(work, data, "null", n, f"beam-10m-null-{n}", code=code)
+                        again = run(work, data, "null", n, f"beam-10m-null-{n}", code=code, fresh=False)
+                        print(f"beam-10m with null, {n} chats ({code}, {load()}): {null['wall_s']} s, peak RSS "
+                              f"{null['peak_rss_mib']} MiB (definitions made), {again['peak_rss_mib']} MiB (again, "
+                              f"definitions read); run folder {null['run_folder_mib']:,} MiB "
+                              f"({null['run_folder_mib'] / mib * args.chats / n:.2f}x the input), "
+                              f"{null['turns']:,} turns of which {null['observed_turns']:,} history")
         if not args.skip_mock:
             with MockInThread() as server:
                 mock = run(work, data, f"openai:mock@{BUDGET}", 1, "beam-10m-mock",

@@ -40,7 +40,6 @@ from ltm_harness._errors import DefinitionError
 from ltm_harness._interop.beam.chat import ChatMessage
 from ltm_harness._interop.beam.fetch import CHATS, ChatSource, chat_source, local_source
 from ltm_harness._interop.beam.grade import ORDER_REASON, grade
-from ltm_harness._interop.beam.memory import release_memory
 from ltm_harness._interop.beam.probing import ABILITIES, ABILITY_NAMES, QUIRKS, BeamQuestion, Quirks, drop_unknown
 from ltm_harness._interop.beam.reference_prompts import ReferencePrompts, load_reference_prompts
 from ltm_harness._interop.conversation import HistoryTurn, Question, plan_conversation
@@ -136,7 +135,6 @@ class Beam(DatasetInterface):
                                   f"{len(chats)}; ask for at most {len(chats)}")
         for n in chats[:num_examples]:  # one chat at a time: only the files a run needs are fetched
             yield self._example(chat_source(p.scale, n, p.data_dir))
-            release_memory()  # what building it freed, back to the system (a 10M chat: hundreds of MB)
 
     def _example(self, source: ChatSource) -> TestExample:
         p = self.params
@@ -189,10 +187,6 @@ class Beam(DatasetInterface):
         p = self.params
         return p.mode == "reference" and p.questions != "sequential"
 
-    async def run(self, example: TestExample, ctx: Any) -> TestOutcome:
-        release_memory()  # what the conversations before this one freed (their tests, events), back to the system
-        return await super().run(example, ctx)
-
     # -- scoring -----------------------------------------------------------------------------------------------
     def _prompts(self) -> ReferencePrompts | None:
         return load_reference_prompts(Path(self.params.reference_prompts)) if self.params.reference_prompts else None
@@ -211,7 +205,6 @@ class Beam(DatasetInterface):
             else:
                 parts.append(TestOutcome(graded.score, 1.0, reasons, verdicts=graded.verdicts))
         scored = [p for p in parts if not p.unscored]
-        release_memory()  # before the results builder reads this chat's test back
         return TestOutcome(sum(p.score for p in scored), float(len(scored)), [], parts=parts,
                            unscored=not scored)
 

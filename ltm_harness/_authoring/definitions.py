@@ -5,6 +5,12 @@ A definition bigger than `COMPRESS_ABOVE` bytes of JSON (a benchmark's haystack)
 LongMemEval) are written as they are generated and read back one at a time when their session starts
 (`LazyExamples`), so that a run holds in memory only the conversations it is playing. Each set generated is
 also kept in the user cache for the next run folder with the same settings, data and code (`definitions_cache`).
+
+A conversation's text (tens of MB for a BEAM-10M chat) is held once at a time: generation lets the dataset's test go
+before reading its copy back from the JSON, makes the JSON as bytes (never also a str), and holds neither test nor JSON
+while the next test is made; a compressed definition is parsed as a stream, a value at a time, never held whole as
+JSON beside the test made from it (`_read_packed`). So a run's peak memory does not grow with the number of such
+conversations (tests/core/test_memory_flat.py; benchmarks/beam_scale.py measures it).
 """
 
 from __future__ import annotations
@@ -16,11 +22,12 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Iterator, Sequence, TypeVar, overload
+from typing import Any, Iterator, Sequence, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ltm_harness._guard.files import NotARegularFile, hash_file, read_bytes, read_text
+from ltm_harness._guard.files import CHUNK, NotARegularFile, hash_file, read_bytes, read_text
+from ltm_harness._guard.jsonsafe import TooDeep, build
 from ltm_harness._guard.limits import MAX_FILE_BYTES, clip, exception_line, kind_of
 from ltm_harness._authoring import definitions_cache
 from ltm_harness._authoring.dataset import DatasetInterface
@@ -111,7 +118,7 @@ def _user_code(named: str, what: str, call: Callable[[], T]) -> T:
         raise DefinitionError(f"{named}: {what} raised {exception_line(exc)}; fix it (--debug shows where)") from exc
 
 
-def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, str]]:
+def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, bytes]]:
     """The tests `dataset.generate_examples(n)` makes (a list, or any iterable: each is taken as it comes), each
     checked and with the JSON its definition file holds: a TestExample of this dataset with an id of its own, read
     back from that JSON, so that the run that generates the tests and every later run that reads them use the same
@@ -132,8 +139,10 @@ def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, s
             raise DefinitionError(f"{named}: generate_examples gave {kind_of(example)} as test {k}, not a TestExample; "
                                   "make each test with self.make_example(...)")
         try:
-            text = example.model_dump_json(indent=2, warnings=False) + "\n"
-            example = TestExample.model_validate_json(text)
+            data = _json(example, warnings=False)
+            # the dataset's test is let go before its copy is read back: a conversation's text is held once, not twice
+            example = None
+            example = TestExample.model_validate_json(data)
         except ValidationError as exc:  # a field set to a wrong value after the test was made, a huge number
             raise DefinitionError(f"{named}: test {k}: {_problem(exc)}; fix its generate_examples") from None
         except ValueError as exc:  # a value JSON cannot hold (an object, a lone surrogate)
@@ -146,7 +155,8 @@ def generate(dataset: DatasetInterface, n: int) -> Iterator[tuple[TestExample, s
             raise DefinitionError(f"{named}: tests {first[example.example_id]} and {k} have the same example id "
                                   f"{clip(example.example_id)}; give each test its own (make_example's index)")
         first[example.example_id] = k
-        yield example, text
+        yield example, data
+        del example, data  # not held while the next test is made (a benchmark's conversation each)
 
 
 def fingerprint(datasets: list[tuple[DatasetInterface, int]]) -> str:
@@ -167,21 +177,35 @@ def write_definitions(folder: Path, examples: list[TestExample], manifest: Manif
     write_model(folder / MANIFEST, manifest)
 
 
-def write_definition(folder: Path, example: TestExample, text: str | None = None) -> None:
-    """Save one test (compressed when big); `text`: its JSON, when already made."""
+def _json(example: TestExample, warnings: bool = True) -> bytes:
+    """A test's definition file as UTF-8 bytes (what `model_dump_json(indent=2)` and a newline say, made as bytes, so
+    that a benchmark's conversation of tens of MB is never also held as a str)."""
+    return example.__pydantic_serializer__.to_json(example, indent=2, warnings=warnings) + b"\n"
+
+
+def _big(data: bytes) -> bool:
+    """Whether a definition is kept compressed: its JSON longer than `COMPRESS_ABOVE` characters (its bytes decoded
+    only when that cannot be told from their number: a character is 1 to 4 bytes)."""
+    if len(data) <= COMPRESS_ABOVE:
+        return False
+    return len(data) > 4 * COMPRESS_ABOVE or len(data.decode("utf-8")) > COMPRESS_ABOVE
+
+
+def write_definition(folder: Path, example: TestExample, data: bytes | None = None) -> None:
+    """Save one test (compressed when big); `data`: its JSON, when already made."""
     try:
         path = definition_path(folder, example.dataset_name, example.example_id)
     except ValueError as exc:  # a name that would leave the folder
         raise DefinitionError(f"dataset {clip(example.dataset_name)}: test {clip(example.example_id)}: {exc}; "
                               "fix the dataset's name or example ids") from None
-    if text is None:
-        text = example.model_dump_json(indent=2) + "\n"
-    if len(text) > COMPRESS_ABOVE:
+    if data is None:
+        data = _json(example)
+    if _big(data):
         import zstandard
 
-        write_bytes(compressed(path), zstandard.ZstdCompressor(level=3).compress(text.encode("utf-8")))
+        write_bytes(compressed(path), zstandard.ZstdCompressor(level=3).compress(data))
     else:
-        write_text(path, text)
+        write_bytes(path, data)
 
 
 def read_definition(folder: Path, uid: str) -> TestExample:
@@ -196,10 +220,9 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     try:
         if packed.is_file() and not path.is_file():
             path = packed
-            raw = _unpack(packed)
+            example = _read_packed(packed)
         else:
-            raw = read_text(path)
-        example = TestExample.model_validate_json(raw)
+            example = TestExample.model_validate_json(read_text(path))
     except FileNotFoundError:
         raise DefinitionError(f"{path}: listed in {folder / MANIFEST} but missing; delete the folder to regenerate") from None
     except UnicodeDecodeError:
@@ -217,19 +240,68 @@ def read_definition(folder: Path, uid: str) -> TestExample:
     return example
 
 
-def _unpack(path: Path) -> str:
-    """The text of a compressed definition (bounded like any file read whole)."""
+class _Bounded:
+    """A file object read through, refusing more than `MAX_FILE_BYTES` in all."""
+
+    def __init__(self, reader: Any, path: Path) -> None:
+        self.reader, self.path, self.total = reader, path, 0
+
+    def read(self, n: int = -1) -> bytes:
+        chunk: bytes = self.reader.read(n)
+        self.total += len(chunk)
+        if self.total > MAX_FILE_BYTES:
+            raise _too_big(self.path)
+        return chunk
+
+
+def _too_big(path: Path) -> DefinitionError:
+    return DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
+                           "regenerate")
+
+
+def _read_packed(path: Path) -> TestExample:
+    """The test of a compressed definition, parsed as a stream (ijson's C tokenizer) a value at a time: a benchmark's
+    conversation (tens of MB) is held once, as the strings its test is made of, never also as its JSON text, nor in a
+    buffer sized for the largest file allowed. What the stream parser cannot read (bad JSON, nesting past the bound,
+    an integer past 64 bits) is parsed whole as every other definition is, so that it says the same. Bounded in size
+    as any file read whole (as its frame states it, and as it is read)."""
+    import ijson
     import zstandard
 
+    packed = read_bytes(path)
     try:
-        with zstandard.ZstdDecompressor().stream_reader(read_bytes(path)) as reader:
-            data = reader.read(MAX_FILE_BYTES + 1)
+        if zstandard.frame_content_size(packed) > MAX_FILE_BYTES:
+            raise _too_big(path)
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
+                events = ijson.basic_parse(_Bounded(reader, path), use_float=True)
+                if next(events, None) == ("start_map", None):
+                    data: dict[str, Any] = build(events, {})
+                    for _ in events:  # the parser refuses anything after the object
+                        pass
+                    return TestExample.model_validate(data)
+        except (ijson.JSONError, TooDeep):
+            pass
+        with zstandard.ZstdDecompressor().stream_reader(packed) as reader:
+            bounded = _Bounded(reader, path)
+            raw = b"".join(iter(lambda: bounded.read(CHUNK), b""))
     except zstandard.ZstdError as exc:
         raise DefinitionError(f"{path}: not a complete zstd file ({exc}); delete the folder to regenerate") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise DefinitionError(f"{path}: decompresses to more than {MAX_FILE_BYTES:,} bytes; delete the folder to "
-                              "regenerate")
-    return data.decode("utf-8")
+    try:
+        return TestExample.model_validate_json(raw)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "json_invalid" and not _utf8(raw):
+            raise DefinitionError(f"{path}: not a UTF-8 text file; fix the definition or delete the folder to "
+                                  "regenerate") from None
+        raise
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class LazyExamples(Sequence[TestExample]):
@@ -331,11 +403,12 @@ def load_or_generate(folder: Path, datasets: list[tuple[DatasetInterface, int]])
     for dataset, n in datasets:
         kept: list[TestExample] = []
         uids: list[str] = []
-        for example, text in generate(dataset, n):
-            write_definition(folder, example, text)
+        for example, data in generate(dataset, n):
+            write_definition(folder, example, data)
             uids.append(example.unique_id)
             if not dataset.conversation_per_example:
                 kept.append(example)
+            del example, data  # a conversation of its own is read back when its session starts, not held till then
         if len(uids) != n:
             raise DefinitionError(f"{_named(dataset)}: generate_examples made {plural(len(uids), 'test')} "
                                   f"instead of {n}; fix its generate_examples")

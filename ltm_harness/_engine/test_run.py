@@ -4,6 +4,7 @@ never stored as valid, and a test scored question by question is checked part by
 
 from __future__ import annotations
 
+import weakref
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,7 +41,9 @@ class TestRun:
         self.test = test
         self.slot = slot
         self.line_tokens = line_tokens
-        self.ctx = TestContext(self)
+        # its context reaches it weakly: no cycle between the two, so a finished test (a benchmark's conversation, tens
+        # of MB) is freed when its session lets it go, not whenever the garbage collector next looks at old objects
+        self.ctx = TestContext(weakref.proxy(self))
         self.driver = ProgramDriver(self._program())
         self.pending: Request | None = None
         self.oracle_suffix: str | None = None

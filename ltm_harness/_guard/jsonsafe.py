@@ -98,3 +98,35 @@ def _long_number(text: str | bytes | bytearray) -> json.JSONDecodeError | None:
 def _next(text: str, openers: str, start: int) -> int:
     found = [j for j in (text.find(o, start) for o in openers) if j != -1]
     return min(found) if found else -1
+
+
+def build(events: Iterator[tuple[str, Any]], root: Any, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """The JSON container just opened (`root`: an empty dict or list), built from the rest of its events as ijson's
+    `basic_parse` gives them, one value at a time (the text it is read from is never held whole); nested deeper than
+    `max_depth` is TooDeep, raised before anything deeper is made."""
+    stack = [root]
+    names = [""]
+    for event, value in events:
+        if event == "map_key":
+            names[-1] = value
+            continue
+        if event in ("end_map", "end_array"):
+            stack.pop()
+            names.pop()
+            if not stack:
+                return root
+            continue
+        top = stack[-1]
+        opens = event in ("start_map", "start_array")
+        if opens:
+            value = {} if event == "start_map" else []
+            if len(stack) >= max_depth:
+                raise TooDeep(f"nested deeper than {max_depth} levels")
+        if type(top) is dict:
+            top[names[-1]] = value
+        else:
+            top.append(value)
+        if opens:
+            stack.append(value)
+            names.append("")
+    return root  # not reached: the parser raises at the end of a cut text

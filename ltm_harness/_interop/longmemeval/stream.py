@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 from ltm_harness._errors import DefinitionError
 from ltm_harness._guard.files import check_regular
+from ltm_harness._guard.jsonsafe import TooDeep, build
 
 MAX_DEPTH = 32  # LongMemEval's files nest 5 deep
 MAX_FILE_BYTES = 1 << 40  # streamed, never held: the bound only refuses what cannot be a data file
@@ -32,8 +33,7 @@ _SKIPPED = object()
 Events = Iterator[tuple[str, Any]]
 
 
-class _TooDeep(Exception):
-    pass
+_TooDeep = TooDeep
 
 
 def list_items(path: Path, *, what: str, key: str | None = None, keep: Callable[[Any], bool] | None = None,
@@ -136,28 +136,4 @@ def _skip(events: Events) -> None:
 
 def _build(events: Events, root: Any) -> Any:
     """The container just opened (`root`: an empty dict or list), built from its events."""
-    stack = [root]
-    names = [""]
-    for event, value in events:
-        if event == "map_key":
-            names[-1] = value
-            continue
-        if event in _ENDS:
-            stack.pop()
-            names.pop()
-            if not stack:
-                return root
-            continue
-        top = stack[-1]
-        if event in _STARTS:
-            value = {} if event == "start_map" else []
-            if len(stack) >= MAX_DEPTH:
-                raise _TooDeep
-        if type(top) is dict:
-            top[names[-1]] = value
-        else:
-            top.append(value)
-        if event in _STARTS:
-            stack.append(value)
-            names.append("")
-    return root  # not reached: the parser raises at the end of a cut file
+    return build(events, root, MAX_DEPTH)
