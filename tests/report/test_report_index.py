@@ -194,9 +194,10 @@ def test_an_edited_summary_is_shown_as_its_results_say_and_said_to_disagree(smal
     page = write_report([small_run]).html.read_text()
     line = f"agent {agent['agent']}: its summary.json disagrees with its results.json on "
     assert line in page and "shown as results.json gives them" in page
-    assert "0.97" not in page.replace(line, "")
+    digits = lambda text: re.sub(r"\d+\.\d{4,}", "", text.replace(line, ""))  # noqa: E731  (times such as 1795852820.9798)
+    assert "0.97" not in digits(page)
     index = (root / "index.html").read_text()
-    assert line in index and "0.97" not in index.replace(line, "")
+    assert line in index and "0.97" not in digits(index)
     # the numbers shown are those of the untouched folder
     cells = lambda text: re.findall(r'<td class="num[^"]*">([0-9.]+)', text)  # noqa: E731
     assert cells(page) == cells(before)
