@@ -32,17 +32,18 @@ LOCOMO = ROOT / "tests" / "data" / "locomo" / "synthetic.json"
 
 
 class JudgeEndpoint:
-    """An OpenAI-compatible endpoint for a judge: answers every chat call with `status` (and `body`), or, with
-    status 200, a CORRECT verdict; `models`: what GET /models lists (None: no such list, 404)."""
+    """An OpenAI-compatible endpoint for a judge: answers every chat call (the first `failing` ones, when given) with
+    `status` (and `body`), the others, or all with status 200, with a CORRECT verdict; `models`: what GET /models lists
+    (None: no such list, 404)."""
 
     def __init__(self, status: int = 200, body: dict[str, Any] | None = None,
-                 models: list[str] | None = None) -> None:
-        self.status, self.body, self.models = status, body or {}, models
+                 models: list[str] | None = None, failing: int | None = None) -> None:
+        self.status, self.body, self.models, self.failing = status, body or {}, models, failing
         self.chats = 0
 
     async def chat(self, request: web.Request) -> web.Response:
         self.chats += 1
-        if self.status != 200:
+        if self.status != 200 and (self.failing is None or self.chats <= self.failing):
             return web.json_response({"error": {"message": "refused", **self.body}}, status=self.status)
         verdict = json.dumps({"reason": "the same", "correct": True})
         return web.json_response({"id": "x", "object": "chat.completion", "created": 0, "model": "judge",

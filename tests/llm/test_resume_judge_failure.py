@@ -9,41 +9,13 @@ import json
 import shutil
 from pathlib import Path
 
-from aiohttp import web
-
 from ltm_harness._api import run_async
 from ltm_harness._store.events import TestEnd, parse_event
 from ltm_harness._store.records import LLMCall
 from ltm_harness.testing import make_config, serve_local
+from tests.core.test_judge_failures import JudgeEndpoint
 
 from .gpt_fixture import write_gpt_dataset
-
-
-class FirstCallFails:
-    """An OpenAI-compatible judge: its first chat call answers HTTP 503, every other one a CORRECT verdict."""
-
-    def __init__(self) -> None:
-        self.chats = 0
-
-    async def chat(self, request: web.Request) -> web.Response:
-        self.chats += 1
-        if self.chats == 1:
-            return web.json_response({"error": {"message": "overloaded"}}, status=503)
-        verdict = json.dumps({"reason": "the same", "correct": True})
-        return web.json_response({"id": "x", "object": "chat.completion", "created": 0, "model": "j",
-                                  "choices": [{"index": 0, "finish_reason": "stop",
-                                               "message": {"role": "assistant", "content": verdict}}],
-                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-
-    async def models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "j", "object": "model", "created": 0,
-                                                              "owned_by": "t"}]})
-
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.chat)
-        app.router.add_get("/v1/models", self.models)
-        return app
 
 
 def results(run: Path) -> list[dict]:
@@ -53,7 +25,7 @@ def results(run: Path) -> list[dict]:
 
 async def test_a_run_stopped_after_a_judge_failure_resumes_with_the_same_verdicts_and_no_call_again(tmp_path):
     write_gpt_dataset(tmp_path / "ds")
-    judge = FirstCallFails()
+    judge = JudgeEndpoint(503, {"message": "overloaded"}, models=["j"], failing=1)  # its first call fails
     async with serve_local(judge.app()) as url:
         cfg = make_config(["fictional_facts", "colours"], span=1000, examples=2, dataset_dirs=[str(tmp_path / "ds")],
                           judge={"base_url": f"{url}/v1"}, llm={"max_attempts": 1, "cache": False})
