@@ -101,6 +101,11 @@ class RemoteFile(BaseModel):
         return read_json(path, self.compression, self.max_json_bytes)
 
 
+def cache_turned_off(env: str) -> bool:
+    """Whether the environment variable `env` turns one of the user cache's caches off ("off", 0, false, no)."""
+    return os.environ.get(env, "").strip().lower() in ("off", "0", "false", "no")
+
+
 def cache_dir() -> Path:
     """The user cache of ltm-harness: $LTM_HARNESS_CACHE, else the platform's (platformdirs)."""
     override = os.environ.get(CACHE_ENV)

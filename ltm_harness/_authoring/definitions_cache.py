@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from ltm_harness._authoring.datafiles import cache_dir
+from ltm_harness._authoring.datafiles import cache_dir, cache_turned_off
 from ltm_harness._authoring.dataset import DatasetInterface
 from ltm_harness._guard.files import hash_file
 from ltm_harness._resources import PACKAGE_DIR, shipped
@@ -55,7 +55,7 @@ def code_hash() -> str:
 
 
 def _root() -> Path | None:
-    if os.environ.get(ENV, "").strip().lower() in ("off", "0", "false", "no"):
+    if cache_turned_off(ENV):
         return None
     return cache_dir() / "definitions"
 

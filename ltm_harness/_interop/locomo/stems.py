@@ -18,10 +18,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ltm_harness._authoring.datafiles import CACHE_ENV, cache_dir, cache_turned_off
+from ltm_harness._guard.files import read_bytes
+from ltm_harness._store.files import write_shared_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from nltk.stem.porter import PorterStemmer
@@ -51,27 +54,18 @@ def _nltk_version() -> str | None:
 
 
 @lru_cache(maxsize=16)
-def _memo_path(switch: str, cache: str | None) -> Path | None:
-    if switch.strip().lower() in ("off", "0", "false", "no"):
-        return None
-    release = _nltk_version()
-    if release is None:
-        return None
-    from ltm_harness._authoring.datafiles import cache_dir
-
-    return cache_dir() / "stems" / f"porter-nltk-{release}.json"
+def _memo_path(off: bool, cache: str | None) -> Path | None:
+    """`memo_path` for these settings (`cache`: the user cache's place, as $LTM_HARNESS_CACHE says, a key here)."""
+    release = None if off else _nltk_version()
+    return None if release is None else cache_dir() / "stems" / f"porter-nltk-{release}.json"
 
 
 def memo_path() -> Path | None:
     """Where the stems are kept now (None: turned off, or no NLTK to name the file by)."""
-    from ltm_harness._authoring.datafiles import CACHE_ENV
-
-    return _memo_path(os.environ.get(ENV, ""), os.environ.get(CACHE_ENV))
+    return _memo_path(cache_turned_off(ENV), os.environ.get(CACHE_ENV))
 
 
 def _read(path: Path) -> dict[str, str]:
-    from ltm_harness._guard.files import read_bytes
-
     try:
         data = json.loads(read_bytes(path, MAX_BYTES))
     except (OSError, ValueError, RecursionError):
@@ -117,15 +111,8 @@ class StemMemo:
         if room <= 0 or not added:
             return
         merged.update(dict(list(added.items())[:room]))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(merged, f, ensure_ascii=False, separators=(",", ":"))
-                os.replace(tmp, self.path)  # whole or not at all; the last of two writers wins
-            finally:
-                Path(tmp).unlink(missing_ok=True)
+        try:  # whole or not at all; of two processes the last to write wins
+            write_shared_text(self.path, json.dumps(merged, ensure_ascii=False, separators=(",", ":")))
         except OSError:
             return
         self.new.clear()
